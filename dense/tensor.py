@@ -1,0 +1,182 @@
+"""dense.Tensor: an immutable n-D array on 'cpu' (numpy) or 'gpu' (cupy), with autograd."""
+import numbers
+
+import numpy as np
+
+from kernels.core.dtypes import canonical_dtype
+from kernels.core.meta import MetaTensor, PLACES
+from kernels.core.tensor import TensorBase, register_layout
+from kernels.core.xp import place_of, to_numpy, to_place, xp_of
+
+
+def _freeze(array):
+    """Mark a numpy array we own read-only: tensors are immutable."""
+    if isinstance(array, np.ndarray) and array.flags.writeable:
+        array.flags.writeable = False
+    return array
+
+
+class Tensor(TensorBase):
+    """A dense tensor.  Build one with :func:`dense.to_tensor`."""
+
+    layout = "dense"
+
+    def __init__(self, array, stop_gradient=True):
+        self._array = _freeze(array)
+        self._init_autograd(stop_gradient)
+
+    # ------------------------------------------------------------ internals
+    @classmethod
+    def _wrap_array(cls, array):
+        """Wrap a caller's array without copying and without touching its flags."""
+        return cls(array.view() if isinstance(array, np.ndarray) else array)
+
+    @classmethod
+    def _from_kernel(cls, data, meta):
+        xp = xp_of(data) if not isinstance(data, numbers.Number) else np
+        return cls(xp.asarray(data))
+
+    def _data(self):
+        return self._array
+
+    @property
+    def meta(self):
+        """Shape, dtype, layout and place as a :class:`kernels.MetaTensor`."""
+        a = self._array
+        return MetaTensor(a.shape, a.dtype, "dense", place_of(a))
+
+    def _root_grad(self, grad_tensor):
+        if grad_tensor is None:
+            return Tensor(xp_of(self._array).ones(self._array.shape, self._array.dtype))
+        g = grad_tensor
+        if getattr(g, "layout", None) in ("sparse_coo", "sparse_csr"):
+            g = g.to_dense()
+        g = g if isinstance(g, Tensor) else to_tensor(g)
+        if g.shape != self.shape:
+            raise ValueError(f"backward: grad_tensor has shape {g.shape}, expected "
+                             f"{self.shape} (the tensor's shape)")
+        return Tensor(to_place(g._array, self.place).astype(self.dtype, copy=False))
+
+    def _add_grad(self, other):
+        return Tensor(self._array + other._array)
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def shape(self):
+        """The shape as a list of ints, as in Paddle."""
+        return list(self._array.shape)
+
+    @property
+    def dtype(self):
+        """The numpy dtype."""
+        return self._array.dtype
+
+    @property
+    def place(self):
+        """'cpu' or 'gpu'."""
+        return place_of(self._array)
+
+    @property
+    def ndim(self):
+        return self._array.ndim
+
+    @property
+    def size(self):
+        """The number of elements."""
+        return int(self._array.size)
+
+    def numel(self):
+        """The number of elements."""
+        return self.size
+
+    def numpy(self):
+        """A host numpy copy that the caller may change freely."""
+        return to_numpy(self._array)
+
+    def item(self):
+        """The value of a one-element tensor as a Python scalar."""
+        if self.size != 1:
+            raise ValueError(f"item: the tensor has {self.size} elements, expected 1")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self):
+        body = np.array2string(self.numpy(), separator=", ", prefix="       ")
+        grad = f"stop_gradient={self.stop_gradient}"
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
+                f"place=Place({self.place}), {grad},\n       {body})")
+
+    # ------------------------------------------------------------ methods
+    def reshape(self, *shape):
+        """See :func:`dense.reshape`; sizes may be given one by one or as a list."""
+        from . import _generated_api as api
+        return api.reshape(self, _sizes(shape))
+
+    def sum(self, axis=None, keepdim=False):
+        """See :func:`dense.sum`."""
+        from . import _generated_api as api
+        return api.sum(self, axis, keepdim)
+
+
+def _sizes(args):
+    """Accept f(2, 3) and f([2, 3]) alike."""
+    if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+        return args[0]
+    return list(args)
+
+
+def to_tensor(data, dtype=None, place=None, stop_gradient=True):
+    """Build a dense Tensor from a numpy array, a Tensor, a scalar or nested lists.
+
+    Python scalars and lists follow numpy's dtype rules (``to_tensor([1.0])``
+    is float64, unlike Paddle's float32 default); numpy arrays keep their dtype.
+    The caller's array is copied, never changed.
+
+    Parameters
+    ----------
+    data : array_like or Tensor
+    dtype : str or numpy dtype, optional
+    place : {'cpu', 'gpu'}, optional
+        Where the data lives; None keeps the data's own place.
+    stop_gradient : bool
+        False makes the tensor a leaf that receives a gradient.
+
+    Examples
+    --------
+    >>> import dense
+    >>> t = dense.to_tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> t.shape, t.dtype.name
+    ([2, 2], 'float64')
+    """
+    if place is not None and place not in PLACES:
+        raise ValueError(f"to_tensor: place {place!r} is not one of {list(PLACES)}")
+    array = _host_or_device(data, dtype)
+    canonical_dtype(array.dtype)
+    array = to_place(array, place or place_of(array))
+    return Tensor(array, stop_gradient=stop_gradient)
+
+
+def _host_or_device(data, dtype):
+    dt = None if dtype is None else canonical_dtype(dtype)
+    if isinstance(data, TensorBase):
+        data = data.numpy() if data.layout == "dense" else data.to_dense().numpy()
+    if type(data).__module__.startswith("cupy"):
+        return data.astype(dt or data.dtype, copy=True)
+    try:
+        return np.array(data, dtype=dt, copy=True)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"to_tensor: data cannot become an array: {exc}") from None
+
+
+register_layout("dense", Tensor)

@@ -1,0 +1,123 @@
+"""Cross-checks between YAML entries and the code they name."""
+import ast
+import importlib
+
+from ..core import registry
+from .loader import CodegenError
+from .model import parse_invoke, resolve_function
+
+
+def _err(op, message):
+    return CodegenError(f"{op.where}: {op.name}: {message}")
+
+
+def check_all(defs):
+    """Raise CodegenError for the first inconsistency among ``defs``."""
+    table = {}
+    for op in defs:
+        key = (op.namespace, op.name)
+        if key in table:
+            raise _err(op, f"defined twice (first at {table[key].where})")
+        table[key] = op
+    for op in defs:
+        _check_functions(op)
+        if op.backward:
+            _check_backward_link(op, table)
+        if op.is_backward:
+            _check_backward_entry(op, table)
+        if op.invoke:
+            _check_invoke(op, table)
+
+
+def _check_functions(op):
+    if op.infer_meta and resolve_function(op.infer_meta.func) is None:
+        raise _err(op, f"infer_meta function '{op.infer_meta.func}' does not exist in "
+                       "kernels.infermeta (or the dotted module)")
+    if not op.module:
+        return
+    try:
+        importlib.import_module(op.module)
+    except ImportError as exc:
+        raise _err(op, f"module '{op.module}' cannot be imported: {exc}") from None
+    for sig in op.kernels:
+        if not registry.has_kernel(sig.func):
+            raise _err(op, f"kernel '{sig.func}' is not registered by module '{op.module}'")
+
+
+def _check_backward_link(op, table):
+    target = table.get((op.namespace, op.backward))
+    if target is None or not target.is_backward:
+        raise _err(op, f"backward '{op.backward}' names no backward_op in the "
+                       f"{op.namespace} backward YAML")
+    if target.forward[0] != op.name:
+        raise _err(target, f"its forward is '{target.forward[0]}' but op '{op.name}' "
+                           "names it as backward")
+
+
+def _check_backward_entry(op, table):
+    fname, fargs, fouts = op.forward
+    fwd = table.get((op.namespace, fname))
+    if fwd is None or fwd.is_backward:
+        raise _err(op, f"forward op '{fname}' does not exist")
+    if [a.name for a in fwd.args] != [a.name for a in fargs]:
+        raise _err(op, f"forward args {[a.name for a in fargs]} differ from op '{fname}' "
+                       f"args {[a.name for a in fwd.args]}")
+    known = {a.name for a in fwd.args} | set(fwd.outputs) | {o + "_grad" for o in fwd.outputs}
+    for a in op.args:
+        if a.name not in known and not a.has_default:
+            raise _err(op, f"argument '{a.name}' is neither a forward input, output, "
+                           f"output gradient nor attribute; expected one of {sorted(known)}")
+    inputs = {a.name for a in fwd.tensor_args}
+    for out in op.outputs:
+        if not out.endswith("_grad") or out[:-5] not in inputs:
+            raise _err(op, f"output '{out}' must be '<input>_grad' for a Tensor input "
+                           f"of '{fname}' ({sorted(inputs)})")
+    for name in op.no_need_buffer:
+        if name not in inputs | set(fwd.outputs):
+            raise _err(op, f"no_need_buffer '{name}' is not a forward Tensor")
+
+
+def _check_invoke(op, table):
+    names = {name for ns, name in table if ns == op.namespace}
+    _walk_invoke(op, parse_invoke(op), table, names, {a.name for a in op.args})
+
+
+def _walk_invoke(op, node, table, names, allowed):
+    if isinstance(node, ast.Call):
+        kind, ns, name = callee(node.func, op.namespace, names)
+        if kind == "op" and (ns, name) not in table:
+            raise _err(op, f"invoke calls op '{ns}.{name}', which does not exist")
+        if kind == "helper" and resolve_function(name) is None:
+            raise _err(op, f"invoke calls '{name}', which is neither an op nor a function "
+                           "in kernels.infermeta")
+        for child in list(node.args) + [k.value for k in node.keywords]:
+            _walk_invoke(op, child, table, names, allowed)
+    elif isinstance(node, ast.Name):
+        if node.id not in allowed:
+            raise _err(op, f"invoke uses '{node.id}', which is not an argument "
+                           f"({sorted(allowed)})")
+    elif isinstance(node, ast.Attribute):
+        if not (isinstance(node.value, ast.Name) and node.value.id in allowed
+                and node.attr in ("shape", "ndim", "dtype")):
+            raise _err(op, f"invoke may read only .shape, .ndim or .dtype of an argument, "
+                           f"not '{ast.unparse(node)}'")
+    elif isinstance(node, (ast.List, ast.Tuple)):
+        for child in node.elts:
+            _walk_invoke(op, child, table, names, allowed)
+    elif not isinstance(node, ast.Constant) and not (
+            isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)):
+        raise _err(op, f"invoke may only call ops and helpers on arguments and literals; "
+                       f"'{ast.unparse(node)}' is not allowed")
+
+
+def callee(func, namespace, op_names):
+    """('op', namespace, name) or ('helper', None, dotted name) for an invoke callee."""
+    if isinstance(func, ast.Name):
+        if func.id in op_names:
+            return "op", namespace, func.id
+        return "helper", None, func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+            and func.value.id in ("dense", "sparse"):
+        return "op", func.value.id, func.attr
+    return "helper", None, ast.unparse(func)

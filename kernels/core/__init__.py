@@ -1,0 +1,1 @@
+"""Core runtime: tensor base, metadata, registry, dispatch and autograd."""

@@ -1,0 +1,121 @@
+"""Reverse-mode autograd over grad nodes generated from the backward YAML.
+
+A forward op that sees an input needing a gradient records a :class:`GradNode`
+holding the op spec, its tensor inputs, what the backward needs (tensors, or
+only their metadata for ``no_need_buffer``) and its attributes.  The node's
+``spec.backward_fn`` is generated code that calls the backward op.
+"""
+import contextlib
+import threading
+
+_state = threading.local()
+
+
+def grad_enabled():
+    """True unless inside :func:`no_grad`."""
+    return getattr(_state, "enabled", True)
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Context manager: ops inside record nothing for autograd."""
+    prev = grad_enabled()
+    _state.enabled = False
+    try:
+        yield
+    finally:
+        _state.enabled = prev
+
+
+class GradNode:
+    """One recorded op application."""
+
+    __slots__ = ("spec", "inputs", "saved", "attrs", "freed")
+
+    def __init__(self, spec, inputs, saved, attrs):
+        self.spec = spec
+        self.inputs = inputs
+        self.saved = saved
+        self.attrs = attrs
+        self.freed = False
+
+    def apply(self, out_grads):
+        """Run the generated backward: return {input name: gradient or None}."""
+        if self.freed:
+            raise RuntimeError(
+                f"backward: the graph through '{self.spec.name}' was freed by an earlier "
+                "backward(); pass retain_graph=True to the first backward() to keep it")
+        return self.spec.backward_fn(self, *out_grads)
+
+    def free(self):
+        self.saved = None
+        self.freed = True
+
+
+def _tracked(t):
+    return t is not None and hasattr(t, "_grad_fn") and not t.stop_gradient
+
+
+def _collect(root_node):
+    """Nodes reachable from ``root_node`` and how many edges point at each."""
+    deps, stack, seen = {root_node: 0}, [root_node], {root_node}
+    while stack:
+        node = stack.pop()
+        for t in node.inputs:
+            parent = t._grad_fn if _tracked(t) else None
+            if parent is None:
+                continue
+            deps[parent] = deps.get(parent, 0) + 1
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return deps
+
+
+def _accumulate(buf, key, grad):
+    old = buf.get(key)
+    buf[key] = grad if old is None else old._add_grad(grad)
+
+
+def run_backward(root, grad_tensor=None, retain_graph=False):
+    """Propagate gradients from ``root`` to every leaf that needs them."""
+    if root.stop_gradient:
+        raise RuntimeError("backward: the tensor has stop_gradient=True, so nothing "
+                           "upstream needs a gradient; set stop_gradient=False on an input")
+    with no_grad():
+        seed = root._root_grad(grad_tensor)
+        if root._grad_fn is None:
+            root._accumulate_leaf(seed)
+            return
+        deps = _collect(root._grad_fn)
+        grads = {(root._grad_fn, root._out_index): seed}
+        ready, done = [root._grad_fn], []
+        while ready:
+            node = ready.pop()
+            n_out = len(node.spec.outputs)
+            outs = [grads.pop((node, i), None) for i in range(n_out)]
+            in_grads = node.apply(outs)
+            done.append(node)
+            _route(node, in_grads, grads, deps, ready)
+        if not retain_graph:
+            for node in done:
+                node.free()
+
+
+def _route(node, in_grads, grads, deps, ready):
+    """Send each input's gradient to its producer node or accumulate it on the leaf."""
+    names = [a.name for a in node.spec.tensor_args]
+    for name, t in zip(names, node.inputs):
+        if not _tracked(t):
+            continue
+        g = in_grads.get(name)
+        parent = t._grad_fn
+        if parent is None:
+            if g is not None:
+                t._accumulate_leaf(g)
+            continue
+        if g is not None:
+            _accumulate(grads, (parent, t._out_index), g)
+        deps[parent] -= 1
+        if deps[parent] == 0:
+            ready.append(parent)

@@ -1,0 +1,201 @@
+"""Dispatch: infer-meta, kernel selection, wrapping, autograd recording."""
+import importlib
+import numbers
+
+import numpy as np
+
+from . import autograd, registry
+from .meta import MetaTensor
+from .tensor import TensorBase, layout_class
+
+_OPS = {}
+_LOADED = set()
+
+
+def register_ops(specs):
+    """Add generated OpSpecs to the global op table."""
+    for spec in specs:
+        _OPS[spec.qualname] = spec
+
+
+def get_op(namespace, name):
+    """The OpSpec of ``namespace.name`` (e.g. 'dense', 'reshape')."""
+    try:
+        return _OPS[f"{namespace}.{name}"]
+    except KeyError:
+        raise KeyError(f"no op '{namespace}.{name}' is registered") from None
+
+
+def call(namespace, name, *args, **kwargs):
+    """Run op ``namespace.name``; arguments by YAML position or by name."""
+    spec = get_op(namespace, name)
+    values = list(args)
+    for a in spec.args[len(values):]:
+        if a.name in kwargs:
+            values.append(kwargs.pop(a.name))
+        elif a.has_default:
+            values.append(a.default)
+        else:
+            raise TypeError(f"{spec.name}: missing argument '{a.name}'")
+    if kwargs:
+        raise TypeError(f"{spec.name}: unexpected arguments {sorted(kwargs)}")
+    n = len(spec.tensor_args)
+    return run(spec, values[:n], values[n:])
+
+
+# ---------------------------------------------------------------- arguments
+def _as_input(value, spec, arg):
+    if isinstance(value, (TensorBase, MetaTensor)):
+        return value
+    if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
+        return layout_class("dense")._wrap_array(value)
+    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor or a numpy "
+                    f"array, got {type(value).__name__}")
+
+
+def _int_list(value, spec, arg):
+    if isinstance(value, TensorBase):
+        value = value.numpy()
+    if isinstance(value, np.ndarray):
+        if value.ndim > 1 or not (value.dtype.kind in "iu" or value.size == 0):
+            raise TypeError(f"{spec.name}: argument '{arg.name}' must be a 1-D integer "
+                            f"array, got dtype {value.dtype} and ndim {value.ndim}")
+        value = value.tolist()
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return (int(value),)
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{spec.name}: argument '{arg.name}' must be a list of ints, "
+                        f"got {type(value).__name__}")
+    for v in value:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{spec.name}: argument '{arg.name}' must hold ints, got "
+                            f"{v!r} of type {type(v).__name__} in {list(value)}")
+    return tuple(int(v) for v in value)
+
+
+def _convert_attr(value, spec, arg):
+    if value is None and arg.has_default and arg.default is None:
+        return None
+    kind = arg.type
+    if kind == "IntArray":
+        return _int_list(value, spec, arg)
+    if kind == "int":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{spec.name}: argument '{arg.name}' must be an int, got "
+                            f"{value!r} of type {type(value).__name__}")
+        return int(value)
+    if kind == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{spec.name}: argument '{arg.name}' must be a bool, got {value!r}")
+        return bool(value)
+    if kind == "float":
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            raise TypeError(f"{spec.name}: argument '{arg.name}' must be a float, got {value!r}")
+        return float(value)
+    if kind == "str" and not isinstance(value, str):
+        raise TypeError(f"{spec.name}: argument '{arg.name}' must be a str, got {value!r}")
+    return value
+
+
+# ---------------------------------------------------------------- selection
+def _meta(t):
+    return t if isinstance(t, MetaTensor) else t.meta
+
+
+def select_kernel_sig(spec, metas):
+    """The YAML kernel entry whose input layouts match the inputs."""
+    layouts = tuple(m.layout for m in metas)
+    for sig in spec.kernels:
+        if sig.in_layouts == layouts:
+            return sig
+    have = ", ".join(f"{s.func}{{{', '.join(s.in_layouts)}}}" for s in spec.kernels)
+    raise TypeError(f"{spec.name}: no kernel for input layouts {list(layouts)}; "
+                    f"this op has: {have}")
+
+
+def _place(spec, metas):
+    places = {m.place for m in metas}
+    if len(places) > 1:
+        raise ValueError(f"{spec.name}: inputs are on different places {sorted(places)}; "
+                         "move them to one place first")
+    return places.pop() if places else "cpu"
+
+
+def infer(spec, metas, attrs):
+    """Run the op's infer-meta on metadata only; return a tuple of MetaTensors."""
+    out = spec.infer_meta(*metas, *attrs)
+    outs = out if isinstance(out, tuple) else (out,)
+    sig = select_kernel_sig(spec, metas)
+    place = _place(spec, metas)
+    return tuple(m.with_(layout=lay, place=place) if m.layout != lay or m.place != place
+                 else m for m, lay in zip(outs, sig.out_layouts))
+
+
+def meta_binding(spec):
+    """A function computing ``spec``'s output metadata from tensors or MetaTensors."""
+    def infer_meta(*args):
+        n = len(spec.tensor_args)
+        metas = [_meta(_as_input(v, spec, a)) for v, a in zip(args[:n], spec.tensor_args)]
+        attrs = _attrs(spec, list(args[n:]))
+        out = infer(spec, metas, attrs)
+        return out[0] if len(out) == 1 else out
+    infer_meta.__name__ = f"{spec.name}_meta"
+    infer_meta.__doc__ = f"Output metadata of '{spec.qualname}', computed without data."
+    return infer_meta
+
+
+def _attrs(spec, values):
+    specs = spec.attr_args
+    values = values + [a.default for a in specs[len(values):]]
+    return [_convert_attr(v, spec, a) for v, a in zip(values, specs)]
+
+
+def _load(spec):
+    if spec.module and spec.module not in _LOADED:
+        importlib.import_module(spec.module)
+        _LOADED.add(spec.module)
+
+
+# ---------------------------------------------------------------- running
+def run(spec, tensors, attrs):
+    """Run ``spec`` on tensor inputs and attribute values (both in YAML order)."""
+    ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
+    attrs = _attrs(spec, list(attrs))
+    if spec.invoke is not None:
+        return spec.invoke(*ins, *attrs)
+    metas = [_meta(t) for t in ins]
+    out_metas = infer(spec, metas, attrs)
+    sig = select_kernel_sig(spec, metas)
+    kernel = _kernel(spec, sig, metas)
+    datas = [t if isinstance(t, MetaTensor) else t._data() for t in ins]
+    result = kernel(*datas, *attrs)
+    results = result if len(out_metas) > 1 else (result,)
+    outs = tuple(layout_class(m.layout)._from_kernel(r, m) for r, m in zip(results, out_metas))
+    _record(spec, ins, outs, attrs)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _kernel(spec, sig, metas):
+    _load(spec)
+    names = [a.name for a in spec.tensor_args]
+    lay_i = names.index(spec.layout_arg) if spec.layout_arg in names else 0
+    dt_i = names.index(spec.data_type_arg) if spec.data_type_arg in names else 0
+    return registry.lookup(sig.func, metas[lay_i].place, metas[lay_i].layout,
+                           metas[dt_i].dtype, op=spec.name)
+
+
+def _record(spec, ins, outs, attrs):
+    if spec.backward_fn is None or not autograd.grad_enabled():
+        return
+    if not any(isinstance(t, TensorBase) and not t.stop_gradient for t in ins):
+        return
+    named = {a.name: t for a, t in zip(spec.tensor_args, ins)}
+    named.update(zip(spec.outputs, outs))
+    saved = {k: named[k] for k in spec.saved}
+    saved.update({k: _meta(named[k]) for k in spec.saved_meta})
+    node = autograd.GradNode(spec, tuple(ins), saved,
+                             {a.name: v for a, v in zip(spec.attr_args, attrs)})
+    for i, out in enumerate(outs):
+        out._grad_fn = node
+        out._out_index = i
+        out._stop_gradient = False

@@ -1,0 +1,28 @@
+"""The dtypes phisparse supports, and their families."""
+import numpy as np
+
+BOOL = (np.dtype(np.bool_),)
+INTS = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8))
+FLOATS = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+COMPLEX = tuple(np.dtype(t) for t in (np.complex64, np.complex128))
+ALL = BOOL + INTS + FLOATS + COMPLEX
+NUMERIC = INTS + FLOATS + COMPLEX
+INDEX = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def canonical_dtype(dtype, op="to_tensor", arg="dtype"):
+    """Return ``dtype`` as a supported ``np.dtype`` or raise TypeError."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"{op}: {arg} {dtype!r} is not a dtype; expected one of "
+                        f"{[d.name for d in ALL]}") from exc
+    if dt not in ALL:
+        raise TypeError(f"{op}: {arg} {dt.name} is not supported; expected one of "
+                        f"{[d.name for d in ALL]}")
+    return dt
+
+
+def is_differentiable(dtype):
+    """Only floating and complex tensors carry gradients."""
+    return np.dtype(dtype) in FLOATS + COMPLEX

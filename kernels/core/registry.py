@@ -1,0 +1,60 @@
+"""Kernel registry: kernels register under (name, backend, layout, dtype).
+
+A kernel is a pure function of arrays (numpy or cupy) or array bundles and
+plain attributes.  The YAML names the kernel; dispatch picks the entry for the
+input's backend (from its place), layout and dtype.
+"""
+from .dtypes import ALL
+
+BACKENDS = ("cpu", "gpu")
+_KERNELS = {}
+
+
+class KernelNotFoundError(TypeError):
+    """No kernel is registered for the requested key."""
+
+
+def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL):
+    """Decorator: register ``fn`` as kernel ``name`` for each backend and dtype.
+
+    Parameters
+    ----------
+    name : str
+        The kernel name the YAML uses (``reshape_coo``, ``gather_grad``...).
+    layout : str
+        Layout of the input that selects the kernel.
+    backends : tuple of str
+        'cpu' and/or 'gpu'.  An xp-generic kernel can register for both.
+    dtypes : iterable of numpy dtypes
+        Dtypes of the ``data_type`` argument this kernel accepts.
+    """
+    def deco(fn):
+        for backend in backends:
+            if backend not in BACKENDS:
+                raise ValueError(f"register_kernel: backend {backend!r} not in {BACKENDS}")
+            for dt in dtypes:
+                _KERNELS[(name, backend, layout, str(dt))] = fn
+        return fn
+    return deco
+
+
+def has_kernel(name):
+    """True if any kernel is registered under ``name``."""
+    return any(key[0] == name for key in _KERNELS)
+
+
+def registered(name):
+    """Sorted (backend, layout, dtype) keys registered for kernel ``name``."""
+    return sorted(key[1:] for key in _KERNELS if key[0] == name)
+
+
+def lookup(name, backend, layout, dtype, op=None):
+    """Return the kernel for the key, or raise KernelNotFoundError listing what exists."""
+    fn = _KERNELS.get((name, backend, layout, str(dtype)))
+    if fn is not None:
+        return fn
+    have = registered(name)
+    shown = ", ".join(f"({b}, {l}, {d})" for b, l, d in have) or "nothing"
+    raise KernelNotFoundError(
+        f"{op or name}: no kernel '{name}' for backend={backend}, layout={layout}, "
+        f"dtype={dtype}; registered (backend, layout, dtype): {shown}")

@@ -1,0 +1,1 @@
+"""Dense kernels: one module per op family (forward, backward, registration)."""

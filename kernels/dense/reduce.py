@@ -1,0 +1,21 @@
+"""Dense sum: forward and backward kernels."""
+from ..core.dtypes import ALL
+from ..core.registry import register_kernel
+from ..core.xp import xp_of
+from ..infermeta.reduce import _axes, sum_dtype, sum_keepdim_shape
+
+
+@register_kernel("sum", backends=("cpu", "gpu"), dtypes=ALL)
+def sum_(x, axis=None, keepdim=False):
+    """Sum over ``axis`` (all axes if None) with numpy's accumulator dtype."""
+    xp = xp_of(x)
+    axes = _axes(x.ndim, axis, "sum")
+    return xp.asarray(xp.sum(x, axis=axes, keepdims=keepdim, dtype=sum_dtype(x.dtype)))
+
+
+@register_kernel("sum_grad", backends=("cpu", "gpu"), dtypes=ALL)
+def sum_grad(x, out_grad, axis=None, keepdim=False):
+    """Broadcast out_grad back over the summed axes (an expand), cast to x's dtype."""
+    xp = xp_of(out_grad)
+    g = out_grad.reshape(sum_keepdim_shape(x.shape, axis))
+    return xp.broadcast_to(g, x.shape).astype(x.dtype, copy=True)

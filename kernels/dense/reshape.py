@@ -1,0 +1,20 @@
+"""Dense reshape: forward and backward kernels.
+
+A reshape of a contiguous array is free (a view); tensors are immutable, so
+the output may share memory with the input.
+"""
+from ..core.dtypes import ALL
+from ..core.registry import register_kernel
+from ..infermeta.reshape import resolve_reshape
+
+
+@register_kernel("reshape", backends=("cpu", "gpu"), dtypes=ALL)
+def reshape(x, shape):
+    """x with Paddle's 0/-1 resolved shape; a view where the memory allows."""
+    return x.reshape(resolve_reshape(x.shape, shape))
+
+
+@register_kernel("reshape_grad", backends=("cpu", "gpu"), dtypes=ALL)
+def reshape_grad(x, out_grad):
+    """The gradient back in x's shape; ``x`` is metadata only (no_need_buffer)."""
+    return out_grad.reshape(x.shape)

@@ -1,0 +1,1 @@
+"""Shared index math used by many kernels and shape rules."""

@@ -1,0 +1,65 @@
+"""reshape's shape rule (Paddle's ValidateShape), shared by dense and sparse reshape."""
+from ..funcs.shape import check_numel, prod
+
+
+def resolve_reshape(in_shape, shape, op="reshape"):
+    """Resolve Paddle's 0 (copy x's dim) and -1 (infer) in ``shape``.
+
+    Parameters
+    ----------
+    in_shape : sequence of int
+        The input's shape.
+    shape : sequence of int
+        The requested shape.
+    op : str
+        The op name for error messages.
+
+    Returns
+    -------
+    tuple of int
+        The output shape.
+
+    Examples
+    --------
+    >>> resolve_reshape((2, 4, 6), [-1, 0, 3, 2])
+    (2, 4, 3, 2)
+    >>> resolve_reshape((0, 3), [3, -1])
+    (3, 0)
+    """
+    shape = list(shape)
+    size = prod(in_shape)
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"{op}: shape {shape} has more than one -1; at most one "
+                         "dimension can be inferred")
+    out = []
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise ValueError(f"{op}: shape {shape} has the negative value {s} at index {i}; "
+                             "only -1 (infer) is allowed")
+        if s == 0:
+            if i >= len(in_shape):
+                raise ValueError(f"{op}: shape {shape} has 0 at index {i}, but x has rank "
+                                 f"{len(in_shape)}; 0 copies x's dim, so its index must be "
+                                 f"below {len(in_shape)}")
+            s = in_shape[i]
+        out.append(s)
+    if unknown:
+        known = prod(s for s in out if s != -1)
+        if known == 0:
+            raise ValueError(f"{op}: shape {shape} is ambiguous for x of shape "
+                             f"{list(in_shape)}: the dims other than -1 multiply to 0")
+        if size % known:
+            raise ValueError(f"{op}: cannot reshape x of shape {list(in_shape)} ({size} "
+                             f"elements) to {shape}: {size} is not divisible by {known}")
+        out[unknown[0]] = size // known
+    check_numel(out, op)
+    if prod(out) != size:
+        raise ValueError(f"{op}: cannot reshape x of shape {list(in_shape)} ({size} "
+                         f"elements) to {shape} ({prod(out)} elements)")
+    return tuple(out)
+
+
+def reshape_infer_meta(x, shape):
+    """Output meta of reshape: x's dtype, layout and place with the resolved shape."""
+    return x.with_(shape=resolve_reshape(x.shape, shape))

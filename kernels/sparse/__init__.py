@@ -1,0 +1,1 @@
+"""Sparse kernels: COO/CSR reshape and layout conversions."""
