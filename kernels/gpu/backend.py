@@ -105,7 +105,3 @@ class CupyBackend:
                 code=read_source(file), options=NVRTC_OPTIONS)
         return self._modules[file].get_function(name)
 
-
-def int64_array(backend, values):
-    """A 1-D int64 array of ``values`` in ``backend.xp`` (small metadata)."""
-    return backend.xp.asarray(np.asarray(values, dtype=np.int64).reshape(-1))

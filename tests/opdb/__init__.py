@@ -1,0 +1,70 @@
+"""The op database: each module here lists OpInfo entries for one op family.
+
+The generic suites (test_opdb_*.py) check every entry: forward against its
+numpy reference for every dtype, infer-meta against the kernel output's
+metadata, and a float64 finite-difference gradient.  Add an op by adding a
+module with an ``OPS`` list; hand-write tests only for errors and corners.
+"""
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernels.core.dtypes import ALL
+
+
+@dataclass
+class Sample:
+    """Inputs of one call: tensor args as numpy arrays, then attributes."""
+
+    arrays: tuple
+    attrs: dict = field(default_factory=dict)
+    grad: bool = True           # include in the gradient check
+    name: str = ""
+
+    def __repr__(self):
+        shapes = [a.shape for a in self.arrays]
+        return f"Sample({self.name or shapes} {self.attrs})"
+
+
+@dataclass
+class OpInfo:
+    """One op: how to call it, its numpy reference and its samples.
+
+    ``samples(dtype, rng)`` returns Samples; ``ref(*arrays, **attrs)`` is the
+    independent numpy reference; ``grad_args`` are the positions of tensor
+    args that receive a gradient.
+    """
+
+    name: str
+    op: object
+    ref: object
+    samples: object
+    dtypes: tuple = ALL
+    grad_args: tuple = (0,)
+
+    def __repr__(self):
+        return self.name
+
+
+def all_ops():
+    """Every OpInfo from every module of this package."""
+    ops = []
+    for mod in pkgutil.iter_modules(__path__):
+        ops.extend(importlib.import_module(f"{__name__}.{mod.name}").OPS)
+    return ops
+
+
+def make(shape, dtype, rng, low=-5, high=5):
+    """A random array of ``shape`` and ``dtype`` (values in [low, high))."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        lo = 0 if dtype.kind == "u" else low
+        return rng.integers(lo, high, size=shape).astype(dtype)
+    out = rng.uniform(low, high, size=shape)
+    if dtype.kind == "c":
+        out = out + 1j * rng.uniform(low, high, size=shape)
+    return out.astype(dtype)

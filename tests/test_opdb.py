@@ -1,0 +1,87 @@
+"""Generic suites over the op database: forward, infer-meta and gradients."""
+import numpy as np
+import pytest
+
+import dense
+from kernels.core.dtypes import FLOATS
+
+from opdb import all_ops
+
+OPS = all_ops()
+
+
+def _tensors(sample, backend, stop_gradient=True):
+    return [dense.to_tensor(a, place=backend, stop_gradient=stop_gradient)
+            for a in sample.arrays]
+
+
+def _assert_same(out, ref, dtype):
+    ref = np.asarray(ref)
+    got = out.numpy()
+    assert got.shape == ref.shape
+    assert got.dtype == ref.dtype, (got.dtype, ref.dtype)
+    if np.dtype(dtype) in FLOATS and np.dtype(dtype).itemsize == 2:
+        np.testing.assert_allclose(got, ref, rtol=2e-3, atol=2e-3)
+    else:
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0) if got.dtype.kind in "fc" \
+            else np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("info", OPS, ids=repr)
+def test_forward_matches_reference_for_every_dtype(info, backend):
+    rng = np.random.default_rng(0)
+    for dtype in info.dtypes:
+        for sample in info.samples(dtype, rng):
+            before = [a.copy() for a in sample.arrays]
+            out = info.op(*_tensors(sample, backend), **sample.attrs)
+            _assert_same(out, info.ref(*sample.arrays, **sample.attrs), dtype)
+            for a, b in zip(sample.arrays, before):
+                np.testing.assert_array_equal(a, b)  # inputs never mutated
+
+
+@pytest.mark.parametrize("info", OPS, ids=repr)
+def test_infer_meta_matches_kernel_output(info, backend):
+    rng = np.random.default_rng(1)
+    for dtype in info.dtypes:
+        for sample in info.samples(dtype, rng):
+            xs = _tensors(sample, backend)
+            meta = info.op.infer_meta(*xs, *sample.attrs.values())
+            out = info.op(*xs, **sample.attrs)
+            assert meta == out.meta, (sample, meta, out.meta)
+            # infer-meta works on metadata alone
+            assert info.op.infer_meta(*[x.meta for x in xs], *sample.attrs.values()) == meta
+
+
+def _numeric_vjp(info, sample, k, w, eps=1e-6):
+    arrays = [a.astype(np.float64) for a in sample.arrays]
+    x = arrays[k]
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        vals = []
+        for sign in (1, -1):
+            shifted = x.copy()
+            shifted[i] += sign * eps
+            args = arrays[:k] + [shifted] + arrays[k + 1:]
+            vals.append(np.sum(np.asarray(info.ref(*args, **sample.attrs)) * w))
+        grad[i] = (vals[0] - vals[1]) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("info", OPS, ids=repr)
+def test_gradient_matches_finite_differences(info, backend):
+    rng = np.random.default_rng(2)
+    if np.dtype(np.float64) not in info.dtypes:
+        pytest.skip(f"{info.name} has no float64 kernel to differentiate")
+    for sample in info.samples(np.float64, rng):
+        if not sample.grad:
+            continue
+        xs = _tensors(sample, backend)
+        for k in info.grad_args:
+            xs[k].stop_gradient = False
+        out = info.op(*xs, **sample.attrs)
+        w = rng.standard_normal(out.shape)
+        out.backward(dense.to_tensor(w, place=backend))
+        for k in info.grad_args:
+            expect = _numeric_vjp(info, sample, k, w)
+            assert xs[k].grad is not None and xs[k].grad.shape == list(expect.shape)
+            np.testing.assert_allclose(xs[k].grad.numpy(), expect, rtol=1e-6, atol=1e-7)
