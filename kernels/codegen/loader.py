@@ -30,7 +30,8 @@ def _convert(node, file):
                 raise key.error(f"key {key.value!r} is not a string")
             if key.value in out:
                 raise key.error(f"duplicate key '{key.value}'")
-            out[key.value] = _convert(v, file)
+            value = _convert(v, file)
+            out[key.value] = Located(value.value, file, key.line)
         return Located(out, file, line)
     if isinstance(node, yaml.SequenceNode):
         return Located([_convert(v, file) for v in node.value], file, line)

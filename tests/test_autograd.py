@@ -1,0 +1,108 @@
+"""The autograd engine: accumulation, diamonds, freeing, no_grad, leaves."""
+import numpy as np
+import pytest
+
+import dense
+
+
+def _leaf(shape=(2, 3), seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    return a, dense.to_tensor(a, stop_gradient=False)
+
+
+def test_default_grad_is_ones_and_leaf_gets_it():
+    a, x = _leaf()
+    dense.sum(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones_like(a))
+
+
+def test_repeated_use_of_one_input_accumulates():
+    _, x = _leaf()
+    y = dense.sum(x, axis=[0])            # uses x
+    z = dense.sum(dense.reshape(x, [6]))  # uses x again
+    dense.sum(dense.reshape(y, [3])).backward()
+    z.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2.0))
+
+
+def test_diamond_sums_both_paths():
+    _, x = _leaf()
+    a = dense.reshape(x, [6])
+    b = dense.reshape(a, [3, 2])
+    c = dense.reshape(a, [2, 3])
+    # loss = sum(b) + sum(c) via one graph: reshape both to 1-D and sum each
+    s1, s2 = dense.sum(b), dense.sum(c)
+    s1.backward(retain_graph=True)
+    s2.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2.0))
+
+
+def test_diamond_single_backward_with_weighted_grad():
+    a_np, x = _leaf((4,))
+    a = dense.reshape(x, [2, 2])
+    b = dense.reshape(a, [4])        # path 1
+    c = dense.sum(a, axis=[1])       # path 2 (shape [2])
+    out = dense.sum(dense.reshape(b, [2, 2]), axis=[0])  # [2]
+    w = np.array([3.0, 5.0])
+    out.backward(dense.to_tensor(w), retain_graph=True)
+    c.backward(dense.to_tensor(np.array([7.0, 11.0])))
+    expect = np.array([3.0, 5.0, 3.0, 5.0]) + np.array([7.0, 7.0, 11.0, 11.0])
+    np.testing.assert_array_equal(x.grad.numpy(), expect)
+
+
+def test_graph_is_freed_unless_retained():
+    _, x = _leaf()
+    s = dense.sum(dense.reshape(x, [6]))
+    s.backward()
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        s.backward()
+
+
+def test_retain_graph_allows_second_backward():
+    _, x = _leaf()
+    s = dense.sum(x)
+    s.backward(retain_graph=True)
+    s.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2.0))
+
+
+def test_non_leaf_grad_stays_none():
+    _, x = _leaf()
+    y = dense.reshape(x, [6])
+    dense.sum(y).backward()
+    assert y.grad is None and not y.is_leaf and x.is_leaf
+
+
+def test_no_grad_records_nothing():
+    _, x = _leaf()
+    with dense.no_grad():
+        y = dense.sum(x)
+    assert y.stop_gradient and y.is_leaf
+    with pytest.raises(RuntimeError, match="stop_gradient"):
+        y.backward()
+
+
+def test_stop_gradient_inputs_get_nothing():
+    x = dense.to_tensor(np.ones((2, 2)))
+    y = dense.sum(x)
+    assert y.stop_gradient
+    assert x.grad is None
+
+
+def test_backward_on_leaf_itself():
+    _, x = _leaf()
+    x.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((2, 3)))
+
+
+def test_grad_tensor_shape_mismatch_raises():
+    _, x = _leaf()
+    y = dense.reshape(x, [6])
+    with pytest.raises(ValueError, match="shape"):
+        y.backward(dense.to_tensor(np.ones(5)))
+
+
+def test_detach_cuts_the_graph():
+    _, x = _leaf()
+    d = dense.reshape(x, [6]).detach()
+    assert d.stop_gradient and d.is_leaf
