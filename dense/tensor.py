@@ -23,6 +23,7 @@ class Tensor(TensorBase):
 
     def __init__(self, array, stop_gradient=True):
         self._array = _freeze(array)
+        self._meta = None
         self._init_autograd(stop_gradient)
 
     # ------------------------------------------------------------ internals
@@ -42,8 +43,10 @@ class Tensor(TensorBase):
     @property
     def meta(self):
         """Shape, dtype, layout and place as a :class:`kernels.MetaTensor`."""
-        a = self._array
-        return MetaTensor(a.shape, a.dtype, "dense", place_of(a))
+        if self._meta is None:
+            a = self._array
+            self._meta = MetaTensor(a.shape, a.dtype, "dense", place_of(a))
+        return self._meta
 
     def _root_grad(self, grad_tensor):
         if grad_tensor is None:

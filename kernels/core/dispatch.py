@@ -54,6 +54,8 @@ def _as_input(value, spec, arg):
 
 
 def _int_list(value, spec, arg):
+    if type(value) in (list, tuple) and all(type(v) is int for v in value):
+        return tuple(value)
     if isinstance(value, TensorBase):
         value = value.numpy()
     if isinstance(value, np.ndarray):

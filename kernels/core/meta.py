@@ -23,8 +23,10 @@ class MetaTensor:
     sparse_dim: int | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
-        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+        if type(self.shape) is not tuple or not all(type(s) is int for s in self.shape):
+            object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
+        if type(self.dtype) is not np.dtype and not isinstance(self.dtype, np.dtype):
+            object.__setattr__(self, "dtype", np.dtype(self.dtype))
 
     @property
     def ndim(self):

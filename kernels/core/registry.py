@@ -4,6 +4,8 @@ A kernel is a pure function of arrays (numpy or cupy) or array bundles and
 plain attributes.  The YAML names the kernel; dispatch picks the entry for the
 input's backend (from its place), layout and dtype.
 """
+import numpy as np
+
 from .dtypes import ALL
 
 BACKENDS = ("cpu", "gpu")
@@ -33,7 +35,7 @@ def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL):
             if backend not in BACKENDS:
                 raise ValueError(f"register_kernel: backend {backend!r} not in {BACKENDS}")
             for dt in dtypes:
-                _KERNELS[(name, backend, layout, str(dt))] = fn
+                _KERNELS[(name, backend, layout, np.dtype(dt))] = fn
         return fn
     return deco
 
@@ -45,12 +47,12 @@ def has_kernel(name):
 
 def registered(name):
     """Sorted (backend, layout, dtype) keys registered for kernel ``name``."""
-    return sorted(key[1:] for key in _KERNELS if key[0] == name)
+    return sorted((b, lay, str(d)) for n, b, lay, d in _KERNELS if n == name)
 
 
 def lookup(name, backend, layout, dtype, op=None):
     """Return the kernel for the key, or raise KernelNotFoundError listing what exists."""
-    fn = _KERNELS.get((name, backend, layout, str(dtype)))
+    fn = _KERNELS.get((name, backend, layout, np.dtype(dtype)))
     if fn is not None:
         return fn
     have = registered(name)
