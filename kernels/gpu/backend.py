@@ -6,8 +6,6 @@ with the calling convention of ``cupy.RawKernel``: ``grid`` and ``block``
 are tuples and ``args`` holds arrays and numpy scalars (``np.int64``,
 ``np.int32``) matching the kernel's parameter types exactly.
 """
-import numpy as np
-
 from kernels.core.xp import gpu_ready
 from kernels.gpu import NVRTC_OPTIONS, read_source
 

@@ -1,0 +1,89 @@
+"""expand (expand.cu) and repeat (repeat.cu) against np.broadcast_to and np.tile."""
+import numpy as np
+import pytest
+
+from cuda_emu.fixtures import engine, geometry, to_host  # noqa: F401 (fixtures)
+from kernels.gpu.launch import expand, repeat
+
+# itemsizes 1, 2, 4, 8 and 16: every word kernel, and two words per item
+DTYPES = ["bool", "float16", "float32", "int64", "complex64", "complex128"]
+
+
+def sample(shape, dtype, seed=0):
+    """Distinct-looking values of ``dtype``."""
+    values = np.random.default_rng(seed).integers(-50, 50, size=shape)
+    if np.dtype(dtype).kind == "c":
+        return (values + 1j * (values[::-1] if values.ndim else values)).astype(dtype)
+    return values.astype(dtype)
+
+
+EXPANDS = [
+    ((2, 1, 3), (4, 2, 5, 3)),
+    ((), (3,)),
+    ((), ()),
+    ((1,), (0,)),
+    ((3,), (2, 3)),
+    ((0, 2), (3, 0, 2)),
+    ((1, 1), (2, 1, 1, 7)),
+    ((4, 1, 2, 1), (4, 3, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("in_shape,out_shape", EXPANDS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_expand(engine, geometry, in_shape, out_shape, dtype):
+    x = sample(in_shape, dtype)
+    got = expand(engine, engine.xp.asarray(x), out_shape, **geometry)
+    assert got.dtype == x.dtype and got.shape == out_shape
+    np.testing.assert_array_equal(to_host(got), np.broadcast_to(x, out_shape))
+
+
+def test_expand_non_contiguous_input(engine, geometry):
+    x = sample((3, 1, 8), "float64")[:, :, ::3]
+    got = expand(engine, engine.xp.asarray(x), (2, 3, 4, 3), **geometry)
+    np.testing.assert_array_equal(to_host(got), np.broadcast_to(x, (2, 3, 4, 3)))
+
+
+def test_expand_errors(engine):
+    x = engine.xp.zeros((2, 3))
+    with pytest.raises(ValueError, match="dim 1 of size 3 cannot become 4"):
+        expand(engine, x, (2, 4))
+    with pytest.raises(ValueError, match="fewer dims"):
+        expand(engine, x, (3,))
+
+
+REPEATS = [
+    ((2, 3), (2, 2)),
+    ((2, 3), (3, 1, 2)),
+    ((), (4,)),
+    ((), ()),
+    ((2,), (0,)),
+    ((0, 3), (2, 2)),
+    ((1,), (3,)),
+    ((2, 1, 3), (1, 4, 1)),
+    ((3, 2), (2, 1, 1, 3)),
+]
+
+
+@pytest.mark.parametrize("in_shape,repeats", REPEATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_repeat(engine, geometry, in_shape, repeats, dtype):
+    x = sample(in_shape, dtype)
+    got = repeat(engine, engine.xp.asarray(x), repeats, **geometry)
+    want = np.tile(x, repeats)
+    assert got.dtype == x.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(to_host(got), want)
+
+
+def test_repeat_non_contiguous_input(engine, geometry):
+    x = sample((4, 6), "int32").T[::2]
+    got = repeat(engine, engine.xp.asarray(x), (2, 3), **geometry)
+    np.testing.assert_array_equal(to_host(got), np.tile(x, (2, 3)))
+
+
+def test_repeat_errors(engine):
+    x = engine.xp.zeros((2, 3))
+    with pytest.raises(ValueError, match="at least 2 entries"):
+        repeat(engine, x, (2,))
+    with pytest.raises(ValueError, match="must be >= 0"):
+        repeat(engine, x, (1, -1))
