@@ -131,6 +131,26 @@ class Tensor(TensorBase):
         from . import _generated_api as api
         return api.sum(self, axis, keepdim)
 
+    def to_sparse_coo(self, sparse_dim):
+        """See :func:`sparse.to_sparse_coo`: the nonzero blocks of the leading dims."""
+        import sparse
+        return sparse.to_sparse_coo(self, sparse_dim)
+
+    def to_sparse_csr(self):
+        """See :func:`sparse.to_sparse_csr`: the nonzeros of a 2-D or 3-D tensor as CSR."""
+        import sparse
+        return sparse.to_sparse_csr(self)
+
+    def expand(self, *sizes):
+        """See :func:`dense.expand`; sizes may be given one by one or as a list."""
+        from . import _generated_api as api
+        return api.expand(self, _sizes(sizes))
+
+    def repeat(self, *repeats):
+        """See :func:`dense.repeat`; counts may be given one by one or as a list."""
+        from . import _generated_api as api
+        return api.repeat(self, _sizes(repeats))
+
 
 def _sizes(args):
     """Accept f(2, 3) and f([2, 3]) alike."""

@@ -1,5 +1,14 @@
-"""Sparse COO/CSR tensors and ops of phisparse."""
+"""Sparse COO/CSR tensors and ops of phisparse.
+
+Install phisparse in its own virtual environment: the import name ``sparse``
+clashes with pydata ``sparse``.  ``python -m sparse`` runs a short tour.
+"""
+from kernels.core.autograd import no_grad
+
 from ._generated_api import *  # noqa: F401,F403
 from ._generated_api import __all__ as _ops
+from .creation import from_scipy, sparse_coo_tensor, sparse_csr_tensor
+from .tensor import SparseCooTensor, SparseCsrTensor
 
-__all__ = list(_ops)
+__all__ = ["SparseCooTensor", "SparseCsrTensor", "sparse_coo_tensor", "sparse_csr_tensor",
+           "from_scipy", "no_grad"] + list(_ops)

@@ -5,6 +5,7 @@ import importlib
 from ..core import registry
 from .loader import CodegenError
 from .model import parse_invoke, resolve_function
+from .sbp import check_sbp
 
 
 def _err(op, message):
@@ -27,6 +28,8 @@ def check_all(defs):
             _check_backward_entry(op, table)
         if op.invoke:
             _check_invoke(op, table)
+        if op.sbp:
+            check_sbp(op)
 
 
 def _check_functions(op):

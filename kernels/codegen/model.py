@@ -54,7 +54,7 @@ class OpDef:
     invoke: str | None = None
     no_need_buffer: tuple = ()
     doc: str = ""
-    sbp: tuple = ()
+    sbp: object = None
 
     @property
     def tensor_args(self):
@@ -259,7 +259,8 @@ def parse_entry(entry, namespace, is_backward):
             raise entry.error(f"op '{name}': missing key 'doc' (the API docstring)")
         kw["doc"] = _str(fields["doc"], "doc")
         if "sbp" in fields:
-            kw["sbp"] = _names(fields["sbp"], "sbp")
+            from .sbp import parse_sbp
+            kw["sbp"] = parse_sbp(fields["sbp"])
     return OpDef(name=name, namespace=namespace, is_backward=is_backward, args=args,
                  outputs=outputs, file=entry.file, line=entry.line, **kw)
 

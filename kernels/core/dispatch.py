@@ -165,6 +165,9 @@ def run(spec, tensors, attrs):
     attrs = _attrs(spec, list(attrs))
     if spec.invoke is not None:
         return spec.invoke(*ins, *attrs)
+    if any(getattr(t, "is_global", False) for t in ins):
+        from . import dist
+        return dist.run(spec, ins, attrs)
     metas = [_meta(t) for t in ins]
     out_metas = infer(spec, metas, attrs)
     sig = select_kernel_sig(spec, metas)

@@ -79,3 +79,31 @@ class TensorBase:
     def detach(self):
         """The same data, cut from the graph, with stop_gradient=True."""
         return type(self)._from_kernel(self._data(), self.meta)
+
+    # ------------------------------------------------------------ global view
+    is_global = False
+
+    @property
+    def sbp(self):
+        """The sbp of a global tensor; None for a local one."""
+        return None
+
+    @property
+    def placement(self):
+        """The placement of a global tensor; None for a local one."""
+        return None
+
+    def to_local(self):
+        """This rank's shard of a global tensor; a local tensor is its own."""
+        return self
+
+    def to_global(self, placement=None, sbp=None):
+        """A global tensor whose shard on this rank is this tensor (a collective).
+
+        See :func:`kernels.core.dist.to_global`: the shard is this rank's slice
+        under ``dense.sbp.split(axis)`` (sizes as ``numpy.array_split``), a whole
+        copy under ``dense.sbp.broadcast`` and an addend under
+        ``dense.sbp.partial_sum``; ``placement`` defaults to every rank.
+        """
+        from .dist import to_global
+        return to_global(self, placement, sbp)

@@ -2,6 +2,7 @@
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
+from ..funcs.broadcast import expand_copy
 from ..infermeta.reduce import _axes, sum_dtype, sum_keepdim_shape
 
 
@@ -15,7 +16,6 @@ def sum_(x, axis=None, keepdim=False):
 
 @register_kernel("sum_grad", backends=("cpu", "gpu"), dtypes=ALL)
 def sum_grad(x, out_grad, axis=None, keepdim=False):
-    """Broadcast out_grad back over the summed axes (an expand), cast to x's dtype."""
-    xp = xp_of(out_grad)
-    g = out_grad.reshape(sum_keepdim_shape(x.shape, axis))
-    return xp.broadcast_to(g, x.shape).astype(x.dtype, copy=True)
+    """Expand out_grad back over the summed axes, cast to x's dtype."""
+    g = out_grad.reshape(sum_keepdim_shape(x.shape, axis)).astype(x.dtype, copy=False)
+    return expand_copy(g, x.shape)

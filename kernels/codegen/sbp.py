@@ -1,0 +1,291 @@
+"""The ``sbp:`` field of a forward op: SBP signature rules for global tensors.
+
+Format (all expressions are Python expressions over the names listed in
+:mod:`kernels.core.dist.rules`)::
+
+    sbp :
+      let :                       # optional, evaluated in order
+        lead : len(shape) - x.ndim
+      rules :                     # one line per rule
+        - S(i) -> S(i + lead) if x.shape[i] == out.shape[i + lead]
+        - P -> P
+      physical :                  # optional: attributes the local kernel gets
+        shape : out_local.shape
+      local :                     # optional: a kernel mode the YAML does not list
+        forward : kernels.dense.gather.gather_local
+        backward : kernels.dense.gather.gather_grad_local
+        args :
+          offset : x_slice[0] if x_axis == ax else 0
+
+A rule lists one pattern per Tensor argument (``S(var)``, ``B`` or ``P``; a
+variable repeated means the same axis), ``->``, one sbp per output, and an
+optional ``if`` condition.  ``B, ..., B -> B`` needs no rule.
+"""
+import ast
+import re
+from dataclasses import dataclass
+
+from .loader import CodegenError
+from .model import resolve_function
+
+BUILTINS = ("len", "min", "max", "abs", "tuple", "sum")
+ATTRS = ("shape", "ndim", "dtype", "size", "sparse_dim", "layout", "axis", "kind")
+_NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.IfExp,
+          ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Slice, ast.Constant,
+          ast.Tuple, ast.List, ast.Load, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+
+
+@dataclass(frozen=True)
+class RuleDef:
+    ins: tuple          # 'B', 'P' or ('S', var)
+    outs: tuple         # expression texts
+    cond: str | None
+    text: str
+    where: str
+
+
+@dataclass(frozen=True)
+class SbpDef:
+    rules: tuple
+    let: tuple = ()           # (name, text, where)
+    physical: tuple = ()      # (attr, text, where)
+    local: tuple | None = None  # (forward, backward, args: ((name, text, where), ...))
+
+
+def _err(loc, message):
+    return CodegenError(f"{loc.file}:{loc.line}: sbp: {message}")
+
+
+def _expr(text, where):
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError as exc:
+        raise CodegenError(f"{where}: sbp: '{text}' is not an expression: {exc.msg}") from None
+
+
+def _pairs(loc, what):
+    if not isinstance(loc.value, dict):
+        raise _err(loc, f"{what} must be a mapping of name : expression")
+    out = []
+    for name, v in loc.value.items():
+        if not isinstance(v.value, str) or not v.value.strip():
+            raise _err(v, f"{what}.{name} must be an expression")
+        out.append((name, v.value.strip(), f"{v.file}:{v.line}"))
+    return tuple(out)
+
+
+def _split_rule(text):
+    """'IN -> OUT if COND' -> (IN, OUT, COND or None); the 'if' is the first at depth 0."""
+    if "->" not in text:
+        return None
+    ins, rest = text.split("->", 1)
+    depth = 0
+    for k, ch in enumerate(rest):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0 and re.match(r"\sif\s", rest[k:k + 4]):
+            return ins.strip(), rest[:k].strip(), rest[k + 4:].strip()
+    return ins.strip(), rest.strip(), None
+
+
+def _pattern(node, where, text):
+    if isinstance(node, ast.Name) and node.id in ("B", "P"):
+        return node.id
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "S"
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name)):
+        return ("S", node.args[0].id)
+    raise CodegenError(f"{where}: sbp: rule '{text}': input pattern '{ast.unparse(node)}' "
+                       "must be S(name), B or P")
+
+
+def _elts(node):
+    return list(node.elts) if isinstance(node, ast.Tuple) else [node]
+
+
+def parse_rule(loc):
+    """One rule line -> RuleDef."""
+    text = loc.value.strip() if isinstance(loc.value, str) else ""
+    where = f"{loc.file}:{loc.line}"
+    parts = _split_rule(text)
+    if not parts or not all(parts[:2]):
+        raise _err(loc, f"rule '{text}' must read 'IN, ... -> OUT, ... [if CONDITION]'")
+    ins = tuple(_pattern(n, where, text) for n in _elts(_expr(parts[0], where)))
+    outs = _elts(_expr(parts[1], where))
+    for node in outs:
+        ok = (isinstance(node, ast.Name) and node.id in ("B", "P")) or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "S" and len(node.args) == 1)
+        if not ok:
+            raise _err(loc, f"rule '{text}': output '{ast.unparse(node)}' must be "
+                            "S(expression), B or P")
+    cond = parts[2]
+    if cond is not None:
+        _expr(cond, where)
+    return RuleDef(ins, tuple(ast.unparse(n) for n in outs), cond, text, where)
+
+
+def parse_sbp(loc):
+    """The ``sbp:`` mapping -> SbpDef (syntax only; names are checked later)."""
+    if not isinstance(loc.value, dict):
+        raise _err(loc, "must be a mapping with 'rules' (and optional 'let', 'physical', "
+                        "'local')")
+    fields = loc.value
+    for key, v in fields.items():
+        if key not in ("let", "rules", "physical", "local"):
+            raise _err(v, f"unknown key '{key}'; allowed: let, rules, physical, local")
+    if "rules" not in fields or not isinstance(fields["rules"].value, list):
+        raise _err(loc, "'rules' must be a list of rule lines")
+    kw = {"rules": tuple(parse_rule(r) for r in fields["rules"].value)}
+    if "let" in fields:
+        kw["let"] = _pairs(fields["let"], "let")
+    if "physical" in fields:
+        kw["physical"] = _pairs(fields["physical"], "physical")
+    if "local" in fields:
+        kw["local"] = _parse_local(fields["local"])
+    return SbpDef(**kw)
+
+
+def _parse_local(loc):
+    if not isinstance(loc.value, dict) or set(loc.value) - {"forward", "backward", "args"} \
+            or "forward" not in loc.value:
+        raise _err(loc, "local must map 'forward' (and optional 'backward', 'args')")
+    f = loc.value
+    names = tuple(f[k].value.strip() if k in f else None for k in ("forward", "backward"))
+    return names + (_pairs(f["args"], "local.args") if "args" in f else (),)
+
+
+# ------------------------------------------------------------------ checks
+def _scopes(op, sbp):
+    tensors = [a.name for a in op.tensor_args]
+    base = set(tensors) | {a.name for a in op.attr_args} | set(op.outputs) | {"out"}
+    base |= set(BUILTINS) | {"S", "B", "P"} | _helpers()
+    for name, _, where in sbp.let:
+        if name in base:
+            raise CodegenError(f"{where}: sbp: let name '{name}' shadows an argument or helper")
+        base.add(name)
+    shard = {f"{t}_{s}" for t in tensors for s in ("local", "sbp", "axis", "slice")}
+    return base, base | shard | {"out_local"}
+
+
+def _helpers():
+    from ..core.dist.rules import HELPERS
+    return set(HELPERS)
+
+
+def check_expr(text, where, names):
+    """Raise unless ``text`` uses only allowed syntax, names and functions."""
+    tree = ast.parse(text, mode="eval")
+    for node in ast.walk(tree):
+        if not isinstance(node, _NODES):
+            raise CodegenError(f"{where}: sbp: '{text}': {type(node).__name__} is not allowed")
+        if isinstance(node, ast.Call):
+            path = _dotted(node.func, names)
+            if path and resolve_function(path) is None:
+                raise CodegenError(f"{where}: sbp: '{text}' calls '{path}', which does not "
+                                   "exist")
+            if path:
+                node.func = ast.Constant(None)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in names:
+            raise CodegenError(f"{where}: sbp: '{text}' uses '{node.id}'; known names: "
+                               f"{sorted(names)}")
+        if isinstance(node, ast.Attribute) and node.attr not in ATTRS:
+            raise CodegenError(f"{where}: sbp: '{text}' reads '.{node.attr}'; allowed: "
+                               f"{list(ATTRS)}")
+
+
+def _dotted(func, names):
+    """'pkg.mod.fn' for a call through a module path, else None."""
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not parts or not isinstance(func, ast.Name) or func.id in names:
+        return None
+    return ".".join([func.id] + parts[::-1])
+
+
+def check_sbp(op):
+    """Cross-check an op's sbp field against its arguments and outputs."""
+    sbp = op.sbp
+    base, physical = _scopes(op, sbp)
+    for _, text, where in sbp.let:
+        check_expr(text, where, base)
+    n_in, n_out = len(op.tensor_args), len(op.outputs)
+    for rule in sbp.rules:
+        if len(rule.ins) != n_in or len(rule.outs) != n_out:
+            raise CodegenError(f"{rule.where}: sbp: rule '{rule.text}' has {len(rule.ins)} "
+                               f"inputs and {len(rule.outs)} outputs; the op has {n_in} "
+                               f"Tensor arguments and {n_out} outputs")
+        scope = base | {p[1] for p in rule.ins if isinstance(p, tuple)}
+        for text in rule.outs + ((rule.cond,) if rule.cond else ()):
+            check_expr(text, rule.where, scope)
+    attrs = {a.name for a in op.attr_args}
+    for name, text, where in sbp.physical:
+        if name not in attrs:
+            raise CodegenError(f"{where}: sbp: physical '{name}' is not an attribute of "
+                               f"'{op.name}' ({sorted(attrs)})")
+        check_expr(text, where, physical)
+    if sbp.local:
+        for func in sbp.local[:2]:
+            if func and resolve_function(func) is None:
+                raise CodegenError(f"{op.where}: sbp: local function '{func}' does not exist")
+        for _, text, where in sbp.local[2]:
+            check_expr(text, where, physical)
+
+
+# ------------------------------------------------------------------ emit
+class _Rewrite(ast.NodeTransformer):
+    def __init__(self, env_names):
+        self.env = env_names
+
+    def visit_Call(self, node):
+        path = _dotted(node.func, self.env | {"S"})
+        self.generic_visit(node)
+        if path:
+            node.func = ast.Name(f"_resolve({path!r})")
+        return node
+
+    def visit_Name(self, node):
+        if node.id in ("S", "B", "P") or node.id in _helpers():
+            return ast.Name(f"_r.{node.id}")
+        if node.id in BUILTINS:
+            return node
+        return ast.Attribute(ast.Name("e"), node.id)
+
+
+def _body(text):
+    return ast.unparse(_Rewrite(set()).visit(ast.parse(text, mode="eval")).body)
+
+
+def _lambda(text):
+    return f"lambda e: {_body(text)}"
+
+
+def _lambdas(texts):
+    return "lambda e: (" + ", ".join(_body(t) for t in texts) + ",)"
+
+
+def _named(pairs):
+    return "(" + "".join(f"({n!r}, {_lambda(t)}), " for n, t, _ in pairs) + ")"
+
+
+def sbp_source(op, ident):
+    """Python source defining ``_sbp_<ident>``, the op's rules.SbpTable."""
+    sbp = op.sbp
+    rules = []
+    for r in sbp.rules:
+        cond = _lambda(r.cond) if r.cond else "None"
+        rules.append(f"        _r.SbpRule({r.ins!r}, {_lambdas(r.outs)},\n"
+                     f"                   {cond},\n"
+                     f"                   {r.text!r}),\n")
+    local = "None"
+    if sbp.local:
+        fwd, bwd, args = sbp.local
+        local = f"_r.LocalKernel({fwd!r}, {bwd!r}, {_named(args)})"
+    return (f"_sbp_{ident} = _r.SbpTable(\n    rules=(\n" + "".join(rules) + "    ),\n"
+            f"    let={_named(sbp.let)},\n    physical={_named(sbp.physical)},\n"
+            f"    local={local})\n")
+
+
+__all__ = ["SbpDef", "RuleDef", "parse_sbp", "check_sbp", "sbp_source"]

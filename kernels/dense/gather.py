@@ -1,0 +1,353 @@
+"""Dense gather and batch_gather: the seed's Gather primitive and its scatter-add gradient.
+
+Both ops fold their shapes into the ``[batch, outer, size, inner]`` view of
+:mod:`kernels.funcs.gather_view` and move whole rows of ``inner`` elements
+(numpy sees each row as one void item): output row ``(b, o, p)`` is x row
+``(b, o, index[b, p])``.  The forward is ``np.take`` of rows, the gradient a
+memset, ``np.put`` of rows and a sum over the rows hit more than once.  Work
+runs in blocks of rows, over threads when it is large
+(:mod:`kernels.funcs.threads`), and large outputs come from the output pool
+(:mod:`kernels.funcs.pool`), which spares them fresh page faults.
+
+The primitive also takes the seed's ``offset``: x may hold only the slice
+``[offset, offset + x.shape[axis])`` of a gathered axis of logical length
+``size``.  Indices are checked against ``size``; one outside the local slice
+gives a zero row (forward) or contributes nothing (gradient), so the results
+of all slices sum to the full gather (a partial sum).
+"""
+import numpy as np
+from scipy.sparse import csr_array
+
+from ..core.dtypes import ALL, COMPLEX, FLOATS
+from ..core.registry import register_kernel
+from ..funcs import pool
+from ..funcs.gather_view import OffsetHelper, gather_view
+from ..funcs.shape import prod
+from ..funcs.threads import MIN_BYTES_PER_THREAD, num_threads, run_parallel
+
+#: A block moves at most this many elements and this many rows: big enough
+#: that Python's per-block cost vanishes, small enough that its row numbers
+#: stay a small temporary.
+BLOCK_ELEMENTS = 1 << 21
+MAX_BLOCK_ROWS = 1 << 16
+
+
+def checked_index(index, size, axis, op="gather"):
+    """``index`` as int64 in ``[0, size)``, negatives wrapped as numpy does.
+
+    A min/max pre-pass runs before anything is written; only on failure is
+    the first bad position looked up, for the message.
+
+    Raises
+    ------
+    IndexError
+        Naming the first value outside ``[-size, size)`` and its position.
+
+    Examples
+    --------
+    >>> checked_index(np.array([0, -1]), 3, axis=0)
+    array([0, 2])
+    >>> checked_index(np.array([[0, 1], [5, 0]]), 3, axis=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    IndexError: gather: index 5 at position (1, 0) is out of range for axis 1 of size 3; ...
+    """
+    idx = np.asarray(index).astype(np.int64, copy=False)
+    if idx.size == 0:
+        return idx
+    low, high = int(idx.min()), int(idx.max())
+    if low < -size or high >= size:
+        flat = int(np.flatnonzero((idx < -size) | (idx >= size))[0])
+        where = tuple(int(c) for c in OffsetHelper(*idx.shape).to_nd(flat))
+        raise IndexError(f"{op}: index {idx.reshape(-1)[flat]} at position {where} is out "
+                         f"of range for axis {axis} of size {size}; expected values in "
+                         f"[{-size}, {size})")
+    return np.where(idx < 0, idx + size, idx) if low < 0 else idx
+
+
+def _local_index(view, index, offset, size, op):
+    """Checked index as ``[batch, per_batch]`` positions in the local slice."""
+    n = view.size if size is None else int(size)
+    local = checked_index(index, n, view.axis, op).reshape(view.index_dims)
+    return local - offset if offset else local
+
+
+def _is_split(view, offset, size):
+    """True when x holds only part of the gathered axis (zero-fill may happen)."""
+    return offset != 0 or (size is not None and size != view.size)
+
+
+def _row_items(a, inner):
+    """A contiguous array as a 1-D array of rows: one void item of ``inner`` elements each."""
+    return a.reshape(-1, inner).view(np.dtype((np.void, inner * a.itemsize))).reshape(-1)
+
+
+def _step(n_items, per_item, parts):
+    """Items per block: at most a block's worth, and at least ``parts`` blocks."""
+    cap = max(1, min(MAX_BLOCK_ROWS, BLOCK_ELEMENTS // max(per_item, 1)))
+    return max(1, min(cap, -(-n_items // parts)))
+
+
+def _rectangles(n_rows, n_cols, per):
+    """Rectangles ``(r0, r1, c0, c1)`` of about ``per`` cells covering an ``n_rows x n_cols`` grid.
+
+    They run in C order, and one spans several grid rows only when it spans
+    whole grid rows, so the cells of each are contiguous in C order.
+
+    Examples
+    --------
+    >>> _rectangles(2, 5, 3)
+    [(0, 1, 0, 3), (0, 1, 3, 5), (1, 2, 0, 3), (1, 2, 3, 5)]
+    >>> _rectangles(3, 2, 4)
+    [(0, 2, 0, 2), (2, 3, 0, 2)]
+    """
+    c_step = max(1, min(n_cols, per))
+    r_step = max(1, per // c_step)
+    return [(r0, min(r0 + r_step, n_rows), c0, min(c0 + c_step, n_cols))
+            for r0 in range(0, n_rows, r_step) for c0 in range(0, n_cols, c_step)]
+
+
+def _in_parallel(fn, blocks, nbytes):
+    """Call ``fn(*block)`` for every block, on threads when ``nbytes`` of work pay for it."""
+    def run(piece):
+        for block in piece:
+            fn(*block)
+    n = len(blocks)
+    parts = max(1, min(n, num_threads(), nbytes // MIN_BYTES_PER_THREAD))
+    run_parallel(run, [blocks[n * k // parts:n * (k + 1) // parts] for k in range(parts)])
+
+
+def _zeros(shape, dtype):
+    """Zeros in a pooled output, cleared as bytes: one large memset per thread.
+
+    A memset this large uses non-temporal stores, which skip reading the
+    memory first; a block-by-block fill would not.
+    """
+    out = pool.empty(shape, dtype)
+    raw = out.reshape(-1).view(np.uint8)
+    step = -(-raw.size // num_threads())
+    _in_parallel(lambda lo: raw[lo:lo + step].fill(0), [(lo,) for lo in range(0, raw.size, step)],
+                 raw.size)
+    return out
+
+
+class _RowMap:
+    """The seed's primitive on rows: output row ``(b, o, p)`` reads x row ``(b, o, local[b, p])``.
+
+    Rows are flat numbers: output rows of ``[batch * outer, per_batch]``
+    and x rows of ``[batch * outer, size]``.
+    """
+
+    def __init__(self, view, local):
+        self.view, self.local = view, local
+        self.groups = view.batch * view.outer
+        self._batch_of = OffsetHelper(view.batch, view.outer)
+        self._x_rows = OffsetHelper(self.groups, view.size)
+
+    def blocks(self):
+        """Rectangles ``(q0, q1, p0, p1)`` of (group, position) covering all output rows.
+
+        Each holds at most a block of rows, and there is at least one per
+        thread when there are enough rows; one spans several groups only
+        when it spans whole groups, so its output rows are contiguous.
+        """
+        per_batch = self.view.per_batch
+        per = _step(self.groups * per_batch, self.view.inner, num_threads())
+        return _rectangles(self.groups, per_batch, per)
+
+    def rows(self, q0, q1, p0, p1):
+        """``(out_rows, x_rows, idx)`` of one block.
+
+        ``out_rows`` is the slice of output rows, ``x_rows`` the x row each
+        reads (out of range where the index is outside the local slice) and
+        ``idx`` the local index values, flat.
+        """
+        q = np.arange(q0, q1)
+        idx = self.local[self._batch_of.to_nd(q)[0], p0:p1]
+        x_rows = self._x_rows.to_offset(q[:, None], idx).reshape(-1)
+        per_batch = self.view.per_batch
+        return slice(q0 * per_batch + p0, (q1 - 1) * per_batch + p1), x_rows, idx.reshape(-1)
+
+    def outside(self, idx):
+        """Mask of local index values outside the local slice."""
+        return (idx < 0) | (idx >= self.view.size)
+
+
+# ---------------------------------------------------------------- forward
+def gather_local(x, index, axis=None, batch_dims=0, offset=0, size=None, op="gather"):
+    """tf.gather on the slice ``[offset, offset + x.shape[axis])`` of a longer axis.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Any dtype; holds rows ``offset ...`` of the gathered axis.
+    index : numpy.ndarray, int32 or int64
+        Values in ``[-size, size)``, checked before anything is written.
+    axis, batch_dims : int
+        As in :func:`dense.gather`.
+    offset : int
+        Where x's slice starts on the logical axis.
+    size : int, optional
+        The logical axis length (default: x's own, so offset 0 is a plain gather).
+    op : str
+        The op named in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x.shape[:axis] + index.shape[batch_dims:] + x.shape[axis+1:]``;
+        rows whose index falls outside the local slice are 0.
+    """
+    view = gather_view(x.shape, index.shape, axis, batch_dims, op)
+    local = _local_index(view, index, offset, size, op)
+    out = pool.empty(view.out_shape, x.dtype)
+    if out.size == 0:
+        return out
+    if view.size == 0:
+        out[...] = 0
+        return out
+    split = _is_split(view, offset, size)
+    xv = _row_items(np.ascontiguousarray(x), view.inner)
+    outv, outr = _row_items(out, view.inner), out.reshape(-1, view.inner)
+    row_map = _RowMap(view, local)
+
+    def block(*rect):
+        out_rows, x_rows, idx = row_map.rows(*rect)
+        np.take(xv, x_rows, out=outv[out_rows], mode="clip")
+        if split:
+            outr[out_rows][row_map.outside(idx)] = 0
+
+    _in_parallel(block, row_map.blocks(), out.nbytes)
+    return out
+
+
+# ---------------------------------------------------------------- gradient
+def gather_grad_local(x_shape, index, out_grad, axis=None, batch_dims=0, offset=0,
+                      size=None, op="gather_grad"):
+    """Gradient of :func:`gather_local`: scatter-add ``out_grad`` into zeros of ``x_shape``.
+
+    x_grad is zeroed by one large memset (non-temporal stores), every
+    out_grad row is put at its x row (``np.put``; of rows hitting the same
+    x row one wins), then each x row hit more than once is overwritten by
+    the sum of its rows (see :class:`_Duplicates`).  Indices outside the
+    local slice contribute nothing.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x_shape`` and ``out_grad``'s dtype.
+    """
+    view = gather_view(x_shape, index.shape, axis, batch_dims, op)
+    if tuple(out_grad.shape) != view.out_shape:
+        raise ValueError(f"{op}: out_grad shape {list(out_grad.shape)} is not the "
+                         f"gather's output shape {list(view.out_shape)}")
+    local = _local_index(view, index, offset, size, op)
+    if prod(x_shape) == 0 or out_grad.size == 0:
+        return np.zeros(x_shape, dtype=out_grad.dtype)
+    x_grad = _zeros(x_shape, out_grad.dtype)
+    split = _is_split(view, offset, size)
+    xv = _row_items(x_grad, view.inner)
+    gv = _row_items(np.ascontiguousarray(out_grad), view.inner)
+    row_map, dups = _RowMap(view, local), _Duplicates(view, local, x_grad.dtype)
+
+    def put(*rect):
+        out_rows, x_rows, idx = row_map.rows(*rect)
+        if split:
+            keep = ~row_map.outside(idx)
+            np.put(xv, x_rows[keep], gv[out_rows][keep])
+        else:
+            np.put(xv, x_rows, gv[out_rows], mode="clip")
+
+    _in_parallel(put, row_map.blocks(), out_grad.nbytes)
+    per = _step(row_map.groups, dups.rows_per_group * view.inner, num_threads())
+    _in_parallel(lambda *block: dups.overwrite(xv, gv, *block),
+                 _rectangles(view.batch, view.outer, per), dups.nbytes)
+    return x_grad
+
+
+class _Duplicates:
+    """The x rows hit more than once, and the out_grad rows that hit them.
+
+    Entries (valid index values whose x row is hit again) are sorted by
+    batch and x row, so each repeated x row owns a run of consecutive
+    entries and each batch a range of runs and entries; summing runs is a
+    CSR matrix with one 1 per entry.  Hit counts come from ``np.bincount``
+    when x has not many more rows than the index has entries, else from a
+    sort (``np.unique``).  For outer coordinate ``o``, an entry's out_grad
+    row is ``out_base + o * per_batch`` and a run's x row ``x_base + o * size``.
+    """
+
+    def __init__(self, view, local, dtype):
+        self.view, self.dtype = view, np.dtype(dtype)
+        b = np.arange(view.batch)[:, None]
+        valid = (local >= 0) & (local < view.size)
+        key = (b * view.size + local)[valid]
+        pos = np.broadcast_to(np.arange(view.per_batch), local.shape)[valid]
+        n_keys = view.batch * view.size
+        if n_keys <= 16 * key.size + 65536:
+            hits = np.bincount(key, minlength=n_keys)[key]
+        else:
+            _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+            hits = counts[inverse]
+        order = np.argsort(key[hits > 1], kind="stable")
+        key, pos = key[hits > 1][order], pos[hits > 1][order]
+        first = np.flatnonzero(np.diff(key, prepend=-1))
+        self.indptr = np.r_[first, key.size]
+        entry_batch, run_batch = key // view.size, key[first] // view.size
+        self.out_base = (entry_batch * view.outer) * view.per_batch + pos
+        self.x_base = (run_batch * view.outer) * view.size + key[first] % view.size
+        batches = np.arange(view.batch + 1)
+        self.entry_start = np.searchsorted(entry_batch, batches)
+        self.run_start = np.searchsorted(run_batch, batches)
+        self.rows_per_group = -(-key.size // view.batch) if view.batch else 0
+        self.nbytes = key.size * view.outer * view.inner * self.dtype.itemsize
+
+    def overwrite(self, xv, gv, b0, b1, o0, o1):
+        """Write the sums of the repeated x rows of batches ``[b0, b1)``, outer ``[o0, o1)``.
+
+        float16 is summed in float32 and rounded once.
+        """
+        v = self.view
+        e0, e1 = self.entry_start[b0], self.entry_start[b1]
+        r0, r1 = self.run_start[b0], self.run_start[b1]
+        if e0 == e1:
+            return
+        o = np.arange(o0, o1)
+        dtype = self.dtype
+        acc = np.dtype(np.float32) if dtype == np.float16 else dtype
+        rows = np.take(gv, (self.out_base[e0:e1, None] + o * v.per_batch).reshape(-1))
+        onehot = csr_array((np.ones(e1 - e0, acc), np.arange(e1 - e0),
+                            self.indptr[r0:r1 + 1] - e0), shape=(r1 - r0, e1 - e0))
+        sums = onehot @ rows.view(dtype).reshape(e1 - e0, -1).astype(acc, copy=False)
+        np.put(xv, (self.x_base[r0:r1, None] + o * v.size).reshape(-1),
+               _row_items(np.ascontiguousarray(sums, dtype=dtype), v.inner))
+
+
+# ---------------------------------------------------------------- registration
+GRAD_DTYPES = FLOATS + COMPLEX
+
+
+@register_kernel("gather", dtypes=ALL)
+def gather(x, index, axis=None, batch_dims=0):
+    """tf.gather with ``batch_dims``; see :func:`gather_local`."""
+    return gather_local(x, index, axis, batch_dims)
+
+
+@register_kernel("gather_grad", dtypes=GRAD_DTYPES)
+def gather_grad(x, index, out_grad, axis=None, batch_dims=0):
+    """Scatter-add of ``out_grad``; ``x`` is metadata only (no_need_buffer)."""
+    return gather_grad_local(x.shape, index, out_grad, axis, batch_dims)
+
+
+@register_kernel("batch_gather", dtypes=ALL)
+def batch_gather(x, index):
+    """OneFlow batch_gather: gather on axis ``index.ndim - 1`` with as many batch dims."""
+    bd = index.ndim - 1
+    return gather_local(x, index, bd, bd, op="batch_gather")
+
+
+@register_kernel("batch_gather_grad", dtypes=GRAD_DTYPES)
+def batch_gather_grad(x, index, out_grad):
+    """Scatter-add of ``out_grad``; ``x`` is metadata only (no_need_buffer)."""
+    bd = index.ndim - 1
+    return gather_grad_local(x.shape, index, out_grad, bd, bd, op="batch_gather_grad")

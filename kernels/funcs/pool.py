@@ -1,0 +1,113 @@
+"""Reuse large host output buffers once nothing references them.
+
+A fresh output costs page faults: the kernel zeroes every page before the
+kernel writes it, which halves the write speed of a big copy.  Like
+TensorFlow's allocator, :func:`empty` hands out large outputs as views of
+pooled blocks and reuses a block once no array refers to it any more (every
+view of a block keeps the block itself as its ``base``, so CPython's
+reference count tells when it is idle).  A live tensor's memory is never
+reused, so tensors stay immutable.
+
+``PHISPARSE_POOL_BYTES`` caps the bytes the pool tracks (0 turns pooling
+off); the default is an eighth of physical memory, at most 4 GiB.  Requests
+below :data:`MIN_BYTES`, and any beyond the cap, come from ``np.empty``.
+"""
+import os
+import sys
+import threading
+
+import numpy as np
+
+from ..core.xp import xp_of
+from .shape import prod
+
+#: Smaller outputs come straight from np.empty (malloc reuses them cheaply).
+MIN_BYTES = 16 << 20
+#: Blocks are sized in whole huge pages.
+GRAIN = 2 << 20
+
+_blocks = []
+_lock = threading.Lock()
+
+
+def pool_limit():
+    """The most bytes the pool may track: ``PHISPARSE_POOL_BYTES`` or the default."""
+    env = os.environ.get("PHISPARSE_POOL_BYTES", "").strip()
+    if env:
+        return max(0, int(env))
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+    return min(ram // 8, 4 << 30)
+
+
+def _idle(i):
+    return sys.getrefcount(_blocks[i]) == 2  # the list and this call's argument
+
+
+def _take(nbytes, limit):
+    """An idle block fitting ``nbytes`` (at most 1/8 larger), else a new one, else None."""
+    size = -(-nbytes // GRAIN) * GRAIN
+    fits = [i for i in range(len(_blocks))
+            if size <= _blocks[i].size <= size + size // 8 and _idle(i)]
+    if fits:
+        return _blocks[min(fits, key=lambda i: _blocks[i].size)]
+    i = 0
+    while sum(b.size for b in _blocks) + size > limit and i < len(_blocks):
+        if _idle(i):
+            del _blocks[i]
+        else:
+            i += 1
+    if sum(b.size for b in _blocks) + size > limit:
+        return None
+    _blocks.append(np.empty(size, np.uint8))
+    return _blocks[-1]
+
+
+def empty(shape, dtype):
+    """Like ``np.empty(shape, dtype)``; large requests reuse an idle pooled block.
+
+    Examples
+    --------
+    >>> a = empty((2, 3), np.float32)
+    >>> a.shape, a.dtype.name, a.flags.c_contiguous
+    ((2, 3), 'float32', True)
+    """
+    dtype = np.dtype(dtype)
+    nbytes = prod(shape) * dtype.itemsize
+    limit = pool_limit()
+    if nbytes < MIN_BYTES or nbytes > limit:
+        return np.empty(shape, dtype)
+    with _lock:
+        block = _take(nbytes, limit)
+    if block is None:
+        return np.empty(shape, dtype)
+    return block[:nbytes].view(dtype).reshape(shape)
+
+
+def new_array(like, shape, dtype=None):
+    """A new uninitialised array on ``like``'s device (its dtype by default).
+
+    Host arrays come from :func:`empty`; device arrays from cupy's own pool.
+    """
+    xp = xp_of(like)
+    dtype = like.dtype if dtype is None else dtype
+    return empty(shape, dtype) if xp is np else xp.empty(shape, dtype)
+
+
+def release_idle():
+    """Free every pooled block that no array uses; return the bytes freed."""
+    with _lock:
+        idle = [i for i in range(len(_blocks)) if _idle(i)]
+        freed = sum(_blocks[i].size for i in idle)
+        for i in reversed(idle):
+            del _blocks[i]
+    return freed
+
+
+def pooled_bytes():
+    """(in use, idle) bytes held by the pool."""
+    with _lock:
+        idle = sum(_blocks[i].size for i in range(len(_blocks)) if _idle(i))
+        return sum(b.size for b in _blocks) - idle, idle

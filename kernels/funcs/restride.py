@@ -1,0 +1,265 @@
+"""Flat-index restriding: the coordinates of stored entries after a reshape.
+
+A stored entry at coordinates ``idx`` of an array of ``old_shape`` sits at the
+flat offset ``sum(idx[d] * old_stride[d])``; after the reshape it sits at the
+coordinates that the same offset has in ``new_shape`` (a divmod chain by the
+new dims).  Two things make this fast and safe:
+
+* **Dimension grouping.**  The reshape splits into independent groups at every
+  prefix where old and new shapes have the same element count (the seed's
+  outer/processed/inner split, generalised).  A group whose single old dim
+  equals its single new dim -- for example the trailing 1000 of
+  (1000, 1000, 1000) -> (1000000, 1000) -- is copied, a group of several old
+  dims and one new dim is a multiply-add with no division, and only the dims
+  that really change are divided.  Size-1 dims belong to no group: old ones
+  are ignored, new ones get coordinate 0.
+* **Index dtype safety.**  The output keeps the input's index dtype unless a
+  new dim is 2**31 or more; this is decided from the shapes, never from the
+  data.  A group's flat offset is computed in int64, except where the output
+  is int32 and the group's element count proves that no offset exceeds it:
+  there int32 arithmetic is exact, and about three times as fast.
+
+The code is xp-generic: numpy and cupy use their ufuncs' ``out=``, so beyond
+the output the kernel allocates at most one scratch row (for groups that
+divide); a namespace without ``out=`` (array-api-strict) takes the same steps
+through temporaries.  With numpy the entries are split over threads
+(:mod:`kernels.funcs.threads`; numpy's ufuncs release the GIL) and each thread
+works in blocks of :data:`BLOCK` entries, so the several passes of a group
+reread cached data and the scratch row is one block long.
+"""
+import numpy as np
+
+from ..core.xp import xp_of
+from .shape import prod
+from .threads import run_parallel, split_index
+
+INT32_MAX = 2 ** 31 - 1
+#: Entries per step of the numpy path: a block's rows stay in cache between passes.
+BLOCK = 1 << 17
+
+
+def namespace(array):
+    """The array namespace of ``array``: numpy, cupy or array-api-strict."""
+    get = getattr(array, "__array_namespace__", None)
+    return get() if get is not None else xp_of(array)
+
+
+def index_dtype(shape, dtype, extent=0, xp=np):
+    """The index dtype for coordinates in ``shape``: ``dtype`` unless too small.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        The shape the coordinates index.
+    dtype : numpy dtype
+        The current index dtype (int32 or int64).
+    extent : int
+        Another count the indices must hold (a CSR's nnz for its crows).
+    xp : module
+        The array namespace whose int64 to return.
+
+    Returns
+    -------
+    dtype
+        int64 when a dim (or ``extent``) exceeds int32, else ``dtype``.
+
+    Examples
+    --------
+    >>> np.dtype(index_dtype((2**31, 4), np.int32)).name
+    'int64'
+    >>> np.dtype(index_dtype((5, 4), np.int32)).name
+    'int32'
+    """
+    big = max([int(extent)] + [int(s) for s in shape]) > INT32_MAX
+    return xp.int64 if big else dtype
+
+
+def group_dims(old_shape, new_shape):
+    """Split a reshape into independent groups of dims.
+
+    Parameters
+    ----------
+    old_shape, new_shape : sequence of int
+        Shapes with the same, nonzero, element count.
+
+    Returns
+    -------
+    list of (tuple of int, tuple of int)
+        For each group, the old axes and the new axes it maps between.  The
+        products of their sizes are equal; size-1 axes appear in no group.
+
+    Examples
+    --------
+    >>> group_dims((1000, 1000, 1000), (1000000, 1000))
+    [((0, 1), (0,)), ((2,), (1,))]
+    >>> group_dims((6, 4, 1, 10), (24, 2, 5))
+    [((0, 1), (0,)), ((3,), (1, 2))]
+    """
+    old = [i for i, s in enumerate(old_shape) if s != 1]
+    new = [j for j, s in enumerate(new_shape) if s != 1]
+    groups, i, j = [], 0, 0
+    while i < len(old):
+        gi, gj = [old[i]], [new[j]]
+        a, b = old_shape[old[i]], new_shape[new[j]]
+        i, j = i + 1, j + 1
+        while a != b:
+            if a < b:
+                gi.append(old[i])
+                a *= old_shape[old[i]]
+                i += 1
+            else:
+                gj.append(new[j])
+                b *= new_shape[new[j]]
+                j += 1
+        groups.append((tuple(gi), tuple(gj)))
+    return groups
+
+
+def restride(rows, old_shape, new_shape, order="C", dtype=None, out=None):
+    """New coordinates of stored entries after reshaping ``old_shape`` to ``new_shape``.
+
+    Parameters
+    ----------
+    rows : sequence of 1-D arrays
+        One integer array of length nnz per old dim (a COO index matrix's
+        rows); never written to.
+    old_shape, new_shape : sequence of int
+        Shapes with the same element count.
+    order : {'C', 'F'}
+        Read and write coordinates in C (row-major) or Fortran order.
+    dtype : dtype, optional
+        Output index dtype; default: :func:`index_dtype` of ``new_shape``
+        and the rows' dtype.
+    out : sequence of 1-D arrays, optional
+        One destination per new dim (for example separate arrays, so that a
+        caller can keep some and drop others); ``dtype`` is then theirs.
+
+    Returns
+    -------
+    array or sequence of arrays
+        The new index matrix, shape ``(len(new_shape), nnz)``, in the rows'
+        namespace; or ``out``, filled.
+
+    Examples
+    --------
+    >>> rows = [np.array([0, 1, 1]), np.array([2, 0, 3])]
+    >>> restride(rows, (2, 4), (4, 2)).tolist()
+    [[1, 2, 3], [0, 0, 1]]
+    >>> restride(rows, (2, 4), (4, 2), order="F").tolist()
+    [[0, 1, 3], [1, 0, 1]]
+    """
+    xp = namespace(rows[0])
+    nnz = rows[0].shape[0]
+    if out is None:
+        dtype = index_dtype(new_shape, rows[0].dtype, xp=xp) if dtype is None else dtype
+        out = xp.empty((len(new_shape), nnz), dtype=dtype)
+        dsts = [out[j, ...] for j in range(len(new_shape))]
+    else:
+        dsts = list(out)
+    rows, old_shape, new_shape = list(rows), tuple(old_shape), tuple(new_shape)
+    if order == "F":
+        rows, old_shape, new_shape, dsts = rows[::-1], old_shape[::-1], new_shape[::-1], dsts[::-1]
+    if nnz == 0 or prod(old_shape) == 0:
+        return out
+    groups = group_dims(old_shape, new_shape)
+
+    def fill(part):
+        for j, size in enumerate(new_shape):
+            if size == 1:
+                dsts[j][part] = 0
+        for gi, gj in groups:
+            _group(xp, [rows[i][part] for i in gi], [old_shape[i] for i in gi],
+                   [dsts[j][part] for j in gj], [new_shape[j] for j in gj])
+
+    if xp is not np:
+        fill(...)
+        return out
+    # numpy: threads (its ufuncs release the GIL), each walking its share in
+    # cache-sized blocks so that a group's passes reread cached data
+    pieces = split_index((nnz,), nnz * 8 * (len(rows) + len(dsts)))
+    run_parallel(lambda piece: [fill(b) for b in _blocks(piece, nnz)], pieces)
+    return out
+
+
+def _blocks(piece, nnz):
+    """Consecutive slices of at most :data:`BLOCK` entries covering ``piece``."""
+    span = piece[0] if piece else slice(0, nnz)
+    return [slice(lo, min(lo + BLOCK, span.stop)) for lo in range(span.start, span.stop, BLOCK)]
+
+
+def _group(xp, srcs, src_sizes, dsts, dst_sizes):
+    """Write one group's new coordinates into ``dsts`` (rows of the output)."""
+    if len(srcs) == 1 and len(dsts) == 1:
+        _copy(xp, srcs[0], dsts[0])
+        return
+    if prod(src_sizes) - 1 <= xp.iinfo(dsts[0].dtype).max:
+        _divide(xp, srcs, src_sizes, dsts, dst_sizes)
+        return
+    scratch = [xp.empty(d.shape, dtype=xp.int64) for d in dsts]
+    _divide(xp, srcs, src_sizes, scratch, dst_sizes)
+    for s, d in zip(scratch, dsts):
+        _copy(xp, s, d)
+
+
+def _divide(xp, srcs, src_sizes, dsts, dst_sizes):
+    """Horner's rule for the flat offset, then peel new coordinates from the back.
+
+    Everything is computed in the dtype of ``dsts``, which holds every offset
+    of the group.  The offset alternates between ``dsts[0]`` and one scratch
+    row so that its last value, the first new coordinate, lands in ``dsts[0]``.
+    """
+    work = dsts[0].dtype
+    writes = (len(srcs) > 1) + len(dsts) - 1
+    bufs = [dsts[0], xp.empty(dsts[0].shape, dtype=work) if len(dsts) > 1 else None]
+    flat = srcs[0]
+    if len(srcs) > 1:
+        flat = bufs[(writes - 1) % 2]
+        _into(xp, "multiply", srcs[0], src_sizes[1], flat)
+        _into(xp, "add", flat, srcs[1], flat)
+        for src, size in zip(srcs[2:], src_sizes[2:]):
+            _into(xp, "multiply", flat, size, flat)
+            _into(xp, "add", flat, src, flat)
+        writes -= 1
+    for dst, size in zip(dsts[:0:-1], dst_sizes[:0:-1]):
+        quot = bufs[(writes - 1) % 2]
+        _divmod(xp, flat, size, quot, dst)
+        flat, writes = quot, writes - 1
+
+
+def _divmod(xp, flat, size, quot, rem):
+    """``quot = flat // size`` and ``rem = flat % size`` for non-negative ``flat``.
+
+    A power of two is a shift and a mask; any other size is one division
+    (libdivide-fast in numpy) and a multiply-subtract, cheaper than ``%``.
+    """
+    if size & (size - 1) == 0:
+        _into(xp, "bitwise_and", flat, size - 1, rem)
+        shift = "bitwise_right_shift" if hasattr(xp, "bitwise_right_shift") else "right_shift"
+        _into(xp, shift, flat, size.bit_length() - 1, quot)
+        return
+    _into(xp, "floor_divide", flat, size, quot)
+    _into(xp, "multiply", quot, size, rem)
+    _into(xp, "subtract", flat, rem, rem)
+
+
+def _takes_out(xp):
+    """numpy and cupy ufuncs write into ``out=``; the bare array API cannot."""
+    return hasattr(xp, "ufunc")
+
+
+def _into(xp, name, a, b, out):
+    """``out[...] = xp.<name>(a, b)`` computed in out's dtype, in place where possible."""
+    if _takes_out(xp):
+        getattr(xp, name)(a, b, out=out, dtype=out.dtype)
+        return
+    a = xp.astype(a, out.dtype)
+    b = b if isinstance(b, int) else xp.astype(b, out.dtype)
+    out[...] = getattr(xp, name)(a, b)
+
+
+def _copy(xp, src, dst):
+    """``dst[...] = src`` with a cast to dst's dtype, without a temporary where possible."""
+    if _takes_out(xp):
+        xp.copyto(dst, src, casting="same_kind")
+    else:
+        dst[...] = src if src.dtype == dst.dtype else xp.astype(src, dst.dtype)

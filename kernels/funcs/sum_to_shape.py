@@ -1,0 +1,135 @@
+"""sum_to_shape: reduce a broadcast gradient back to its input's shape.
+
+The one place that undoes a broadcast: expand's backward uses it, and an
+autograd rule for any broadcasting op can too.
+"""
+import contextlib
+
+import numpy as np
+
+from ..core.xp import xp_of
+from . import pool
+from .broadcast import coalesce_dims
+from .shape import c_strides
+from .threads import can_limit_blas, run_parallel, single_threaded_blas, split_index
+
+
+def broadcast_axes(shape, target, op="sum_to_shape"):
+    """Axes of ``shape`` that broadcasting ``target`` to ``shape`` created or grew.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        The broadcast (larger) shape.
+    target : sequence of int
+        The original shape: trailing-aligned, each dim equal to shape's or 1.
+    op : str
+
+    Returns
+    -------
+    tuple of int
+        The new leading axes and the axes where target has 1 and shape not.
+
+    Raises
+    ------
+    ValueError
+        If ``target`` does not broadcast to ``shape``.
+
+    Examples
+    --------
+    >>> broadcast_axes((2, 1, 4, 4, 3, 5), (4, 1, 3, 5))
+    (0, 1, 3)
+    """
+    new = len(shape) - len(target)
+    if new < 0 or any(t not in (s, 1) for s, t in zip(shape[new:], target)):
+        raise ValueError(f"{op}: shape {list(target)} does not broadcast to {list(shape)}")
+    return tuple(range(new)) + tuple(new + i for i, t in enumerate(target)
+                                     if t == 1 and shape[new + i] != 1)
+
+
+def sum_to_shape(g, shape):
+    """Sum ``g`` over the axes that broadcasting ``shape`` to ``g.shape`` added.
+
+    Parameters
+    ----------
+    g : array (numpy or cupy)
+        A gradient of the broadcast shape.
+    shape : sequence of int
+        The shape to reduce to (see :func:`broadcast_axes`).
+
+    Returns
+    -------
+    array of ``shape`` and g's dtype; a view of ``g`` when nothing is summed.
+
+    Notes
+    -----
+    On numpy the dims are coalesced into alternating summed and kept runs,
+    and the innermost summed run is reduced first, repeatedly.  A summed run
+    at or next to the end is a product with a ones vector (BLAS streams
+    memory faster than ``np.add.reduce`` does) for float and complex dtypes
+    where :func:`_use_blas` measured a win and threadpoolctl can hold BLAS
+    to one thread; the rest use ``np.add.reduce``.  Work is split over
+    threads along a leading kept run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sum_to_shape(np.ones((2, 3, 4)), (3, 1)).tolist()
+    [[8.0], [8.0], [8.0]]
+    """
+    shape = tuple(int(s) for s in shape)
+    axes = broadcast_axes(g.shape, shape)
+    xp = xp_of(g)
+    if not axes:
+        return g.reshape(shape)
+    if xp is not np:
+        return xp.sum(g, axis=axes, dtype=g.dtype).reshape(shape)
+    if g.size == 0:
+        return np.zeros(shape, g.dtype)
+    keep = [1 if d in axes else n for d, n in enumerate(g.shape)]
+    marks = [0 if d in axes else s for d, s in enumerate(c_strides(keep))]
+    dims, (strides, marks) = coalesce_dims(g.shape, g.strides, marks)
+    v = np.lib.stride_tricks.as_strided(g, dims, strides, writeable=False)
+    summed = [m == 0 for m in marks]
+    while any(summed):
+        p = max(d for d, s in enumerate(summed) if s)
+        v = _sum_dim(v, p)
+        del summed[p]
+    return v.reshape(shape)
+
+
+_BLAS = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+#: Below this many bytes, np.add.reduce wins (no BLAS set-up).
+MIN_BLAS_BYTES = 1 << 20
+
+
+def _use_blas(v, p):
+    """Whether a product with ones sums ``v`` over dim ``p`` faster than np.add.reduce.
+
+    Measured here: it wins when ``p`` is the last dim, when many rows are
+    summed (>= 32), or when the kept run after ``p`` is short (<= 4 KiB);
+    np.add.reduce wins at summing a few long rows.
+    """
+    return (v.dtype in _BLAS and v.ndim >= 2 and p >= v.ndim - 2
+            and v.nbytes >= MIN_BLAS_BYTES
+            and (p == v.ndim - 1 or v.shape[p] >= 32 or v.shape[-1] * v.itemsize <= 4096))
+
+
+def _sum_dim(v, p):
+    """A new array: ``v`` summed over dim ``p``, on threads along the dims before it."""
+    out = pool.empty(v.shape[:p] + v.shape[p + 1:], v.dtype)
+    blas = _use_blas(v, p) and can_limit_blas()
+    ones = np.ones(v.shape[p] if blas else 0, v.dtype)
+
+    def run(part):
+        src, dst = v[part], out[part] if part else out  # a 0-d out[()] is a scalar
+        if not blas:
+            np.add.reduce(src, axis=p, dtype=v.dtype, out=dst)
+        elif p == v.ndim - 1:
+            np.matmul(src, ones, out=dst)
+        else:
+            np.matmul(ones[None, :], src, out=dst[..., None, :])
+
+    with single_threaded_blas() if blas else contextlib.nullcontext():
+        run_parallel(run, split_index(v.shape, v.nbytes, candidates=range(p)))
+    return out

@@ -1,0 +1,159 @@
+"""Shape rules of expand and repeat (OneFlow/PyTorch semantics), and the
+shape helpers repeat's backward ``invoke`` calls."""
+from ..funcs.shape import check_numel, prod
+
+
+def resolve_expand(in_shape, shape, op="expand"):
+    """The output shape of expanding ``in_shape`` to ``shape``.
+
+    ``shape`` has at least ``len(in_shape)`` entries; the extra ones are new
+    leading dims.  -1 keeps an existing dim; a size-1 dim may grow to any
+    size (0 included); any other dim must equal its target.
+
+    Parameters
+    ----------
+    in_shape : sequence of int
+        The input's shape.
+    shape : sequence of int
+        The target sizes (``expand_size`` in the seed).
+    op : str
+        The op name for error messages.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    ValueError
+        Naming the dim, the target size and the existing size of every
+        violation: too few dims, -1 on a new dim, a negative size other than
+        -1, or a change of a dim whose size is not 1.
+
+    Examples
+    --------
+    >>> resolve_expand((4, 1, 3, 5), [2, 1, -1, 4, 3, -1])
+    (2, 1, 4, 4, 3, 5)
+    >>> resolve_expand((), [2, 2])
+    (2, 2)
+    """
+    shape, in_shape = [int(s) for s in shape], [int(s) for s in in_shape]
+    new = len(shape) - len(in_shape)
+    if new < 0:
+        raise ValueError(f"{op}: shape {shape} has {len(shape)} dims, fewer than the "
+                         f"{len(in_shape)} dims of x (shape {in_shape}); give a size, "
+                         "or -1, for every dim of x")
+    out = [_expanded_dim(op, shape, i, in_shape[i - new] if i >= new else None)
+           for i in range(len(shape))]
+    check_numel(out, op)
+    return tuple(out)
+
+
+def _expanded_dim(op, shape, i, existing):
+    target = shape[i]
+    if existing is None:
+        if target < 0:
+            raise ValueError(f"{op}: shape {shape}: dim {i} is a new leading dim, so its "
+                             f"target size {target} must be >= 0 (it has no existing size "
+                             "for -1 to keep)")
+        return target
+    if target == -1 or target == existing:
+        return existing
+    if target < 0:
+        raise ValueError(f"{op}: shape {shape}: dim {i} has the negative target size "
+                         f"{target} (existing size {existing}); only -1 (keep) is allowed")
+    if existing != 1:
+        raise ValueError(f"{op}: shape {shape}: dim {i} has target size {target} but "
+                         f"existing size {existing}; only a dim of size 1 can be expanded")
+    return target
+
+
+def expand_infer_meta(x, shape):
+    """Output meta of expand: x's dtype, layout and place with the expanded shape."""
+    return x.with_(shape=resolve_expand(x.shape, shape))
+
+
+def resolve_repeat(in_shape, repeats, op="repeat"):
+    """The output shape of tiling ``in_shape`` ``repeats`` times per dim.
+
+    Parameters
+    ----------
+    in_shape : sequence of int
+    repeats : sequence of int
+        At least ``len(in_shape)`` counts >= 0; extra ones are new leading dims.
+    op : str
+
+    Returns
+    -------
+    tuple of int
+        ``repeats[i] * in_shape[i - d]`` on x's dims, ``repeats[i]`` on the
+        ``d`` new ones.
+
+    Examples
+    --------
+    >>> resolve_repeat((4, 1, 3, 5), [2, 1, 2, 4, 1, 1])
+    (2, 1, 8, 4, 3, 5)
+    >>> resolve_repeat((3,), [0])
+    (0,)
+    """
+    repeats, in_shape = [int(r) for r in repeats], [int(s) for s in in_shape]
+    new = len(repeats) - len(in_shape)
+    if new < 0:
+        raise ValueError(f"{op}: repeats {repeats} has {len(repeats)} entries, fewer than "
+                         f"the {len(in_shape)} dims of x (shape {in_shape})")
+    for i, r in enumerate(repeats):
+        if r < 0:
+            raise ValueError(f"{op}: repeats {repeats}: dim {i} has the negative count {r}; "
+                             "counts must be >= 0")
+    out = tuple(r * s for r, s in zip(repeats, [1] * new + in_shape))
+    check_numel(out, op)
+    return out
+
+
+def repeat_infer_meta(x, repeats):
+    """Output meta of repeat: x's dtype, layout and place with the tiled shape."""
+    return x.with_(shape=resolve_repeat(x.shape, repeats))
+
+
+def _repeat_grad_split(x_shape, repeats):
+    """(shape, axes): out_grad reshaped to ``shape`` and summed over ``axes`` is x's gradient.
+
+    A non-empty out_grad splits every dim into (count, size): new dims give
+    [r], dim i of x gives [r_i, s_i]; the counts are summed.  The shape is
+    written for Paddle's reshape, whose 0 copies the input's dim, so an empty
+    out_grad takes a shape whose zeros that rule resolves: [-1] + x.shape
+    summed over axis 0 when x is not empty (the sum is zeros), else x.shape
+    behind ones for the new dims (each 0 of x then sits where out_grad has 0).
+    """
+    x_shape = [int(s) for s in x_shape]
+    new = len(repeats) - len(x_shape)
+    if prod(x_shape) == 0:
+        return [1] * new + x_shape, list(range(new))
+    if 0 in repeats:
+        return [-1] + x_shape, [0]
+    split = list(repeats[:new])
+    for r, s in zip(repeats[new:], x_shape):
+        split += [r, s]
+    return split, list(range(new)) + list(range(new, len(split), 2))
+
+
+def repeat_grad_shape(x_shape, repeats):
+    """The reshape target that splits repeat's out_grad into (count, size) dims.
+
+    Examples
+    --------
+    >>> repeat_grad_shape((3, 1, 5), (2, 5, 3, 1))
+    [2, 5, 3, 3, 1, 1, 5]
+    """
+    return _repeat_grad_split(x_shape, repeats)[0]
+
+
+def repeat_grad_axes(x_shape, repeats):
+    """The count axes of :func:`repeat_grad_shape`, summed to give x's gradient.
+
+    Examples
+    --------
+    >>> repeat_grad_axes((3, 1, 5), (2, 5, 3, 1))
+    [0, 1, 3, 5]
+    """
+    return _repeat_grad_split(x_shape, repeats)[1]

@@ -1,0 +1,39 @@
+"""Shape rules of gather (tf.gather with batch_dims) and batch_gather (OneFlow)."""
+from ..core.dtypes import INDEX
+from ..funcs.gather_view import gather_view, resolve_gather_axes
+
+
+def check_index_dtype(index, op):
+    """Raise TypeError unless ``index`` (a MetaTensor or array) is int32 or int64."""
+    if index.dtype not in INDEX:
+        raise TypeError(f"{op}: index dtype {index.dtype.name} is not supported; expected "
+                        f"int32 or int64")
+
+
+def gather_infer_meta(x, index, axis=None, batch_dims=0):
+    """Output meta of gather: ``x.shape[:axis] + index.shape[batch_dims:] + x.shape[axis+1:]``.
+
+    Checks run in the order axis/batch_dims, index dtype, batch prefixes.
+    """
+    resolve_gather_axes(x.ndim, index.ndim, axis, batch_dims, "gather")
+    check_index_dtype(index, "gather")
+    return x.with_(shape=gather_view(x.shape, index.shape, axis, batch_dims).out_shape)
+
+
+def batch_gather_infer_meta(x, index):
+    """Output meta of batch_gather: gather on axis ``index.ndim - 1`` with as many batch dims.
+
+    Checks run in OneFlow's order: ranks, index dtype, batch prefixes.
+    """
+    if x.ndim == 0:
+        raise ValueError("batch_gather: x is 0-d; expected a tensor of rank >= 1")
+    if index.ndim == 0:
+        raise ValueError("batch_gather: index is 0-d; expected a tensor of rank >= 1 "
+                         "whose last dim holds the indices of each batch")
+    if index.ndim > x.ndim:
+        raise ValueError(f"batch_gather: index has rank {index.ndim} (shape "
+                         f"{list(index.shape)}), more than x's rank {x.ndim} (shape "
+                         f"{list(x.shape)}); expected index rank <= x rank")
+    check_index_dtype(index, "batch_gather")
+    bd = index.ndim - 1
+    return x.with_(shape=gather_view(x.shape, index.shape, bd, bd, "batch_gather").out_shape)

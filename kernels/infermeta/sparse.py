@@ -1,0 +1,73 @@
+"""Shape rules of sparse ops: layout conversions and sparse reshape."""
+from ..funcs.shape import prod
+from .reshape import reshape_infer_meta
+
+ORDERS = ("C", "F")
+
+
+def check_csr_rank(op, what, shape):
+    """Raise ValueError unless ``shape`` is 2-D or 3-D, the ranks CSR supports."""
+    if len(shape) not in (2, 3):
+        raise ValueError(f"{op}: {what} {list(shape)} has rank {len(shape)}; a CSR tensor "
+                         "is 2-D [rows, cols] or batched 3-D [batch, rows, cols]")
+
+
+def coo_reshape_sparse_dim(shape, sparse_dim, new_shape):
+    """sparse_dim of a COO tensor of ``shape`` reshaped to ``new_shape``.
+
+    The dense dims are kept when ``new_shape`` ends with them and the sparse
+    dims before them hold as many elements as x's; otherwise they are folded
+    into the sparse dims and the result has no dense dims.
+
+    Examples
+    --------
+    >>> coo_reshape_sparse_dim((4, 6, 5), 2, (24, 5))
+    1
+    >>> coo_reshape_sparse_dim((4, 6, 5), 2, (12, 10))
+    2
+    """
+    k = len(shape) - sparse_dim
+    lead = len(new_shape) - k
+    kept = (lead >= 1 and tuple(new_shape[lead:]) == tuple(shape[sparse_dim:])
+            and prod(new_shape[:lead]) == prod(shape[:sparse_dim]))
+    return lead if kept else len(new_shape)
+
+
+def sparse_reshape_infer_meta(x, shape, order="C"):
+    """Output meta of sparse reshape: dense reshape's rule plus order and layout checks."""
+    if order not in ORDERS:
+        raise ValueError(f"reshape: order {order!r} is not one of {list(ORDERS)}")
+    out = reshape_infer_meta(x, shape)
+    if out.ndim == 0:
+        raise ValueError(f"reshape: shape {list(shape)} gives a 0-d result, but a sparse "
+                         "tensor needs at least one sparse dim")
+    if x.layout == "sparse_csr":
+        check_csr_rank("reshape", "the new shape", out.shape)
+    if x.layout == "sparse_coo":
+        out = out.with_(sparse_dim=coo_reshape_sparse_dim(x.shape, x.sparse_dim, out.shape))
+    return out
+
+
+def to_dense_infer_meta(x):
+    """A dense tensor of x's shape and dtype."""
+    return x.with_(layout="dense", sparse_dim=None)
+
+
+def to_sparse_coo_infer_meta(x, sparse_dim):
+    """A COO tensor of x's shape with ``sparse_dim`` sparse dims.
+
+    A dense x takes any sparse_dim in [1, ndim], a CSR x only its rank, and a
+    COO x one at least its own (its leading dense dims are folded).
+    """
+    low = {"dense": 1, "sparse_csr": x.ndim}.get(x.layout, x.sparse_dim)
+    if not low <= sparse_dim <= x.ndim:
+        raise ValueError(f"to_sparse_coo: sparse_dim {sparse_dim} is out of range for a "
+                         f"{x.layout} tensor of shape {list(x.shape)}; expected a value in "
+                         f"[{low}, {x.ndim}]")
+    return x.with_(layout="sparse_coo", sparse_dim=sparse_dim)
+
+
+def to_sparse_csr_infer_meta(x):
+    """A CSR tensor of x's shape, which must be 2-D or 3-D."""
+    check_csr_rank("to_sparse_csr", "x's shape", x.shape)
+    return x.with_(layout="sparse_csr", sparse_dim=None)

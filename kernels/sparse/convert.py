@@ -1,0 +1,224 @@
+"""Layout conversions (dense, COO, CSR) and coalesce, with their backward kernels.
+
+Every backward keeps its input's sparsity pattern: a sparse ``x_grad`` has x's
+indices (or crows and cols) and one gradient per stored entry, duplicates
+included; a dense ``x_grad`` is the gradient densified.
+"""
+from ..core.dtypes import ALL
+from ..core.registry import register_kernel
+from ..core.xp import xp_of
+from ..funcs.restride import index_dtype
+from ..funcs.shape import prod
+from .data import CooData, CsrData, coo_to_csr_parts, csr_coords, flat_keys, fold_dense
+
+COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
+
+
+# ---------------------------------------------------------------- shared steps
+def coo_of_csr(x):
+    """A CSR tensor as COO (all dims sparse), entries in storage order, values shared."""
+    xp = xp_of(x.cols)
+    return CooData(xp.stack(csr_coords(x)), x.values, x.shape, False)
+
+
+def scatter_dense(indices, values, shape, unique, op):
+    """A dense array of ``shape`` holding ``values`` at ``indices`` (duplicates summed)."""
+    xp = xp_of(values)
+    sd = indices.shape[0]
+    out = xp.zeros(shape, dtype=values.dtype)
+    if values.shape[0] == 0:
+        return out
+    flat = flat_keys(indices, shape[:sd], op)
+    view = out.reshape((prod(shape[:sd]),) + tuple(shape[sd:]))
+    if unique:
+        view[flat] = values
+    else:
+        xp.add.at(view, flat, values)
+    return out
+
+
+def gather_dense(g, indices, op):
+    """The entries of dense ``g`` at the sparse coordinates ``indices``: [nnz, *dense]."""
+    sd = indices.shape[0]
+    flat = flat_keys(indices, g.shape[:sd], op)
+    return g.reshape((prod(g.shape[:sd]),) + tuple(g.shape[sd:]))[flat]
+
+
+def coalesce_parts(x, op="coalesce"):
+    """Sort a COO tensor's entries and find its unique coordinates.
+
+    Returns
+    -------
+    perm, starts, group
+        The stable sorting permutation, the sorted positions where a new
+        coordinate starts, and each original entry's unique-coordinate number;
+        all None when the entries already are unique and sorted.
+    """
+    xp = xp_of(x.indices)
+    keys = flat_keys(x.indices, x.shape[:x.sparse_dim], op)
+    if not bool(xp.any(keys[1:] <= keys[:-1])):
+        return None, None, None
+    perm = xp.argsort(keys, kind="stable")
+    keys = keys[perm]
+    new = xp.concatenate([xp.ones(1, dtype=bool), keys[1:] != keys[:-1]])
+    group = xp.empty(x.nnz, dtype=xp.int64)
+    group[perm] = xp.cumsum(new) - 1
+    return perm, xp.flatnonzero(new), group
+
+
+# ---------------------------------------------------------------- to_dense
+@register_kernel("coo_to_dense", layout=COO, dtypes=ALL)
+def coo_to_dense(x):
+    """Densify a COO tensor; duplicate coordinates are summed."""
+    return scatter_dense(x.indices, x.values, x.shape, x.coalesced, "to_dense")
+
+
+@register_kernel("csr_to_dense", layout=CSR, dtypes=ALL)
+def csr_to_dense(x):
+    """Densify a CSR tensor; duplicate (row, col) entries are summed."""
+    return coo_to_dense(coo_of_csr(x))
+
+
+@register_kernel("coo_to_dense_grad", layout=COO, dtypes=ALL)
+def coo_to_dense_grad(x, out_grad):
+    """out_grad at each of x's stored coordinates, on x's pattern."""
+    return x._replace(values=gather_dense(out_grad, x.indices, "to_dense_grad"))
+
+
+@register_kernel("csr_to_dense_grad", layout=CSR, dtypes=ALL)
+def csr_to_dense_grad(x, out_grad):
+    """out_grad at each of x's stored (batch, row, col) entries, on x's pattern."""
+    xp = xp_of(x.cols)
+    return x._replace(values=gather_dense(out_grad, xp.stack(csr_coords(x)), "to_dense_grad"))
+
+
+# ---------------------------------------------------------------- to_sparse_coo
+@register_kernel("dense_to_coo", layout=DENSE, dtypes=ALL)
+def dense_to_coo(x, sparse_dim):
+    """The nonzero blocks of dense x as a coalesced COO tensor with int64 indices."""
+    xp = xp_of(x)
+    mask = x != 0
+    if sparse_dim < x.ndim:
+        mask = xp.any(mask, axis=tuple(range(sparse_dim, x.ndim)))
+    coords = xp.nonzero(mask)
+    return CooData(xp.stack(coords).astype(xp.int64, copy=False), x[coords], tuple(x.shape), True)
+
+
+@register_kernel("dense_to_coo_grad", layout=DENSE, dtypes=ALL)
+def dense_to_coo_grad(x, out_grad):
+    """out_grad densified: zero where dense_to_coo stored nothing."""
+    return coo_to_dense(out_grad)
+
+
+@register_kernel("csr_to_coo", layout=CSR, dtypes=ALL)
+def csr_to_coo(x, sparse_dim):
+    """A CSR tensor as COO; entries keep their storage order and values are shared."""
+    return coo_of_csr(x)
+
+
+@register_kernel("csr_to_coo_grad", layout=CSR, dtypes=ALL)
+def csr_to_coo_grad(x, out_grad):
+    """The COO gradient's values on x's crows and cols (same entry order)."""
+    return x._replace(values=out_grad.values)
+
+
+@register_kernel("coo_to_coo", layout=COO, dtypes=ALL)
+def coo_to_coo(x, sparse_dim):
+    """Fold the leading dense dims until x has ``sparse_dim`` sparse dims."""
+    return fold_dense(x, sparse_dim - x.sparse_dim)
+
+
+@register_kernel("coo_to_coo_grad", layout=COO, dtypes=ALL)
+def coo_to_coo_grad(x, out_grad):
+    """The folded gradient's values, unfolded onto x's pattern."""
+    return x._replace(values=out_grad.values.reshape(x.values.shape))
+
+
+# ---------------------------------------------------------------- to_sparse_csr
+@register_kernel("dense_to_csr", layout=DENSE, dtypes=ALL)
+def dense_to_csr(x):
+    """The nonzeros of a 2-D or 3-D dense x as CSR with int64 crows and cols."""
+    return coo_to_csr(dense_to_coo(x, x.ndim))
+
+
+@register_kernel("dense_to_csr_grad", layout=DENSE, dtypes=ALL)
+def dense_to_csr_grad(x, out_grad):
+    """out_grad densified."""
+    return csr_to_dense(out_grad)
+
+
+def _csr_parts(x):
+    """(crows, cols, perm) of COO x converted to CSR, dense dims folded first."""
+    x = fold_dense(x)
+    dtype = index_dtype(x.shape, x.indices.dtype, extent=x.nnz, xp=xp_of(x.indices))
+    return coo_to_csr_parts(x.indices, x.shape, dtype)
+
+
+@register_kernel("coo_to_csr", layout=COO, dtypes=ALL)
+def coo_to_csr(x):
+    """COO to CSR: dense dims folded, entries stably sorted by row where needed.
+
+    Duplicates are kept, so every COO entry is one CSR entry.
+    """
+    crows, cols, perm = _csr_parts(x)
+    values = x.values.reshape(-1)
+    return CsrData(crows, cols, values if perm is None else values[perm], tuple(x.shape))
+
+
+@register_kernel("coo_to_csr_grad", layout=COO, dtypes=ALL)
+def coo_to_csr_grad(x, out_grad):
+    """The CSR gradient's values put back in x's entry order."""
+    perm = _csr_parts(x)[2]
+    return x._replace(values=unpermute(out_grad.values, perm).reshape(x.values.shape))
+
+
+def unpermute(values, perm):
+    """``v`` with ``v[perm] = values``: undo a gather by ``perm`` (None: identity)."""
+    if perm is None:
+        return values
+    out = xp_of(values).empty_like(values)
+    out[perm] = values
+    return out
+
+
+# ---------------------------------------------------------------- coalesce
+@register_kernel("coalesce_coo", layout=COO, dtypes=ALL)
+def coalesce_coo(x):
+    """Sum duplicate coordinates and sort them in C order; sorted unique x is shared."""
+    if x.coalesced:
+        return x
+    perm, starts, _ = coalesce_parts(x)
+    if perm is None:
+        return x._replace(coalesced=True)
+    xp = xp_of(x.values)
+    values = xp.add.reduceat(x.values[perm], starts, axis=0).astype(x.values.dtype, copy=False)
+    return CooData(x.indices[:, perm[starts]], values, x.shape, True)
+
+
+@register_kernel("coalesce_coo_grad", layout=COO, dtypes=ALL)
+def coalesce_coo_grad(x, out_grad):
+    """Each of x's entries gets the gradient of the coordinate it was summed into."""
+    group = None if x.coalesced else coalesce_parts(x, "coalesce_grad")[2]
+    return x._replace(values=out_grad.values if group is None else out_grad.values[group])
+
+
+# ---------------------------------------------------------------- lookup
+def lookup_values(indices, shape, g, op):
+    """The values of COO ``g`` (any pattern) at the coordinates ``indices``, 0 where absent.
+
+    Duplicates in ``g`` are summed first; the result is [nnz, *dense_dims]
+    with x's dense dims, as ``shape`` has them after ``indices.shape[0]``.
+    """
+    xp = xp_of(g.values)
+    sd = indices.shape[0]
+    if g.sparse_dim > sd:
+        return gather_dense(coo_to_dense(g), indices, op)
+    g = coalesce_coo(fold_dense(g, sd - g.sparse_dim))
+    keys = flat_keys(indices, shape[:sd], op)
+    gkeys = flat_keys(g.indices, shape[:sd], op)
+    out_shape = (indices.shape[1],) + tuple(shape[sd:])
+    if gkeys.shape[0] == 0:
+        return xp.zeros(out_shape, dtype=g.values.dtype)
+    pos = xp.minimum(xp.searchsorted(gkeys, keys), gkeys.shape[0] - 1)
+    found = (gkeys[pos] == keys).reshape((-1,) + (1,) * (len(out_shape) - 1))
+    return xp.where(found, g.values[pos], xp.zeros((), dtype=g.values.dtype))

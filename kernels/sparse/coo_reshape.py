@@ -1,0 +1,44 @@
+"""COO reshape: forward and backward kernels.
+
+When the new shape keeps x's trailing dense dims, only the sparse indices
+are remapped (:func:`kernels.funcs.restride.restride`) and the values are
+shared, not copied.  Otherwise the dense dims are folded into sparse dims
+first, so every valid reshape works and the result has no dense dims.
+"""
+from ..core.dtypes import ALL
+from ..core.registry import register_kernel
+from ..funcs.restride import restride
+from ..infermeta.reshape import resolve_reshape
+from ..infermeta.sparse import coo_reshape_sparse_dim
+from .data import CooData, fold_dense, index_rows
+
+
+@register_kernel("reshape_coo", layout="sparse_coo", backends=("cpu", "gpu"), dtypes=ALL)
+def reshape_coo(x, shape, order="C"):
+    """x reshaped to ``shape`` (Paddle's 0/-1 resolved), reading in ``order``.
+
+    A C-order reshape keeps the coalesced flag; an F-order one clears it
+    (coordinates stay unique but lose their C order).  Same shape: x itself.
+    """
+    new = resolve_reshape(x.shape, shape)
+    if new == tuple(x.shape):
+        return x
+    sparse_dim = coo_reshape_sparse_dim(x.shape, x.sparse_dim, new)
+    if sparse_dim == len(new):
+        x = fold_dense(x)
+    indices = restride(index_rows(x.indices), x.shape[:x.sparse_dim], new[:sparse_dim], order)
+    return CooData(indices, x.values, new, x.coalesced and order == "C")
+
+
+@register_kernel("reshape_coo_grad", layout="sparse_coo", backends=("cpu", "gpu"), dtypes=ALL)
+def reshape_coo_grad(x, out_grad, order="C"):
+    """reshape(out_grad, x.shape) on x's pattern.
+
+    out_grad has out's pattern, whose entries are x's entries in x's order
+    (dense dims folded element by element), so reshaping it back gives x's
+    indices exactly: only the values are taken, shaped like x's.
+    """
+    if out_grad.values.size != x.values.size:
+        raise ValueError(f"reshape_grad: out_grad holds {out_grad.values.size} values, but "
+                         f"x's pattern needs {x.values.size} (out_grad must have out's pattern)")
+    return x._replace(values=out_grad.values.reshape(x.values.shape))

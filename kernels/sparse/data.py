@@ -1,0 +1,202 @@
+"""Sparse data bundles (what sparse kernels take and return) and their index math.
+
+A COO tensor is ``CooData(indices, values, shape, coalesced)``: ``indices`` is
+``[sparse_dim, nnz]``, ``values`` is ``[nnz, *dense_dims]`` and ``shape`` is
+the sparse dims followed by the dense dims.  Coalesced means unique
+coordinates sorted in C order.
+
+A CSR tensor is ``CsrData(crows, cols, values, shape)``, 2-D ``[rows, cols]``
+or batched 3-D ``[batch, rows, cols]`` as Paddle lays it out: ``crows`` holds
+``batch * (rows + 1)`` entries and restarts from 0 in every batch, while
+``cols`` and ``values`` run over all batches in order.  Columns within a row
+need not be sorted.
+
+The helpers here are xp-generic (numpy or cupy) and never write into their
+inputs: arrays inside tensors are read-only.
+"""
+from typing import NamedTuple
+
+from ..core.xp import xp_of
+from ..funcs.restride import index_dtype, restride
+from ..funcs.shape import INT64_LIMIT, prod
+
+
+class CooData(NamedTuple):
+    """The buffers of a COO tensor."""
+
+    indices: object
+    values: object
+    shape: tuple
+    coalesced: bool = False
+
+    @property
+    def sparse_dim(self):
+        return self.indices.shape[0]
+
+    @property
+    def dense_dim(self):
+        return self.values.ndim - 1
+
+    @property
+    def nnz(self):
+        return self.indices.shape[1]
+
+
+class CsrData(NamedTuple):
+    """The buffers of a 2-D or batched 3-D CSR tensor."""
+
+    crows: object
+    cols: object
+    values: object
+    shape: tuple
+
+    @property
+    def batch(self):
+        return self.shape[0] if len(self.shape) == 3 else 1
+
+    @property
+    def nnz(self):
+        return self.cols.shape[0]
+
+
+def index_rows(indices):
+    """The rows of an index matrix as a list of 1-D views."""
+    return [indices[d] for d in range(indices.shape[0])]
+
+
+def csr_row_ids(x):
+    """Each CSR entry's global row, ``batch * rows + row``, in storage order."""
+    xp = xp_of(x.cols)
+    rows = x.shape[-2]
+    c2 = x.crows.reshape(x.batch, rows + 1)
+    counts = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
+    dtype = index_dtype((x.batch * rows,), x.crows.dtype, xp=xp)
+    return xp.repeat(xp.arange(x.batch * rows, dtype=dtype), counts)
+
+
+def csr_coords(x):
+    """COO coordinates of a CSR tensor's entries, in storage order.
+
+    Parameters
+    ----------
+    x : CsrData
+
+    Returns
+    -------
+    list of 1-D arrays
+        ``[batch,] row, col`` ids, one array per dim, in crows' dtype (``col``
+        is ``x.cols`` itself).
+    """
+    if len(x.shape) == 2:
+        return [csr_row_ids(x), x.cols]
+    xp = xp_of(x.cols)
+    rows = x.shape[-2]
+    c2 = x.crows.reshape(x.batch, rows + 1)
+    counts = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
+    row_ids = xp.repeat(xp.tile(xp.arange(rows, dtype=x.crows.dtype), x.batch), counts)
+    batch_ids = xp.repeat(xp.arange(x.batch, dtype=x.crows.dtype), c2[:, -1])
+    return [batch_ids, row_ids, x.cols]
+
+
+def row_keys(indices, shape):
+    """Each entry's global row, ``batch * rows + row``, of a 2-D/3-D COO index matrix."""
+    if len(shape) == 2:
+        return indices[0]
+    dtype = index_dtype((shape[0] * shape[1],), indices.dtype, xp=xp_of(indices))
+    return restride([indices[0], indices[1]], shape[:2], (shape[0] * shape[1],), dtype=dtype)[0]
+
+
+def crows_from_keys(keys, shape, dtype):
+    """crows of entries whose global rows ``keys`` are sorted ascending.
+
+    Parameters
+    ----------
+    keys : 1-D array
+        ``batch * rows + row`` per entry, non-decreasing.
+    shape : tuple
+        The 2-D or 3-D CSR shape.
+    dtype : dtype
+        The crows dtype.
+    """
+    xp = xp_of(keys)
+    batch, rows = (shape[0] if len(shape) == 3 else 1), shape[-2]
+    bounds = xp.searchsorted(keys, xp.arange(batch * rows + 1, dtype=keys.dtype))
+    first = bounds[::rows][:batch] if rows else xp.zeros(batch, dtype=bounds.dtype)
+    grid = xp.arange(batch)[:, None] * rows + xp.arange(rows + 1)[None, :]
+    return (bounds[grid] - first[:, None]).reshape(-1).astype(dtype)
+
+
+def coo_to_csr_parts(indices, shape, dtype):
+    """CSR crows and cols of a 2-D/3-D COO index matrix; see :func:`csr_from_keys`."""
+    return csr_from_keys(row_keys(indices, shape), indices[-1], shape, dtype)
+
+
+def csr_from_keys(keys, cols, shape, dtype):
+    """crows and cols from each entry's global row and col, sorting rows where needed.
+
+    Parameters
+    ----------
+    keys, cols : 1-D arrays
+        ``batch * rows + row`` and the col of each entry.
+    shape : tuple
+        The 2-D or 3-D CSR shape.
+    dtype : dtype
+        The index dtype of crows and cols.
+
+    Returns
+    -------
+    crows, cols, perm
+        ``perm`` is the stable permutation that orders the entries by row
+        (None when they already are); values follow as ``values[perm]``.
+    """
+    xp = xp_of(keys)
+    perm = None
+    if keys.shape[0] > 1 and bool(xp.any(keys[1:] < keys[:-1])):
+        perm = xp.argsort(keys, kind="stable")
+        keys, cols = keys[perm], cols[perm]
+    return crows_from_keys(keys, shape, dtype), cols.astype(dtype, copy=False), perm
+
+
+def fold_dense(x, k=None):
+    """Move the first ``k`` dense dims of a COO tensor into its sparse dims.
+
+    Every value element of a folded dim becomes a stored entry (zeros
+    included), in the order the values are laid out, so the folded values are
+    ``x.values`` reshaped and a coalesced input stays coalesced.
+
+    Parameters
+    ----------
+    x : CooData
+    k : int, optional
+        How many dense dims to fold; default all of them.
+    """
+    k = x.dense_dim if k is None else k
+    if k == 0:
+        return x
+    xp = xp_of(x.indices)
+    sd = x.sparse_dim
+    block = x.shape[sd:sd + k]
+    n = prod(block)
+    dtype = index_dtype(block, x.indices.dtype, xp=xp)
+    inner = xp.arange(n, dtype=dtype)
+    inner_rows = [inner] if k == 1 else list(restride([inner], (n,), block))
+    indices = xp.empty((sd + k, x.nnz * n), dtype=dtype)
+    indices[:sd] = xp.repeat(x.indices, n, axis=1)
+    for d, r in enumerate(inner_rows):
+        indices[sd + d] = xp.tile(r, x.nnz)
+    values = x.values.reshape((x.nnz * n,) + tuple(x.shape[sd + k:]))
+    return CooData(indices, values, x.shape, x.coalesced)
+
+
+def flat_keys(indices, sparse_shape, op):
+    """Each entry's C-order flat offset within the sparse dims, as int64.
+
+    Raises ValueError naming ``op`` when the sparse dims hold 2**63 or more
+    elements, where an int64 offset cannot exist.
+    """
+    size = prod(sparse_shape)
+    if size >= INT64_LIMIT:
+        raise ValueError(f"{op}: the sparse dims {list(sparse_shape)} hold {size} elements, "
+                         f"more than an int64 offset can address")
+    xp = xp_of(indices)
+    return restride(index_rows(indices), sparse_shape, (size,), dtype=xp.int64)[0]

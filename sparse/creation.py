@@ -1,0 +1,207 @@
+"""Building sparse tensors: from buffers (validated) and from scipy."""
+import numbers
+
+import numpy as np
+
+import dense
+from kernels.core.dtypes import INDEX
+from kernels.core.meta import PLACES
+from kernels.core.tensor import TensorBase
+from kernels.core.xp import place_of, to_place
+from kernels.sparse.data import CooData, CsrData
+from kernels.sparse.validate import check_coo, check_csr
+
+from .tensor import SparseCooTensor, SparseCsrTensor
+
+
+def sparse_coo_tensor(indices, values, shape=None, dtype=None, place=None,
+                      stop_gradient=True):
+    """Build a COO tensor from its indices and values.
+
+    The buffers are copied (dense Tensors, being immutable, are shared), so
+    the caller's arrays are never changed.  Duplicate coordinates are
+    allowed; :meth:`SparseCooTensor.coalesce` sums them.
+
+    Parameters
+    ----------
+    indices : array_like or dense.Tensor
+        Integer, shape [sparse_dim, nnz].  int32 and int64 are kept; other
+        integer dtypes become int64.
+    values : array_like or dense.Tensor
+        Shape [nnz, *dense_dims].
+    shape : list of int, optional
+        The sparse dims followed by the dense dims.  None infers each
+        sparse dim as its largest index plus one, as Paddle does.
+    dtype : str or numpy dtype, optional
+        The values' dtype.
+    place : {'cpu', 'gpu'}, optional
+    stop_gradient : bool
+        False makes the tensor a leaf that receives a gradient.
+
+    Returns
+    -------
+    SparseCooTensor
+
+    Raises
+    ------
+    TypeError
+        Non-integer indices.
+    ValueError
+        Mismatched lengths, a shape of the wrong rank or dense dims, or no
+        entries to infer the shape from.
+    IndexError
+        A negative index or one beyond its dim.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 2.0, 3.0])
+    >>> x.shape, x.nnz(), x.sparse_dim(), x.dense_dim()
+    ([2, 3], 3, 2, 0)
+    """
+    return SparseCooTensor(_coo_data(indices, values, shape, dtype, place), stop_gradient)
+
+
+def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_gradient=True):
+    """Build a 2-D or batched 3-D CSR tensor in Paddle's layout.
+
+    For shape [batch, rows, cols], ``crows`` holds batch * (rows + 1)
+    entries, restarting from 0 in each batch, while ``cols`` and ``values``
+    run over all batches in order.  Columns within a row need not be sorted.
+    The buffers are copied (dense Tensors are shared), never changed.
+
+    Parameters
+    ----------
+    crows, cols : array_like or dense.Tensor
+        Integer, 1-D.  Both become int64 if either is int64, else int32.
+    values : array_like or dense.Tensor
+        1-D, one value per col.
+    shape : list of int
+        [rows, cols] or [batch, rows, cols].
+    dtype : str or numpy dtype, optional
+    place : {'cpu', 'gpu'}, optional
+    stop_gradient : bool
+
+    Returns
+    -------
+    SparseCsrTensor
+
+    Raises
+    ------
+    TypeError
+        Non-integer crows or cols.
+    ValueError
+        A shape that is not 2-D or 3-D, lengths that disagree, or crows that
+        do not start at 0, decrease, or do not end at each batch's nnz.
+    IndexError
+        A col that is negative or not below the number of columns.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_csr_tensor([0, 2, 3], [1, 3, 2], [1.0, 2.0, 3.0], [2, 4])
+    >>> x.to_dense().numpy()
+    array([[0., 1., 0., 2.],
+           [0., 0., 3., 0.]])
+    """
+    op = "sparse_csr_tensor"
+    place = _check_place(place, op)
+    crows = _index_buffer(crows, op, "crows", place)
+    cols = _index_buffer(cols, op, "cols", place)
+    if crows.dtype != cols.dtype:
+        crows, cols = crows.astype(np.int64), cols.astype(np.int64)
+    values = _value_buffer(values, dtype, place)
+    shape = _shape(shape, op)
+    check_csr(crows, cols, values, shape, op)
+    return SparseCsrTensor(CsrData(crows, cols, values, shape), stop_gradient)
+
+
+def from_scipy(m, place=None, stop_gradient=True):
+    """A sparse tensor holding a copy of scipy sparse array or matrix ``m``.
+
+    CSR becomes :class:`SparseCsrTensor`; COO of any rank (n-D
+    ``coo_array`` included) becomes :class:`SparseCooTensor`, coalesced if
+    scipy knows it is canonical.  Other formats are converted to COO first.
+
+    Examples
+    --------
+    >>> import scipy.sparse, sparse
+    >>> m = scipy.sparse.coo_array(([1.0, 2.0], ([0, 2], [1, 0])), shape=(3, 2))
+    >>> x = sparse.from_scipy(m)
+    >>> x.shape, x.indices().numpy().tolist()
+    ([3, 2], [[0, 2], [1, 0]])
+    """
+    import scipy.sparse
+    if not scipy.sparse.issparse(m):
+        raise TypeError(f"from_scipy: expected a scipy sparse array or matrix, got "
+                        f"{type(m).__name__}")
+    if m.format == "csr":
+        return sparse_csr_tensor(m.indptr, m.indices, m.data, m.shape, place=place,
+                                 stop_gradient=stop_gradient)
+    m = m.tocoo()
+    data = _coo_data(np.stack(m.coords), m.data, m.shape, None, place)
+    return SparseCooTensor(data._replace(coalesced=bool(m.has_canonical_format)), stop_gradient)
+
+
+# ---------------------------------------------------------------- inputs
+def _coo_data(indices, values, shape, dtype, place, op="sparse_coo_tensor"):
+    """Validated COO buffers owned by the new tensor (coalesced not yet known)."""
+    place = _check_place(place, op)
+    indices = _index_buffer(indices, op, "indices", place)
+    values = _value_buffer(values, dtype, place)
+    if shape is None:
+        shape = _inferred_shape(indices, values, op)
+    shape = _shape(shape, op)
+    check_coo(indices, values, shape, op)
+    return CooData(indices, values, shape, False)
+
+
+def _check_place(place, op):
+    if place is not None and place not in PLACES:
+        raise ValueError(f"{op}: place {place!r} is not one of {list(PLACES)}")
+    return place
+
+
+def _own(data, place):
+    """A private array for ``data``: a dense Tensor's buffer is shared, anything else copied."""
+    if isinstance(data, TensorBase) and data.layout == "dense":
+        array = data._data()
+    elif type(data).__module__.startswith("cupy"):
+        array = data.copy()
+    else:
+        array = np.array(data, copy=True)
+    return to_place(array, place or place_of(array))
+
+
+def _index_buffer(data, op, name, place):
+    array = _own(data, place)
+    if array.dtype.kind not in "iu" and not (array.size == 0 and array.dtype.kind in "fiu"):
+        raise TypeError(f"{op}: {name} must hold integers, got dtype {array.dtype}")
+    return array if array.dtype in INDEX else array.astype(np.int64)
+
+
+def _value_buffer(data, dtype, place):
+    if isinstance(data, TensorBase) and data.layout == "dense" and (
+            dtype is None or np.dtype(dtype) == data.dtype):
+        return to_place(data._data(), place or data.place)
+    return dense.to_tensor(data, dtype=dtype, place=place)._data()
+
+
+def _shape(shape, op):
+    if isinstance(shape, TensorBase):
+        shape = shape.numpy().tolist()
+    shape = np.asarray(shape).tolist() if isinstance(shape, np.ndarray) else shape
+    if not isinstance(shape, (list, tuple)) or not all(
+            isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in shape):
+        raise TypeError(f"{op}: shape must be a list of ints, got {shape!r}")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{op}: shape {list(shape)} has a negative dim")
+    return tuple(int(s) for s in shape)
+
+
+def _inferred_shape(indices, values, op):
+    if indices.ndim != 2 or indices.shape[1] == 0:
+        raise ValueError(f"{op}: shape=None is inferred from the largest indices, but "
+                         f"indices of shape {list(indices.shape)} hold no entries; pass shape")
+    highs = to_place(indices.max(axis=1), "cpu").tolist()
+    return [max(int(h) + 1, 0) for h in highs] + list(values.shape[1:])

@@ -1,0 +1,256 @@
+"""SparseCooTensor and SparseCsrTensor: immutable sparse tensors with autograd.
+
+Build them with :func:`sparse.sparse_coo_tensor`, :func:`sparse.sparse_csr_tensor`,
+:func:`sparse.from_scipy` or ``dense.Tensor.to_sparse_coo/to_sparse_csr``.
+Their buffers are the kernels' data bundles (:mod:`kernels.sparse.data`);
+``indices()``, ``values()``, ``crows()`` and ``cols()`` are dense Tensors
+sharing that memory.
+"""
+import numpy as np
+
+import dense
+from kernels.core.meta import MetaTensor
+from kernels.core.tensor import TensorBase, register_layout
+from kernels.core.xp import place_of, to_numpy, to_place, xp_of
+from kernels.sparse.convert import coo_of_csr, gather_dense, lookup_values
+from kernels.sparse.data import fold_dense
+
+
+def _freeze(array):
+    """Mark a numpy buffer read-only: tensors are immutable."""
+    if isinstance(array, np.ndarray) and array.flags.writeable:
+        array.flags.writeable = False
+    return array
+
+
+def _api():
+    from . import _generated_api
+    return _generated_api
+
+
+class _SparseTensor(TensorBase):
+    """What COO and CSR tensors share: buffers, attributes, conversions, autograd."""
+
+    def __init__(self, data, stop_gradient=True):
+        self._d = type(data)(*[_freeze(v) for v in data])
+        self._meta = None
+        self._init_autograd(stop_gradient)
+
+    # ------------------------------------------------------------ internals
+    @classmethod
+    def _from_kernel(cls, data, meta):
+        return cls(data)
+
+    def _data(self):
+        return self._d
+
+    def _with_values(self, values):
+        return type(self)(self._d._replace(values=values))
+
+    def _root_grad(self, grad_tensor):
+        """The gradient seed: grad_tensor's value at each stored entry's coordinate."""
+        values = self._d.values
+        if grad_tensor is None:
+            return self._with_values(xp_of(values).ones_like(values))
+        g = grad_tensor
+        if not isinstance(g, TensorBase):
+            g = dense.to_tensor(g)
+        if g.shape != self.shape:
+            raise ValueError(f"backward: grad_tensor has shape {g.shape}, expected "
+                             f"{self.shape} (the tensor's shape)")
+        if g.layout == "dense":
+            got = gather_dense(to_place(g._data(), self.place), self._coords(), "backward")
+        elif g.layout == self.layout and g._same_pattern(self):
+            got = g._d.values
+        else:
+            got = lookup_values(self._coords(), self._d.shape, g._coo(), "backward")
+        return self._with_values(to_place(got, self.place).astype(values.dtype, copy=False))
+
+    def _add_grad(self, other):
+        if not (other.layout == self.layout and other._same_pattern(self)):
+            raise RuntimeError("backward: gradients of one sparse tensor arrived with "
+                               "different sparsity patterns")
+        return self._with_values(self._d.values + other._d.values)
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def shape(self):
+        """The shape as a list of ints, as in Paddle."""
+        return list(self._d.shape)
+
+    @property
+    def dtype(self):
+        """The numpy dtype of the values."""
+        return self._d.values.dtype
+
+    @property
+    def place(self):
+        """'cpu' or 'gpu'."""
+        return place_of(self._d.values)
+
+    @property
+    def ndim(self):
+        return len(self._d.shape)
+
+    def nnz(self):
+        """The number of stored entries (duplicates counted)."""
+        return int(self._d.nnz)
+
+    def values(self):
+        """The stored values as a dense Tensor sharing this tensor's memory."""
+        return dense.Tensor(self._d.values)
+
+    def is_sparse_coo(self):
+        return self.layout == "sparse_coo"
+
+    def is_sparse_csr(self):
+        return self.layout == "sparse_csr"
+
+    # ------------------------------------------------------------ ops
+    def to_dense(self):
+        """See :func:`sparse.to_dense`."""
+        return _api().to_dense(self)
+
+    def to_sparse_csr(self):
+        """See :func:`sparse.to_sparse_csr`; a CSR tensor returns itself."""
+        return self if self.is_sparse_csr() else _api().to_sparse_csr(self)
+
+    def reshape(self, shape, order="C"):
+        """See :func:`sparse.reshape`."""
+        return _api().reshape(self, shape, order)
+
+    def __repr__(self):
+        head = (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
+                f"place=Place({self.place}), stop_gradient={self.stop_gradient}")
+        parts = [f"{name}=" + np.array2string(to_numpy(a), separator=", ", threshold=20,
+                                              prefix=" " * (8 + len(name)))
+                 for name, a in self._buffers()]
+        return head + ",\n       " + ",\n       ".join(parts) + ")"
+
+
+class SparseCooTensor(_SparseTensor):
+    """A COO tensor: indices [sparse_dim, nnz] and values [nnz, *dense_dims]."""
+
+    layout = "sparse_coo"
+
+    @property
+    def meta(self):
+        """Shape, dtype, layout, place and sparse_dim as a MetaTensor."""
+        if self._meta is None:
+            self._meta = MetaTensor(self._d.shape, self.dtype, self.layout, self.place,
+                                    sparse_dim=self._d.sparse_dim)
+        return self._meta
+
+    def indices(self):
+        """The indices [sparse_dim, nnz] as a dense Tensor sharing this tensor's memory."""
+        return dense.Tensor(self._d.indices)
+
+    def sparse_dim(self):
+        """The number of indexed (leading) dims."""
+        return int(self._d.sparse_dim)
+
+    def dense_dim(self):
+        """The number of trailing dims stored densely in each value."""
+        return int(self._d.dense_dim)
+
+    def is_coalesced(self):
+        """True if the coordinates are known unique and sorted in C order."""
+        return bool(self._d.coalesced)
+
+    def coalesce(self):
+        """See :func:`sparse.coalesce`."""
+        return _api().coalesce(self)
+
+    def to_sparse_coo(self, sparse_dim=None):
+        """See :func:`sparse.to_sparse_coo`; None or the current sparse_dim returns itself."""
+        if sparse_dim is None or sparse_dim == self.sparse_dim():
+            return self
+        return _api().to_sparse_coo(self, sparse_dim)
+
+    def to_scipy(self):
+        """A ``scipy.sparse.coo_array`` copy; dense dims are folded into coordinates first."""
+        import scipy.sparse
+        d = fold_dense(self._d)
+        m = scipy.sparse.coo_array((to_numpy(d.values), tuple(to_numpy(d.indices))),
+                                   shape=d.shape)
+        m.has_canonical_format = bool(d.coalesced)
+        return m
+
+    def _coords(self):
+        return self._d.indices
+
+    def _coo(self):
+        return self._d
+
+    def _same_pattern(self, other):
+        return _same(self._d.indices, other._d.indices)
+
+    def _buffers(self):
+        return [("indices", self._d.indices), ("values", self._d.values)]
+
+
+class SparseCsrTensor(_SparseTensor):
+    """A 2-D or batched 3-D CSR tensor in Paddle's layout: crows, cols, values."""
+
+    layout = "sparse_csr"
+
+    @property
+    def meta(self):
+        """Shape, dtype, layout and place as a MetaTensor."""
+        if self._meta is None:
+            self._meta = MetaTensor(self._d.shape, self.dtype, self.layout, self.place)
+        return self._meta
+
+    def crows(self):
+        """The compressed row pointers, batch * (rows + 1) of them, sharing memory."""
+        return dense.Tensor(self._d.crows)
+
+    def cols(self):
+        """The column of each stored value, sharing memory."""
+        return dense.Tensor(self._d.cols)
+
+    def sparse_dim(self):
+        """Every dim of a CSR tensor is sparse."""
+        return self.ndim
+
+    def dense_dim(self):
+        return 0
+
+    def to_sparse_coo(self, sparse_dim=None):
+        """See :func:`sparse.to_sparse_coo`; ``sparse_dim`` must be the rank (the default)."""
+        return _api().to_sparse_coo(self, self.ndim if sparse_dim is None else sparse_dim)
+
+    def to_scipy(self):
+        """A ``scipy.sparse.csr_array`` copy of a 2-D tensor."""
+        import scipy.sparse
+        if self.ndim != 2:
+            raise ValueError(f"to_scipy: scipy has no batched CSR; this tensor has shape "
+                             f"{self.shape}; reshape it to 2-D or use to_sparse_coo()")
+        d = self._d
+        return scipy.sparse.csr_array(
+            (to_numpy(d.values), to_numpy(d.cols), to_numpy(d.crows)), shape=d.shape)
+
+    def _coords(self):
+        return coo_of_csr(self._d).indices
+
+    def _coo(self):
+        return coo_of_csr(self._d)
+
+    def _same_pattern(self, other):
+        return _same(self._d.crows, other._d.crows) and _same(self._d.cols, other._d.cols)
+
+    def _buffers(self):
+        return [("crows", self._d.crows), ("cols", self._d.cols), ("values", self._d.values)]
+
+
+def _same(a, b):
+    """True if two index buffers are one array or hold equal values."""
+    if a is b:
+        return True
+    return a.shape == b.shape and bool(xp_of(a).all(a == b))
+
+
+register_layout("sparse_coo", SparseCooTensor)
+register_layout("sparse_csr", SparseCsrTensor)
+
+__all__ = ["SparseCooTensor", "SparseCsrTensor"]

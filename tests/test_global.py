@@ -1,0 +1,222 @@
+"""Global tensors in one process (a one-rank world): sbp values, shard math,
+signature tables, the ``sbp:`` YAML field and the one-rank runtime.
+
+The multi-rank runs are in tests/test_global_mpi.py.
+"""
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import dense
+import sparse
+from kernels.codegen import load_yaml_dir
+from kernels.codegen.loader import CodegenError, Located
+from kernels.codegen.sbp import check_sbp, parse_sbp
+from kernels.core import dispatch
+from kernels.core.dist import rules
+from kernels.core.dist.sbp import shard_shape, shard_sizes, shard_start
+from kernels.core.meta import MetaTensor
+
+S, B, P = dense.sbp.split, dense.sbp.broadcast, dense.sbp.partial_sum
+YAML = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "yaml")
+
+
+# ---------------------------------------------------------------- sbp and shards
+def test_sbp_values():
+    assert S(2) == S(2) and S(2) != S(1) and B != P
+    assert repr(S(1)) == "sbp.split(axis=1)" and repr(B) == "sbp.broadcast"
+    assert B.dual() == P and P.dual() == B and S(3).dual() == S(3)
+    for bad in (-1, 1.0, True, None):
+        with pytest.raises(ValueError, match="sbp.split"):
+            S(bad)
+
+
+@given(st.integers(0, 50), st.integers(1, 9))
+def test_shards_follow_array_split(n, parts):
+    pieces = np.array_split(np.arange(n), parts)
+    assert shard_sizes(n, parts) == [len(p) for p in pieces]
+    for r, p in enumerate(pieces):
+        assert shard_start(n, parts, r) == (p[0] if len(p) else n - sum(
+            len(q) for q in pieces[r:]))
+    assert shard_shape((4, n), S(1), parts, parts - 1) == (4, len(pieces[-1]))
+    assert shard_shape((4, n), P, parts, 0) == (4, n)
+
+
+def test_placement_one_rank():
+    p = dense.placement()
+    assert p.ranks == (0,) and p.size == 1 and p.is_member and p == dense.placement([0])
+    with pytest.raises(ValueError, match="placement"):
+        dense.placement([1])
+    with pytest.raises(TypeError, match="placement"):
+        dense.placement(["a"])
+
+
+# ---------------------------------------------------------------- signature tables
+def _sigs(ns, name, *args, **kwargs):
+    """{(input sbps, output sbp)} that op ``ns.name`` allows for these inputs."""
+    spec = dispatch.get_op(ns, name)
+    n = len(spec.tensor_args)
+    tensors = [MetaTensor(s, np.int64) if isinstance(s, tuple) else s for s in args[:n]]
+    attrs = dispatch._attrs(spec, list(args[n:]) + [kwargs[a.name] for a in
+                                                    spec.attr_args[len(args) - n:]
+                                                    if a.name in kwargs])
+    outs = dispatch.infer(spec, tensors, attrs)
+    return {(s.ins if n > 1 else s.ins[0], s.outs[0])
+            for s in rules.candidates(spec, tensors, attrs, outs)}
+
+
+def test_expand_signatures_seed_example():
+    got = _sigs("dense", "expand", (4, 3, 1, 2), [2, 4, 3, 4, 2])
+    assert got == {(B, B), (S(0), S(1)), (S(1), S(2)), (S(3), S(4)), (P, P)}
+
+
+def test_repeat_signatures():
+    got = _sigs("dense", "repeat", (5, 3, 4), [2, 1, 1, 3])
+    assert got == {(B, B), (S(0), S(1)), (S(1), S(2)), (P, P)}
+
+
+def test_reshape_signatures():
+    assert _sigs("dense", "reshape", (5, 3, 4), [5, 12]) == {(B, B), (S(0), S(0)), (P, P)}
+    assert _sigs("dense", "reshape", (5, 3, 4), [5, 3, 2, 2]) == {
+        (B, B), (S(0), S(0)), (S(1), S(1)), (P, P)}
+
+
+def test_sum_signatures():
+    assert _sigs("dense", "sum", (5, 3, 7), [1]) == {
+        (B, B), (S(0), S(0)), (S(1), P), (S(2), S(1)), (P, P)}
+    assert _sigs("dense", "sum", (5, 3, 7), [-1], True) == {
+        (B, B), (S(0), S(0)), (S(1), S(1)), (S(2), P), (P, P)}
+    assert _sigs("dense", "sum", (5, 3), None) == {(B, B), (S(0), P), (S(1), P), (P, P)}
+
+
+def test_gather_signatures():
+    index = MetaTensor((2, 3), np.int64)                     # k = 2, batch_dims 0
+    assert _sigs("dense", "gather", (5, 4, 6), index, 1) == {
+        ((B, B), B),
+        ((B, S(0)), S(1)), ((B, S(1)), S(2)),                # index split(i): axis + i
+        ((S(0), B), S(0)),                                   # x split before the axis
+        ((S(1), B), P),                                      # on the axis: partial_sum
+        ((S(2), B), S(3)),                                   # after it: d + k - bd - 1
+        ((P, B), P)}
+    batch = MetaTensor((5, 3), np.int64)                     # batch_dims 1, axis 2
+    assert _sigs("dense", "gather", (5, 4, 6), batch, 2, 1) == {
+        ((B, B), B), ((B, S(1)), S(2)), ((S(0), S(0)), S(0)), ((S(1), B), S(1)),
+        ((S(2), B), P), ((P, B), P)}
+
+
+def test_batch_gather_signatures():
+    index = MetaTensor((4, 3, 3), np.int64)                  # k = 3: axis = bd = 2
+    assert _sigs("dense", "batch_gather", (4, 3, 5, 2), index) == {
+        ((B, B), B), ((B, S(2)), S(2)),                      # not partial_sum
+        ((S(0), S(0)), S(0)), ((S(1), S(1)), S(1)),          # split batch dims
+        ((S(2), B), P), ((S(3), B), S(3)), ((P, B), P)}
+
+
+def test_bool_is_never_partial_sum():
+    x = MetaTensor((4, 3), np.bool_)
+    got = _sigs("dense", "expand", x, [2, 4, 3])
+    assert (P, P) not in got and (S(0), S(1)) in got
+
+
+def test_sparse_reshape_signatures():
+    x = MetaTensor((6, 4), np.float64, "sparse_coo", sparse_dim=2)
+    assert _sigs("sparse", "reshape", x, [3, 8]) == {(B, B), (P, P)}
+
+
+# ---------------------------------------------------------------- the sbp: field
+def _op(name, ns="dense"):
+    return next(d for d in load_yaml_dir(YAML) if d.name == name and d.namespace == ns
+                and not d.is_backward)
+
+
+def _field(rules_, **extra):
+    value = {"rules": Located([Located(r, "t.yaml", 9) for r in rules_], "t.yaml", 8)}
+    value.update({k: Located({n: Located(t, "t.yaml", 10) for n, t in v.items()},
+                             "t.yaml", 10) for k, v in extra.items()})
+    return Located(value, "t.yaml", 7)
+
+
+def test_sbp_field_parses_rules():
+    sbp = parse_sbp(_field(["S(i) -> S(i if keepdim else i - 1) if i > 0", "P -> P"]))
+    first = sbp.rules[0]
+    assert first.ins == (("S", "i"),) and first.cond == "i > 0"
+    assert first.outs == ("S(i if keepdim else i - 1)",)
+
+
+@pytest.mark.parametrize("rule, message", [
+    ("S(i) S(j)", "must read"),
+    ("Q -> B", "must be S\\(name\\), B or P"),
+    ("S(1) -> B", "must be S\\(name\\), B or P"),
+    ("B -> split(0)", "must be S\\(expression\\), B or P"),
+    ("B -> B if (", "not an expression"),
+])
+def test_sbp_field_syntax_errors(rule, message):
+    with pytest.raises(CodegenError, match="t.yaml:9: sbp: .*" + message):
+        parse_sbp(_field([rule]))
+
+
+@pytest.mark.parametrize("rules_, extra, message", [
+    (["B, B -> B"], {}, "has 2 inputs and 1 outputs; the op has 1 Tensor"),
+    (["S(i) -> S(j)"], {}, "uses 'j'"),
+    (["S(i) -> S(i) if x.data[i]"], {}, "reads '.data'"),
+    (["S(i) -> S(i) if [a for a in shape]"], {}, "ListComp is not allowed"),
+    (["P -> P"], {"physical": {"nope": "shape"}}, "physical 'nope' is not an attribute"),
+    (["P -> P"], {"physical": {"shape": "kernels.funcs.missing(x)"}}, "does not exist"),
+    (["P -> P"], {"let": {"x": "1"}}, "shadows"),
+])
+def test_sbp_field_name_errors(rules_, extra, message):
+    op = dataclasses.replace(_op("expand"), sbp=parse_sbp(_field(rules_, **extra)))
+    with pytest.raises(CodegenError, match=message):
+        check_sbp(op)
+
+
+def test_generated_tables_are_attached():
+    assert dispatch.get_op("dense", "expand").extra["sbp"].rules[0].text.startswith("S(i) ->")
+    assert "sbp" not in dispatch.get_op("dense", "expand_grad").extra
+
+
+# ---------------------------------------------------------------- one-rank runtime
+def test_to_global_round_trip_one_rank():
+    x = dense.to_tensor(np.arange(12).reshape(3, 4))
+    g = x.to_global(placement=dense.placement(), sbp=S(1))
+    assert g.is_global and g.sbp == S(1) and g.placement == dense.placement()
+    assert g.shape == [3, 4] and g.ndim == 2 and g.dtype == np.int64
+    assert np.array_equal(g.numpy(), x.numpy())
+    assert np.array_equal(g.to_local().numpy(), x.numpy())
+    assert x.sbp is None and x.placement is None and x.to_local() is x
+    y = g.reshape(4, 3)                       # Tensor methods work on global tensors
+    assert y.is_global and np.array_equal(y.numpy(), x.numpy().reshape(4, 3))
+    assert "GlobalTensor(shape=[3, 4]" in repr(g)
+
+
+def test_to_global_errors():
+    x = dense.to_tensor(np.zeros((2, 3)))
+    with pytest.raises(TypeError, match="needs an sbp"):
+        x.to_global()
+    with pytest.raises(ValueError, match="out of range"):
+        x.to_global(sbp=S(2))
+    with pytest.raises(TypeError, match="bool tensor cannot be partial_sum"):
+        dense.to_tensor(np.zeros(2, bool)).to_global(sbp=P)
+    coo = sparse.sparse_coo_tensor(np.array([[0, 1]]), np.ones((2, 3)), [2, 3])
+    with pytest.raises(ValueError, match="only along a sparse dim"):
+        coo.to_global(sbp=S(1))
+    with pytest.raises(TypeError, match="sparse_csr tensor cannot be global"):
+        coo.to_dense().to_sparse_csr().to_global(sbp=B)
+
+
+def test_global_errors_come_from_logical_infer_meta():
+    g = dense.to_tensor(np.zeros((2, 3))).to_global(sbp=S(0))
+    with pytest.raises(ValueError, match="reshape"):
+        dense.reshape(g, [5])
+
+
+def test_mixed_local_input_is_broadcast_and_gradients_flow():
+    x = dense.to_tensor(np.arange(6.0).reshape(2, 3), stop_gradient=False)
+    g = x.to_global(sbp=S(0))
+    out = dense.sum(g)
+    assert out.sbp == P and out.item() == 15.0
+    out.backward()
+    assert np.array_equal(x.grad.numpy(), np.ones((2, 3)))

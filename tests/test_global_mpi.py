@@ -1,0 +1,47 @@
+"""Multi-rank runs: mpiexec -n 1, 2, 4 of the rank scripts in tests/mpi/."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("mpi4py", reason="the multi-rank tests need the 'mpi' extra "
+                    "(pip install 'phisparse[mpi]')")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def _mpiexec():
+    for d in (os.path.dirname(sys.executable), *os.environ.get("PATH", "").split(os.pathsep)):
+        path = os.path.join(d, "mpiexec")
+        if os.access(path, os.X_OK):
+            return path
+    pytest.fail("mpiexec not found next to python or on PATH; the 'mpi' extra installs "
+                "it with the mpich wheel")
+
+
+def _run(n, script, *python_args, timeout=60):
+    cmd = [_mpiexec(), "-n", str(n), sys.executable, *python_args,
+           os.path.join(HERE, "mpi", script)]
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                          cwd=ROOT)
+    return proc, time.monotonic() - start
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_every_signature_matches_one_process(n):
+    proc, _ = _run(n, "global_checks.py", "-m", "mpi4py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " passed, 0 failed" in proc.stdout
+
+
+@pytest.mark.parametrize("launcher", [("-m", "mpi4py"), ()], ids=["python-m-mpi4py", "hook"])
+def test_a_rank_that_raises_ends_the_job(launcher):
+    proc, took = _run(2, "raise_on_rank.py", *launcher, timeout=30)
+    assert proc.returncode != 0
+    assert "rank 1 fails on purpose" in proc.stderr
+    assert took < 20
