@@ -106,8 +106,16 @@ class Tensor(TensorBase):
         return self.numpy().tolist()
 
     def __array__(self, dtype=None, copy=None):
-        out = self.numpy()
-        return out if dtype is None else out.astype(dtype)
+        """``np.asarray(t)`` is a read-only view of a CPU tensor's data; else a copy."""
+        if self.place != "cpu" or copy or (dtype is not None and np.dtype(dtype) != self.dtype):
+            out = self.numpy()
+            return out if dtype is None else out.astype(dtype, copy=False)
+        return self._array.view()
+
+    def data_ptr(self):
+        """The address of the first element, as in Paddle and torch: equal for shared memory."""
+        a = self._array
+        return a.data.ptr if self.place == "gpu" else a.__array_interface__["data"][0]
 
     def __len__(self):
         if self.ndim == 0:

@@ -2,8 +2,9 @@
 
 It builds sparse tensors from generated data, reshapes them as COO (with and
 without dense dims) and as CSR in C and F order, checks every result against
-scipy, runs backward passes, shows dense reshape, and times one COO reshape
-next to scipy's.  It takes a few seconds and exits non-zero on any mismatch.
+scipy, runs backward passes, shows dense reshape, expand and repeat, and
+times one COO reshape next to scipy's.  It takes a few seconds and exits
+non-zero on any mismatch.
 """
 import sys
 import time
@@ -93,6 +94,17 @@ def tour_dense():
     y.backward()
     _check(f"[2, 4, 6] -> [-1, 0, 3, 2] gives {y.shape}; grad of ones",
            y.shape == [2, 4, 3, 2] and np.array_equal(t.grad.numpy(), np.ones((2, 4, 6))))
+    print("dense expand and repeat (OneFlow/PyTorch semantics)")
+    e = dense.to_tensor(np.ones((1, 4, 1, 2)), stop_gradient=False)
+    e.expand(2, 1, 2, 4, 2, 2).backward()
+    _check("expand [1, 4, 1, 2] -> [2, 1, 2, 4, 2, 2]: grad 8.0 everywhere",
+           np.array_equal(e.grad.numpy(), np.full((1, 4, 1, 2), 8.0)))
+    r = dense.to_tensor(np.arange(6.0).reshape(3, 1, 2), stop_gradient=False)
+    out = r.repeat(2, 1, 3, 0)
+    out.backward()
+    _check(f"repeat [3, 1, 2] by [2, 1, 3, 0] gives {out.shape} = np.tile; zero grad",
+           np.array_equal(out.numpy(), np.tile(r.numpy(), (2, 1, 3, 0)))
+           and not r.grad.numpy().any())
 
 
 def tour_speed(rng):

@@ -7,7 +7,7 @@ import dense
 from kernels.core.dtypes import INDEX
 from kernels.core.meta import PLACES
 from kernels.core.tensor import TensorBase
-from kernels.core.xp import place_of, to_place
+from kernels.core.xp import check_place, place_of, to_place
 from kernels.sparse.data import CooData, CsrData
 from kernels.sparse.validate import check_coo, check_csr
 
@@ -119,9 +119,10 @@ def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_g
 def from_scipy(m, place=None, stop_gradient=True):
     """A sparse tensor holding a copy of scipy sparse array or matrix ``m``.
 
-    CSR becomes :class:`SparseCsrTensor`; COO of any rank (n-D
+    2-D CSR becomes :class:`SparseCsrTensor`; COO of any rank (n-D
     ``coo_array`` included) becomes :class:`SparseCooTensor`, coalesced if
-    scipy knows it is canonical.  Other formats are converted to COO first.
+    scipy knows it is canonical.  Other formats (1-D CSR included) are
+    converted to COO first.
 
     Examples
     --------
@@ -135,7 +136,8 @@ def from_scipy(m, place=None, stop_gradient=True):
     if not scipy.sparse.issparse(m):
         raise TypeError(f"from_scipy: expected a scipy sparse array or matrix, got "
                         f"{type(m).__name__}")
-    if m.format == "csr":
+    _check_place(place, "from_scipy")
+    if m.format == "csr" and m.ndim == 2:
         return sparse_csr_tensor(m.indptr, m.indices, m.data, m.shape, place=place,
                                  stop_gradient=stop_gradient)
     m = m.tocoo()
@@ -159,6 +161,7 @@ def _coo_data(indices, values, shape, dtype, place, op="sparse_coo_tensor"):
 def _check_place(place, op):
     if place is not None and place not in PLACES:
         raise ValueError(f"{op}: place {place!r} is not one of {list(PLACES)}")
+    check_place(place, op)
     return place
 
 

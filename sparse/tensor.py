@@ -60,8 +60,8 @@ class _SparseTensor(TensorBase):
                              f"{self.shape} (the tensor's shape)")
         if g.layout == "dense":
             got = gather_dense(to_place(g._data(), self.place), self._coords(), "backward")
-        elif g.layout == self.layout and g._same_pattern(self):
-            got = g._d.values
+        elif g.layout == self.layout and self._unique() and g._same_pattern(self):
+            got = g._d.values   # one entry per coordinate: the values are the lookup
         else:
             got = lookup_values(self._coords(), self._d.shape, g._coo(), "backward")
         return self._with_values(to_place(got, self.place).astype(values.dtype, copy=False))
@@ -168,16 +168,23 @@ class SparseCooTensor(_SparseTensor):
         return _api().to_sparse_coo(self, sparse_dim)
 
     def to_scipy(self):
-        """A ``scipy.sparse.coo_array`` copy; dense dims are folded into coordinates first."""
+        """A ``scipy.sparse.coo_array`` copy; dense dims are folded into coordinates first.
+
+        scipy has no float16, so float16 values become float32 (exactly).
+        """
         import scipy.sparse
         d = fold_dense(self._d)
-        m = scipy.sparse.coo_array((to_numpy(d.values), tuple(to_numpy(d.indices))),
+        m = scipy.sparse.coo_array((_scipy_values(d.values), tuple(to_numpy(d.indices))),
                                    shape=d.shape)
         m.has_canonical_format = bool(d.coalesced)
         return m
 
     def _coords(self):
         return self._d.indices
+
+    def _unique(self):
+        """True if no two entries are known to share a coordinate."""
+        return bool(self._d.coalesced)
 
     def _coo(self):
         return self._d
@@ -221,17 +228,21 @@ class SparseCsrTensor(_SparseTensor):
         return _api().to_sparse_coo(self, self.ndim if sparse_dim is None else sparse_dim)
 
     def to_scipy(self):
-        """A ``scipy.sparse.csr_array`` copy of a 2-D tensor."""
+        """A ``scipy.sparse.csr_array`` copy of a 2-D tensor (float16 becomes float32)."""
         import scipy.sparse
         if self.ndim != 2:
             raise ValueError(f"to_scipy: scipy has no batched CSR; this tensor has shape "
                              f"{self.shape}; reshape it to 2-D or use to_sparse_coo()")
         d = self._d
         return scipy.sparse.csr_array(
-            (to_numpy(d.values), to_numpy(d.cols), to_numpy(d.crows)), shape=d.shape)
+            (_scipy_values(d.values), to_numpy(d.cols), to_numpy(d.crows)), shape=d.shape)
 
     def _coords(self):
         return coo_of_csr(self._d).indices
+
+    def _unique(self):
+        """CSR keeps no coalesced flag, so entries may share a coordinate."""
+        return False
 
     def _coo(self):
         return coo_of_csr(self._d)
@@ -241,6 +252,12 @@ class SparseCsrTensor(_SparseTensor):
 
     def _buffers(self):
         return [("crows", self._d.crows), ("cols", self._d.cols), ("values", self._d.values)]
+
+
+def _scipy_values(values):
+    """A host copy of ``values`` in a dtype scipy.sparse supports (float16 -> float32)."""
+    out = to_numpy(values)
+    return out.astype(np.float32) if out.dtype == np.float16 else out
 
 
 def _same(a, b):

@@ -18,7 +18,7 @@ from kernels.gpu import SOURCE_DIR, cu_files
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ["test_cuda_restride.py", "test_cuda_csr.py", "test_cuda_broadcast.py",
-          "test_cuda_gather.py"]
+          "test_cuda_gather.py", "test_cuda_registered.py"]
 
 
 @pytest.fixture(scope="module")

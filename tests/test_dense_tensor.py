@@ -67,6 +67,19 @@ def test_numpy_returns_a_free_copy():
     assert t.numpy()[0] == 0.0
 
 
+def test_asarray_is_a_read_only_view_and_data_ptr_shows_sharing():
+    t = dense.to_tensor(np.arange(6.0))
+    r = dense.reshape(t, [2, 3])           # reshape shares memory with its input
+    view = np.asarray(r)
+    assert np.shares_memory(view, np.asarray(t)) and r.data_ptr() == t.data_ptr()
+    with pytest.raises(ValueError):
+        view[0, 0] = 1.0
+    free = np.array(r)                     # np.array copies
+    free[0, 0] = 7.0
+    assert t.numpy()[0] == 0.0 and np.asarray(t, dtype=np.float32).dtype == np.float32
+    assert dense.to_tensor(np.arange(6.0)).data_ptr() != t.data_ptr()
+
+
 def test_ops_on_raw_arrays_do_not_touch_caller_flags():
     a = np.arange(6.0)
     out = dense.reshape(a, [2, 3])

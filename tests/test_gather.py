@@ -385,3 +385,32 @@ def test_property_matches_take_along_axis(case):
 def test_docstring_examples_run(module):
     res = doctest.testmod(module)
     assert res.failed == 0 and res.attempted > 0
+
+
+@pytest.mark.parametrize("blocks", ["default", "one thread", "tiny"])
+@given(gather_cases(), st.integers(0, 2**16))
+def test_property_split_axis_partials_add_up(blocks, case, cut_seed):
+    x_shape, index, axis, batch_dims, seed = case
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(x_shape)
+    ax = axis % len(x_shape)
+    n = x_shape[ax]
+    cuts = np.sort(np.random.default_rng(cut_seed).integers(0, n + 1, 2))
+    bounds = [0, *cuts, n]  # three ranks, some may hold no rows
+    shards = [(lo, np.take(x, np.arange(lo, hi), axis=ax)) for lo, hi in zip(bounds, bounds[1:])]
+    full = gather_ref(x, index, axis, batch_dims)
+    g = rng.standard_normal(full.shape)
+    with pytest.MonkeyPatch.context() as mp:
+        if blocks == "one thread":
+            mp.setenv("PHISPARSE_NUM_THREADS", "1")
+        if blocks == "tiny":
+            mp.setattr(gather_kernels, "BLOCK_ELEMENTS", 5)
+            mp.setattr(gather_kernels, "MIN_BYTES_PER_THREAD", 1)
+        parts = [gather_local(xs, index, axis, batch_dims, offset=lo, size=n)
+                 for lo, xs in shards]
+        grads = [gather_grad_local(xs.shape, index, g, axis, batch_dims, offset=lo, size=n)
+                 for lo, xs in shards]
+    assert np.array_equal(sum(parts), full)
+    np.testing.assert_allclose(np.concatenate(grads, axis=ax),
+                               scatter_add_ref(x_shape, index, g, axis, batch_dims),
+                               rtol=1e-12, atol=1e-12)

@@ -54,6 +54,14 @@ def test_shape_of_wrong_type_raises_type_error(bad):
         dense.reshape(_x((6,)), bad)
 
 
+def test_shape_list_may_hold_one_element_integer_tensors_as_in_paddle():
+    x = _x((24,))
+    assert dense.reshape(x, [dense.to_tensor(6), 4]).shape == [6, 4]
+    assert x.reshape(dense.to_tensor(np.array([2], np.int32)), -1).shape == [2, 12]
+    with pytest.raises(TypeError, match="reshape: argument 'shape'"):
+        dense.reshape(x, [dense.to_tensor(6.0), 4])
+
+
 def test_non_tensor_input_raises_type_error():
     with pytest.raises(TypeError, match="reshape: argument 'x' must be a Tensor"):
         dense.reshape([1, 2, 3], [3])
@@ -62,6 +70,17 @@ def test_non_tensor_input_raises_type_error():
 def test_infer_meta_touches_no_data():
     meta = dense.reshape.infer_meta(MetaTensor((2, 0, 3), np.int16), [-1, 2])
     assert meta == MetaTensor((0, 2), np.int16, "dense", "cpu")
+
+
+def test_infer_meta_takes_keywords_and_defaults_like_the_api():
+    meta = MetaTensor((4, 6), np.float32)
+    assert dense.sum.infer_meta(meta, axis=[1], keepdim=True).shape == (4, 1)
+    assert dense.sum.infer_meta(x=meta).shape == ()
+    assert dense.reshape.infer_meta(meta, shape=[-1]).shape == (24,)
+    coo = MetaTensor((4, 6), np.float32, "sparse_coo", sparse_dim=2)
+    assert sparse.reshape.infer_meta(coo, [6, 4], order="F").shape == (6, 4)
+    with pytest.raises(TypeError, match="reshape.infer_meta"):
+        dense.reshape.infer_meta(meta, [24], bogus=1)
 
 
 def test_reshape_shares_memory_with_its_input():

@@ -87,6 +87,21 @@ def test_sparse_out_grad_of_another_pattern_is_looked_up_by_coordinate():
     np.testing.assert_array_equal(x.grad.values().numpy(), [11.0, 7.0, 0.0, 20.0, 11.0])
 
 
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_grad_tensor_with_duplicates_counts_by_coordinate_even_on_the_same_pattern(layout):
+    # x's own pattern (with (0, 2) twice) as grad_tensor: every entry gets the
+    # dense grad_tensor's value at its coordinate, as for any other pattern
+    w = np.arange(1.0, 6.0)
+    if layout == "coo":
+        x, g = _leaf_coo(), sparse.sparse_coo_tensor(IDX, w, [4, 4])
+    else:
+        x = sparse.sparse_csr_tensor([0, 2, 2], [1, 1], [1.0, 2.0], [2, 3], stop_gradient=False)
+        g = sparse.sparse_csr_tensor([0, 2, 2], [1, 1], w[:2], [2, 3])
+    x.backward(g)
+    coords = tuple(x.to_sparse_coo().indices().numpy())
+    np.testing.assert_array_equal(x.grad.values().numpy(), g.to_dense().numpy()[coords])
+
+
 def test_sparse_out_grad_with_dense_dims_is_looked_up():
     x = sparse.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], [3, 2],
                                  stop_gradient=False)

@@ -287,6 +287,13 @@ def test_from_scipy_matrices_and_other_formats():
         sparse.from_scipy(d)
 
 
+def test_from_scipy_1d_csr_array_becomes_coo():
+    v = np.array([1.0, 0.0, 2.0])
+    x = sparse.from_scipy(sp.csr_array(v))       # CSR tensors are 2-D or 3-D only
+    assert x.is_sparse_coo() and x.shape == [3]
+    np.testing.assert_array_equal(x.to_dense().numpy(), v)
+
+
 def test_from_scipy_copies():
     m = sp.csr_array(np.array([[0.0, 1.0], [2.0, 0.0]]))
     x = sparse.from_scipy(m)
@@ -311,6 +318,14 @@ def test_csr_to_scipy_is_2d_only():
     np.testing.assert_array_equal(m.toarray(), d)
     with pytest.raises(ValueError, match="to_scipy"):
         dense.to_tensor(np.ones((2, 2, 2))).to_sparse_csr().to_scipy()
+
+
+def test_to_scipy_of_float16_gives_float32_exactly():
+    d = np.array([[0.0, 1.5], [-2.25, 0.0]], np.float16)
+    coo = dense.to_tensor(d).to_sparse_coo(2)
+    for m in (coo.to_scipy(), coo.to_sparse_csr().to_scipy()):
+        assert m.dtype == np.float32
+        np.testing.assert_array_equal(m.toarray(), d.astype(np.float32))
 
 
 def test_repr_is_paddle_like():

@@ -6,5 +6,6 @@ def test_tour_runs_and_reports(capsys):
     assert main() == 0
     text = capsys.readouterr().out
     assert "FAIL" not in text and "all checks passed" in text
-    for part in ("COO reshape", "CSR reshape", "backward", "dense reshape", "speed"):
+    for part in ("COO reshape", "CSR reshape", "backward", "dense reshape", "expand", "repeat",
+                 "speed"):
         assert part in text

@@ -1,5 +1,6 @@
 """Dispatch: infer-meta, kernel selection, wrapping, autograd recording."""
 import importlib
+import inspect
 import numbers
 
 import numpy as np
@@ -53,6 +54,14 @@ def _as_input(value, spec, arg):
                     f"array, got {type(value).__name__}")
 
 
+def _int_item(v):
+    """A one-element integer dense Tensor in a list of ints stands for its value (Paddle)."""
+    if isinstance(v, TensorBase) and v.layout == "dense" and v.dtype.kind in "iu" \
+            and v._data().size == 1:
+        return v.numpy().reshape(()).item()
+    return v
+
+
 def _int_list(value, spec, arg):
     if type(value) in (list, tuple) and all(type(v) is int for v in value):
         return tuple(value)
@@ -68,6 +77,7 @@ def _int_list(value, spec, arg):
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{spec.name}: argument '{arg.name}' must be a list of ints, "
                         f"got {type(value).__name__}")
+    value = [_int_item(v) for v in value]
     for v in value:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must hold ints, got "
@@ -135,12 +145,23 @@ def infer(spec, metas, attrs):
 
 def meta_binding(spec):
     """A function computing ``spec``'s output metadata from tensors or MetaTensors."""
-    def infer_meta(*args):
-        n = len(spec.tensor_args)
-        metas = [_meta(_as_input(v, spec, a)) for v, a in zip(args[:n], spec.tensor_args)]
-        attrs = _attrs(spec, list(args[n:]))
+    signature = inspect.Signature([
+        inspect.Parameter(a.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          default=a.default if a.has_default else inspect.Parameter.empty)
+        for a in spec.args])
+
+    def infer_meta(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{spec.name}.infer_meta: {exc}") from None
+        bound.apply_defaults()
+        values = bound.arguments
+        metas = [_meta(_as_input(values[a.name], spec, a)) for a in spec.tensor_args]
+        attrs = _attrs(spec, [values[a.name] for a in spec.attr_args])
         out = infer(spec, metas, attrs)
         return out[0] if len(out) == 1 else out
+    infer_meta.__signature__ = signature
     infer_meta.__name__ = f"{spec.name}_meta"
     infer_meta.__doc__ = f"Output metadata of '{spec.qualname}', computed without data."
     return infer_meta

@@ -29,15 +29,21 @@ def gpu_ready():
     return (True, "") if ok else (False, "cupy is installed but no CUDA GPU is available")
 
 
+def check_place(place, op):
+    """Raise RuntimeError naming what is missing if ``place`` is 'gpu' and no GPU is usable."""
+    if place == "gpu":
+        ok, why = gpu_ready()
+        if not ok:
+            raise RuntimeError(f"{op}: place 'gpu' is unavailable: {why}")
+
+
 def to_place(array, place, op="to_tensor"):
     """Move ``array`` to ``place`` ('cpu' or 'gpu'), copying only when it must move."""
     if place == place_of(array):
         return array
     if place == "cpu":
         return array.get()
-    ok, why = gpu_ready()
-    if not ok:
-        raise RuntimeError(f"{op}: place 'gpu' is unavailable: {why}")
+    check_place(place, op)
     import cupy
     return cupy.asarray(array)
 

@@ -11,7 +11,7 @@ from ..funcs.sum_to_shape import sum_to_shape
 from ..infermeta.expand import resolve_expand
 
 
-@register_kernel("expand", backends=("cpu", "gpu"), dtypes=ALL)
+@register_kernel("expand", dtypes=ALL)
 def expand(x, shape):
     """x broadcast to ``shape`` (-1 keeps a dim), as a new contiguous array."""
     return expand_copy(x, resolve_expand(x.shape, shape))
@@ -21,3 +21,6 @@ def expand(x, shape):
 def expand_grad(x, out_grad, shape):
     """out_grad summed back to x's shape; ``x`` is metadata only (no_need_buffer)."""
     return sum_to_shape(out_grad, x.shape)
+
+
+from ..gpu import ops as _gpu_ops  # noqa: E402,F401  (the 'gpu' kernels: kernels/gpu/ops.py)

@@ -15,6 +15,8 @@ The primitive also takes the seed's ``offset``: x may hold only the slice
 gives a zero row (forward) or contributes nothing (gradient), so the results
 of all slices sum to the full gather (a partial sum).
 """
+import threading
+
 import numpy as np
 from scipy.sparse import csr_array
 
@@ -23,13 +25,16 @@ from ..core.registry import register_kernel
 from ..funcs import pool
 from ..funcs.gather_view import OffsetHelper, gather_view
 from ..funcs.shape import prod
-from ..funcs.threads import MIN_BYTES_PER_THREAD, num_threads, run_parallel
+from ..funcs.threads import num_threads, run_parallel
 
 #: A block moves at most this many elements and this many rows: big enough
 #: that Python's per-block cost vanishes, small enough that its row numbers
 #: stay a small temporary.
 BLOCK_ELEMENTS = 1 << 21
 MAX_BLOCK_ROWS = 1 << 16
+#: Threads split work only above this many bytes each: below it, waking a
+#: thread (late, on a busy machine) costs more than it saves.
+MIN_BYTES_PER_THREAD = 8 << 20
 
 
 def checked_index(index, size, axis, op="gather"):
@@ -82,10 +87,15 @@ def _row_items(a, inner):
     return a.reshape(-1, inner).view(np.dtype((np.void, inner * a.itemsize))).reshape(-1)
 
 
-def _step(n_items, per_item, parts):
-    """Items per block: at most a block's worth, and at least ``parts`` blocks."""
+def _lanes(nbytes):
+    """Threads worth using on ``nbytes`` of work."""
+    return max(1, min(num_threads(), nbytes // MIN_BYTES_PER_THREAD))
+
+
+def _step(n_items, per_item, lanes):
+    """Items per block: at most a block's worth, and a few blocks per lane when threaded."""
     cap = max(1, min(MAX_BLOCK_ROWS, BLOCK_ELEMENTS // max(per_item, 1)))
-    return max(1, min(cap, -(-n_items // parts)))
+    return max(1, min(cap, -(-n_items // (1 if lanes == 1 else 4 * lanes))))
 
 
 def _rectangles(n_rows, n_cols, per):
@@ -107,27 +117,38 @@ def _rectangles(n_rows, n_cols, per):
             for r0 in range(0, n_rows, r_step) for c0 in range(0, n_cols, c_step)]
 
 
-def _in_parallel(fn, blocks, nbytes):
-    """Call ``fn(*block)`` for every block, on threads when ``nbytes`` of work pay for it."""
-    def run(piece):
-        for block in piece:
+def _in_parallel(fn, blocks, lanes):
+    """Call ``fn(*block)`` for every block, on up to ``lanes`` threads.
+
+    Threads take the next block from a shared queue, so when a thread starts
+    late (a busy machine) the others do its share instead of waiting for it.
+    """
+    todo, lock = iter(blocks), threading.Lock()
+
+    def run(_):
+        while True:
+            with lock:
+                block = next(todo, None)
+            if block is None:
+                return
             fn(*block)
-    n = len(blocks)
-    parts = max(1, min(n, num_threads(), nbytes // MIN_BYTES_PER_THREAD))
-    run_parallel(run, [blocks[n * k // parts:n * (k + 1) // parts] for k in range(parts)])
+
+    run_parallel(run, [None] * max(1, min(len(blocks), lanes)))
 
 
 def _zeros(shape, dtype):
     """Zeros in a pooled output, cleared as bytes: one large memset per thread.
 
-    A memset this large uses non-temporal stores, which skip reading the
-    memory first; a block-by-block fill would not.
+    ``fill(0)`` on bytes is a memset, several times faster than on floats,
+    and one large enough (tens of MB) uses non-temporal stores, which skip
+    reading the memory first; block-by-block fills would not.
     """
     out = pool.empty(shape, dtype)
     raw = out.reshape(-1).view(np.uint8)
-    step = -(-raw.size // num_threads())
+    lanes = _lanes(raw.size)
+    step = -(-raw.size // lanes)
     _in_parallel(lambda lo: raw[lo:lo + step].fill(0), [(lo,) for lo in range(0, raw.size, step)],
-                 raw.size)
+                 lanes)
     return out
 
 
@@ -144,33 +165,38 @@ class _RowMap:
         self._batch_of = OffsetHelper(view.batch, view.outer)
         self._x_rows = OffsetHelper(self.groups, view.size)
 
-    def blocks(self):
+    def blocks(self, lanes):
         """Rectangles ``(q0, q1, p0, p1)`` of (group, position) covering all output rows.
 
-        Each holds at most a block of rows, and there is at least one per
-        thread when there are enough rows; one spans several groups only
-        when it spans whole groups, so its output rows are contiguous.
+        Each holds at most a block of rows, and there are a few per lane
+        when threaded; one spans several groups only when it spans whole
+        groups, so its output rows are contiguous.
         """
         per_batch = self.view.per_batch
-        per = _step(self.groups * per_batch, self.view.inner, num_threads())
+        per = _step(self.groups * per_batch, self.view.inner, lanes)
         return _rectangles(self.groups, per_batch, per)
 
     def rows(self, q0, q1, p0, p1):
         """``(out_rows, x_rows, idx)`` of one block.
 
         ``out_rows`` is the slice of output rows, ``x_rows`` the x row each
-        reads (out of range where the index is outside the local slice) and
-        ``idx`` the local index values, flat.
+        reads, ``(groups, positions)`` (out of range where the index is
+        outside the local slice), and ``idx`` the local index values, which
+        broadcast to that shape.
         """
         q = np.arange(q0, q1)
-        idx = self.local[self._batch_of.to_nd(q)[0], p0:p1]
-        x_rows = self._x_rows.to_offset(q[:, None], idx).reshape(-1)
+        b0, b1 = self._batch_of.to_nd(q0)[0], self._batch_of.to_nd(q1 - 1)[0] + 1
+        if b1 - b0 == 1 or self.view.outer == 1:  # one batch, or one group per batch: a view
+            idx = self.local[b0:b1, p0:p1]
+        else:
+            idx = self.local[self._batch_of.to_nd(q)[0], p0:p1]
         per_batch = self.view.per_batch
-        return slice(q0 * per_batch + p0, (q1 - 1) * per_batch + p1), x_rows, idx.reshape(-1)
+        return (slice(q0 * per_batch + p0, (q1 - 1) * per_batch + p1),
+                self._x_rows.to_offset(q[:, None], idx), idx)
 
-    def outside(self, idx):
-        """Mask of local index values outside the local slice."""
-        return (idx < 0) | (idx >= self.view.size)
+    def outside(self, idx, shape):
+        """Flat mask of the index values outside the local slice, broadcast to ``shape``."""
+        return np.broadcast_to((idx < 0) | (idx >= self.view.size), shape).reshape(-1)
 
 
 # ---------------------------------------------------------------- forward
@@ -213,11 +239,12 @@ def gather_local(x, index, axis=None, batch_dims=0, offset=0, size=None, op="gat
 
     def block(*rect):
         out_rows, x_rows, idx = row_map.rows(*rect)
-        np.take(xv, x_rows, out=outv[out_rows], mode="clip")
+        np.take(xv, x_rows.reshape(-1), out=outv[out_rows], mode="clip")
         if split:
-            outr[out_rows][row_map.outside(idx)] = 0
+            outr[out_rows][row_map.outside(idx, x_rows.shape)] = 0
 
-    _in_parallel(block, row_map.blocks(), out.nbytes)
+    lanes = _lanes(out.nbytes)
+    _in_parallel(block, row_map.blocks(lanes), lanes)
     return out
 
 
@@ -253,15 +280,17 @@ def gather_grad_local(x_shape, index, out_grad, axis=None, batch_dims=0, offset=
     def put(*rect):
         out_rows, x_rows, idx = row_map.rows(*rect)
         if split:
-            keep = ~row_map.outside(idx)
-            np.put(xv, x_rows[keep], gv[out_rows][keep])
+            keep = ~row_map.outside(idx, x_rows.shape)
+            np.put(xv, x_rows.reshape(-1)[keep], gv[out_rows][keep])
         else:
-            np.put(xv, x_rows, gv[out_rows], mode="clip")
+            np.put(xv, x_rows.reshape(-1), gv[out_rows], mode="clip")
 
-    _in_parallel(put, row_map.blocks(), out_grad.nbytes)
-    per = _step(row_map.groups, dups.rows_per_group * view.inner, num_threads())
+    lanes = _lanes(out_grad.nbytes)
+    _in_parallel(put, row_map.blocks(lanes), lanes)
+    lanes = _lanes(dups.nbytes)
+    per = _step(row_map.groups, dups.rows_per_group * view.inner, lanes)
     _in_parallel(lambda *block: dups.overwrite(xv, gv, *block),
-                 _rectangles(view.batch, view.outer, per), dups.nbytes)
+                 _rectangles(view.batch, view.outer, per), lanes)
     return x_grad
 
 
@@ -351,3 +380,6 @@ def batch_gather_grad(x, index, out_grad):
     """Scatter-add of ``out_grad``; ``x`` is metadata only (no_need_buffer)."""
     bd = index.ndim - 1
     return gather_grad_local(x.shape, index, out_grad, bd, bd, op="batch_gather_grad")
+
+
+from ..gpu import ops as _gpu_ops  # noqa: E402,F401  (the 'gpu' kernels: kernels/gpu/ops.py)

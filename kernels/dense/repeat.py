@@ -12,7 +12,7 @@ from ..funcs.broadcast import copy_into, expand_copy, repeat_as_expand
 from ..infermeta.expand import resolve_repeat
 
 
-@register_kernel("repeat", backends=("cpu", "gpu"), dtypes=ALL)
+@register_kernel("repeat", dtypes=ALL)
 def repeat(x, repeats):
     """x tiled ``repeats`` times per dim: reshape, expand, reshape."""
     in_r, exp, out_r = repeat_as_expand(x.shape, repeats)
@@ -46,3 +46,6 @@ def _double(out, d, count):
         n = min(filled, count - filled)
         copy_into(out[head + (slice(filled, filled + n),)], out[head + (slice(0, n),)])
         filled += n
+
+
+from ..gpu import ops as _gpu_ops  # noqa: E402,F401  (the 'gpu' kernels: kernels/gpu/ops.py)

@@ -5,6 +5,8 @@ Every ``.cu`` file here holds ``extern "C"`` kernels only, has no
 The launchers in :mod:`kernels.gpu.launch` take an execution backend
 (:class:`kernels.gpu.backend.CupyBackend` on a GPU; the tests add a CPU
 emulator of the same source), so one launcher body serves both.
+:mod:`kernels.gpu.ops` (dense) and :mod:`kernels.gpu.sparse_ops` register
+the kernels that run them under backend 'gpu'.
 """
 from pathlib import Path
 

@@ -103,3 +103,23 @@ class CupyBackend:
                 code=read_source(file), options=NVRTC_OPTIONS)
         return self._modules[file].get_function(name)
 
+
+
+_device = None
+
+
+def device():
+    """The process's :class:`CupyBackend`, created on first use.
+
+    The registered 'gpu' kernels launch through it; importing them never
+    needs a GPU. Tests substitute an emulator by setting ``_device``.
+
+    Raises
+    ------
+    RuntimeError
+        On first use without a usable GPU (see :func:`require_gpu`).
+    """
+    global _device
+    if _device is None:
+        _device = CupyBackend()
+    return _device

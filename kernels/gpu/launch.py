@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from kernels.funcs.portable import check_index
 from kernels.gpu.backend import launch_config
 
 INT32_MAX = 2**31 - 1
@@ -299,9 +300,9 @@ def repeat(backend, x, repeats, grid=None, block=None):
 def check_gather_index(xp, index, size, axis=0, op="gather"):
     """Bounds pre-pass: raise before any kernel runs, then wrap negatives.
 
-    A min/max reduction (one cupy reduction each on a GPU) finds whether any
-    value lies outside ``[-size, size)``; only then is the first bad
-    position located, for the message.
+    :func:`kernels.funcs.portable.check_index` runs a min/max reduction (one
+    cupy reduction each on a GPU) and raises the CPU kernels' IndexError,
+    word for word, when any value lies outside ``[-size, size)``.
 
     Parameters
     ----------
@@ -324,21 +325,14 @@ def check_gather_index(xp, index, size, axis=0, op="gather"):
     --------
     >>> check_gather_index(np, np.array([0, -1]), 3)
     array([0, 2])
-    >>> check_gather_index(np, np.array([[0, 1], [5, 0]]), 3)
+    >>> check_gather_index(np, np.array([[0, 1], [5, 0]]), 3)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    IndexError: gather: index 5 at position (1, 0) is out of range [-3, 3) for axis 0
+    IndexError: gather: index 5 at position (1, 0) is out of range for axis 0 of size 3; ...
     """
     _index_suffix(op, "index", index.dtype)
-    if index.size == 0:
-        return index
-    low, high = int(index.min()), int(index.max())
-    if low < -size or high >= size:
-        flat = int(xp.argmax(((index < -size) | (index >= size)).reshape(-1)))
-        where = tuple(int(i) for i in np.unravel_index(flat, index.shape))
-        raise IndexError(f"{op}: index {int(index.reshape(-1)[flat])} at position "
-                         f"{where} is out of range [-{size}, {size}) for axis {axis}")
-    if low >= 0:
+    low = check_index(index, size, axis, op)
+    if low is None or low >= 0:
         return index
     if size > INT32_MAX:
         index = index.astype(np.int64)
@@ -364,7 +358,7 @@ def _gather_geometry(op, x_shape, index_shape, axis, batch_dims):
 
 
 def gather(backend, x, index, axis=None, batch_dims=0, offset=0,
-           gather_size=None, grid=None, block=None):
+           gather_size=None, op="gather", grid=None, block=None):
     """tf.gather with ``batch_dims``, through the [B, O, P, I] primitive.
 
     Parameters
@@ -380,6 +374,8 @@ def gather(backend, x, index, axis=None, batch_dims=0, offset=0,
     batch_dims : int
         Leading dims shared by ``x`` and ``index``; negative counts from
         the end of ``index``.
+    op : str
+        The op named in the bounds pre-pass's IndexError.
 
     Returns
     -------
@@ -392,7 +388,7 @@ def gather(backend, x, index, axis=None, batch_dims=0, offset=0,
         "gather", x.shape, index.shape, axis, batch_dims)
     local_size = x.shape[axis]
     size = local_size if gather_size is None else int(gather_size)
-    index = check_gather_index(backend.xp, index, size, axis)
+    index = check_gather_index(backend.xp, index, size, axis, op)
     words, suffix = _words(backend.xp, x)
     k = words.shape[-1]
     out = backend.xp.empty(out_shape + (k,), dtype=words.dtype)
@@ -405,7 +401,7 @@ def gather(backend, x, index, axis=None, batch_dims=0, offset=0,
 
 
 def gather_grad(backend, out_grad, index, x_shape, axis=None, batch_dims=0,
-                offset=0, gather_size=None, grid=None, block=None):
+                offset=0, gather_size=None, op="gather_grad", grid=None, block=None):
     """Gradient of :func:`gather`: scatter-add ``out_grad`` into zeros of ``x_shape``.
 
     Atomic policy: float32 and float64 use the native ``atomicAdd``
@@ -421,7 +417,7 @@ def gather_grad(backend, out_grad, index, x_shape, axis=None, batch_dims=0,
     Parameters
     ----------
     out_grad : xp array of the gather's output shape
-    index, axis, batch_dims, offset, gather_size
+    index, axis, batch_dims, offset, gather_size, op
         As given to :func:`gather`; ``x_shape`` is the local slice's shape.
 
     Returns
@@ -440,7 +436,7 @@ def gather_grad(backend, out_grad, index, x_shape, axis=None, batch_dims=0,
                         f"float16/32/64 or complex64/128")
     work, k = _GRAD_WORK[np.dtype(out_grad.dtype)]
     size = x_shape[axis] if gather_size is None else int(gather_size)
-    index = check_gather_index(xp, index, size, axis, op="gather_grad")
+    index = check_gather_index(xp, index, size, axis, op)
     grad = out_grad.reshape(-1)
     grad = grad.view(work) if k == 2 else grad.astype(work, copy=False)
     x_grad = xp.zeros(math.prod(x_shape) * k, dtype=work)

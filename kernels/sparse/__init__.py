@@ -6,3 +6,4 @@ Importing this package registers them all (the sparse YAML names it as the
 """
 from . import convert, coo_reshape, csr_reshape  # noqa: F401
 from .data import CooData, CsrData  # noqa: F401
+from ..gpu import sparse_ops as _gpu_ops  # noqa: E402,F401  (the 'gpu' kernels)

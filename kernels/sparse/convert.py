@@ -3,6 +3,12 @@
 Every backward keeps its input's sparsity pattern: a sparse ``x_grad`` has x's
 indices (or crows and cols) and one gradient per stored entry, duplicates
 included; a dense ``x_grad`` is the gradient densified.
+
+The kernels are xp-generic and registered for 'cpu' and 'gpu', except
+csr_to_coo, coo_to_csr and coo_to_csr_grad, whose 'gpu' kernels run
+``csr_coo.cu`` (:mod:`kernels.gpu.sparse_ops`).  Scatter-add (``add.at``),
+sorting and segmented sums (``add.reduceat``) are not array-API operations:
+numpy runs them here on the CPU and cupy's versions of the same calls on a GPU.
 """
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
@@ -67,25 +73,25 @@ def coalesce_parts(x, op="coalesce"):
 
 
 # ---------------------------------------------------------------- to_dense
-@register_kernel("coo_to_dense", layout=COO, dtypes=ALL)
+@register_kernel("coo_to_dense", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
 def coo_to_dense(x):
     """Densify a COO tensor; duplicate coordinates are summed."""
     return scatter_dense(x.indices, x.values, x.shape, x.coalesced, "to_dense")
 
 
-@register_kernel("csr_to_dense", layout=CSR, dtypes=ALL)
+@register_kernel("csr_to_dense", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
 def csr_to_dense(x):
     """Densify a CSR tensor; duplicate (row, col) entries are summed."""
     return coo_to_dense(coo_of_csr(x))
 
 
-@register_kernel("coo_to_dense_grad", layout=COO, dtypes=ALL)
+@register_kernel("coo_to_dense_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
 def coo_to_dense_grad(x, out_grad):
     """out_grad at each of x's stored coordinates, on x's pattern."""
     return x._replace(values=gather_dense(out_grad, x.indices, "to_dense_grad"))
 
 
-@register_kernel("csr_to_dense_grad", layout=CSR, dtypes=ALL)
+@register_kernel("csr_to_dense_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
 def csr_to_dense_grad(x, out_grad):
     """out_grad at each of x's stored (batch, row, col) entries, on x's pattern."""
     xp = xp_of(x.cols)
@@ -93,7 +99,7 @@ def csr_to_dense_grad(x, out_grad):
 
 
 # ---------------------------------------------------------------- to_sparse_coo
-@register_kernel("dense_to_coo", layout=DENSE, dtypes=ALL)
+@register_kernel("dense_to_coo", layout=DENSE, backends=("cpu", "gpu"), dtypes=ALL)
 def dense_to_coo(x, sparse_dim):
     """The nonzero blocks of dense x as a coalesced COO tensor with int64 indices."""
     xp = xp_of(x)
@@ -104,7 +110,7 @@ def dense_to_coo(x, sparse_dim):
     return CooData(xp.stack(coords).astype(xp.int64, copy=False), x[coords], tuple(x.shape), True)
 
 
-@register_kernel("dense_to_coo_grad", layout=DENSE, dtypes=ALL)
+@register_kernel("dense_to_coo_grad", layout=DENSE, backends=("cpu", "gpu"), dtypes=ALL)
 def dense_to_coo_grad(x, out_grad):
     """out_grad densified: zero where dense_to_coo stored nothing."""
     return coo_to_dense(out_grad)
@@ -116,32 +122,32 @@ def csr_to_coo(x, sparse_dim):
     return coo_of_csr(x)
 
 
-@register_kernel("csr_to_coo_grad", layout=CSR, dtypes=ALL)
+@register_kernel("csr_to_coo_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
 def csr_to_coo_grad(x, out_grad):
     """The COO gradient's values on x's crows and cols (same entry order)."""
     return x._replace(values=out_grad.values)
 
 
-@register_kernel("coo_to_coo", layout=COO, dtypes=ALL)
+@register_kernel("coo_to_coo", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
 def coo_to_coo(x, sparse_dim):
     """Fold the leading dense dims until x has ``sparse_dim`` sparse dims."""
     return fold_dense(x, sparse_dim - x.sparse_dim)
 
 
-@register_kernel("coo_to_coo_grad", layout=COO, dtypes=ALL)
+@register_kernel("coo_to_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
 def coo_to_coo_grad(x, out_grad):
     """The folded gradient's values, unfolded onto x's pattern."""
     return x._replace(values=out_grad.values.reshape(x.values.shape))
 
 
 # ---------------------------------------------------------------- to_sparse_csr
-@register_kernel("dense_to_csr", layout=DENSE, dtypes=ALL)
+@register_kernel("dense_to_csr", layout=DENSE, backends=("cpu", "gpu"), dtypes=ALL)
 def dense_to_csr(x):
     """The nonzeros of a 2-D or 3-D dense x as CSR with int64 crows and cols."""
     return coo_to_csr(dense_to_coo(x, x.ndim))
 
 
-@register_kernel("dense_to_csr_grad", layout=DENSE, dtypes=ALL)
+@register_kernel("dense_to_csr_grad", layout=DENSE, backends=("cpu", "gpu"), dtypes=ALL)
 def dense_to_csr_grad(x, out_grad):
     """out_grad densified."""
     return csr_to_dense(out_grad)
@@ -182,7 +188,7 @@ def unpermute(values, perm):
 
 
 # ---------------------------------------------------------------- coalesce
-@register_kernel("coalesce_coo", layout=COO, dtypes=ALL)
+@register_kernel("coalesce_coo", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
 def coalesce_coo(x):
     """Sum duplicate coordinates and sort them in C order; sorted unique x is shared."""
     if x.coalesced:
@@ -195,7 +201,7 @@ def coalesce_coo(x):
     return CooData(x.indices[:, perm[starts]], values, x.shape, True)
 
 
-@register_kernel("coalesce_coo_grad", layout=COO, dtypes=ALL)
+@register_kernel("coalesce_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
 def coalesce_coo_grad(x, out_grad):
     """Each of x's entries gets the gradient of the coordinate it was summed into."""
     group = None if x.coalesced else coalesce_parts(x, "coalesce_grad")[2]

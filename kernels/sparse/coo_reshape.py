@@ -13,12 +13,27 @@ from ..infermeta.sparse import coo_reshape_sparse_dim
 from .data import CooData, fold_dense, index_rows
 
 
-@register_kernel("reshape_coo", layout="sparse_coo", backends=("cpu", "gpu"), dtypes=ALL)
+@register_kernel("reshape_coo", layout="sparse_coo", dtypes=ALL)
 def reshape_coo(x, shape, order="C"):
     """x reshaped to ``shape`` (Paddle's 0/-1 resolved), reading in ``order``.
 
     A C-order reshape keeps the coalesced flag; an F-order one clears it
     (coordinates stay unique but lose their C order).  Same shape: x itself.
+    """
+    return reshape_coo_by(restride_indices, x, shape, order)
+
+
+def restride_indices(indices, old_shape, new_shape, order):
+    """An index matrix's coordinates after the reshape (:func:`restride`)."""
+    return restride(index_rows(indices), old_shape, new_shape, order)
+
+
+def reshape_coo_by(remap, x, shape, order):
+    """The steps of :func:`reshape_coo`, with ``remap`` computing the new indices.
+
+    ``remap(indices, old_shape, new_shape, order)`` returns the new index
+    matrix: :func:`restride_indices` on the CPU, ``coo_restride.cu`` on a GPU
+    (:mod:`kernels.gpu.sparse_ops`).
     """
     new = resolve_reshape(x.shape, shape)
     if new == tuple(x.shape):
@@ -26,7 +41,7 @@ def reshape_coo(x, shape, order="C"):
     sparse_dim = coo_reshape_sparse_dim(x.shape, x.sparse_dim, new)
     if sparse_dim == len(new):
         x = fold_dense(x)
-    indices = restride(index_rows(x.indices), x.shape[:x.sparse_dim], new[:sparse_dim], order)
+    indices = remap(x.indices, x.shape[:x.sparse_dim], new[:sparse_dim], order)
     return CooData(indices, x.values, new, x.coalesced and order == "C")
 
 

@@ -36,7 +36,7 @@ def csr_reshape_parts(x, new, order):
     return csr_from_keys(keys, cols, new, dtype)
 
 
-@register_kernel("reshape_csr", layout="sparse_csr", dtypes=ALL)
+@register_kernel("reshape_csr", layout="sparse_csr", backends=("cpu", "gpu"), dtypes=ALL)
 def reshape_csr(x, shape, order="C"):
     """x reshaped to a 2-D or 3-D ``shape``, reading in ``order``; same shape: x itself."""
     new = resolve_reshape(x.shape, shape)
@@ -46,7 +46,7 @@ def reshape_csr(x, shape, order="C"):
     return CsrData(crows, cols, x.values if perm is None else x.values[perm], new)
 
 
-@register_kernel("reshape_csr_grad", layout="sparse_csr", dtypes=ALL)
+@register_kernel("reshape_csr_grad", layout="sparse_csr", backends=("cpu", "gpu"), dtypes=ALL)
 def reshape_csr_grad(x, out_grad, order="C"):
     """reshape(out_grad, x.shape) on x's pattern: the forward's entry order undone."""
     new = tuple(out_grad.shape)

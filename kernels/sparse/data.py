@@ -16,9 +16,11 @@ inputs: arrays inside tensors are read-only.
 """
 from typing import NamedTuple
 
-from ..core.xp import xp_of
+from ..core.xp import place_of, xp_of
 from ..funcs.restride import index_dtype, restride
 from ..funcs.shape import INT64_LIMIT, prod
+from ..gpu import launch
+from ..gpu.backend import device
 
 
 class CooData(NamedTuple):
@@ -85,8 +87,10 @@ def csr_coords(x):
     -------
     list of 1-D arrays
         ``[batch,] row, col`` ids, one array per dim, in crows' dtype (``col``
-        is ``x.cols`` itself).
+        is ``x.cols`` itself); on a GPU the rows of :func:`csr_indices_cuda`.
     """
+    if place_of(x.cols) == "gpu":
+        return index_rows(csr_indices_cuda(x))
     if len(x.shape) == 2:
         return [csr_row_ids(x), x.cols]
     xp = xp_of(x.cols)
@@ -96,6 +100,16 @@ def csr_coords(x):
     row_ids = xp.repeat(xp.tile(xp.arange(rows, dtype=x.crows.dtype), x.batch), counts)
     batch_ids = xp.repeat(xp.arange(x.batch, dtype=x.crows.dtype), c2[:, -1])
     return [batch_ids, row_ids, x.cols]
+
+
+def csr_indices_cuda(x):
+    """COO indices ``[len(x.shape), nnz]`` of CSR x, by ``csr_coo.cu`` on the GPU backend.
+
+    One thread per entry finds its batch and row by binary search in crows
+    (:func:`kernels.gpu.launch.csr_to_coo_indices`); the arrays are the
+    backend's (cupy on a GPU).
+    """
+    return launch.csr_to_coo_indices(device(), x.crows, x.cols, x.shape)
 
 
 def row_keys(indices, shape):
@@ -149,12 +163,18 @@ def csr_from_keys(keys, cols, shape, dtype):
         ``perm`` is the stable permutation that orders the entries by row
         (None when they already are); values follow as ``values[perm]``.
     """
-    xp = xp_of(keys)
-    perm = None
-    if keys.shape[0] > 1 and bool(xp.any(keys[1:] < keys[:-1])):
-        perm = xp.argsort(keys, kind="stable")
+    perm = row_order(keys)
+    if perm is not None:
         keys, cols = keys[perm], cols[perm]
     return crows_from_keys(keys, shape, dtype), cols.astype(dtype, copy=False), perm
+
+
+def row_order(keys):
+    """The stable permutation that sorts ``keys`` ascending, or None when they already are."""
+    xp = xp_of(keys)
+    if keys.shape[0] > 1 and bool(xp.any(keys[1:] < keys[:-1])):
+        return xp.argsort(keys, kind="stable")
+    return None
 
 
 def fold_dense(x, k=None):
