@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import dense
 import sparse
 from kernels.infermeta import resolve_reshape
+from test_sparse_restride import _primes
 
 
 def _random_dense(rng, shape, density=0.3):
@@ -108,16 +109,6 @@ def reshapes(draw, ranks=(1, 4), new_ranks=(1, 4), max_dim=5):
     resolved = resolve_reshape(old, request)
     assert resolved == tuple(new)
     return tuple(old), request, resolved
-
-
-def _primes(n):
-    out, p = [], 2
-    while n > 1:
-        while n % p == 0:
-            out.append(p)
-            n //= p
-        p += 1
-    return out
 
 
 @given(case=reshapes(), order=st.sampled_from("CF"), dense_dims=st.integers(0, 2),

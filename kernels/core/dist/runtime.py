@@ -1,0 +1,238 @@
+"""Running ops on global tensors: placement checks, signature choice, boxing, local kernel.
+
+``run`` is what dispatch hands over to when an input is global: the op's
+infer-meta runs on the logical metadata (so every rank raises the same error
+before any communication), the cheapest signature is picked, inputs are boxed
+to it, and the ordinary local dispatch runs on the shards with the physical
+attributes.  Autograd records that local run as usual.
+"""
+import importlib
+
+from .. import dispatch
+from ..dtypes import ALL
+from ..opspec import Arg, OpSpec
+from . import boxing, comm, layouts, rules
+from .sbp import broadcast, check_sbp, shard_shape, shard_sizes, shard_start
+from .tensor import GlobalTensor
+
+MAX_RANK = 64
+
+
+# ---------------------------------------------------------------- to_global
+def to_global(x, placement=None, sbp=None):
+    """``x`` as a global tensor (a collective over the placement).
+
+    A local ``x`` (dense or sparse COO) is this rank's physical shard: its slice
+    under split (sizes must follow ``numpy.array_split``), a whole copy under
+    broadcast, an addend under partial_sum.  A global ``x`` is re-boxed to ``sbp``.
+    """
+    if getattr(x, "is_global", False):
+        if placement is not None and placement != x.placement:
+            raise ValueError(f"to_global: moving a tensor from {x.placement!r} to "
+                             f"{placement!r} is not supported")
+        if sbp is None:
+            return x
+        check_sbp(sbp, x.ndim, "to_global")
+        _check_layout_sbp(x.meta, sbp)
+        return layouts.box(x, sbp)
+    placement = comm.placement() if placement is None else placement
+    if sbp is None:
+        raise TypeError("to_global: a local tensor needs an sbp (dense.sbp.split(axis), "
+                        "dense.sbp.broadcast or dense.sbp.partial_sum)")
+    if not placement.is_member:
+        raise ValueError(f"to_global: this rank is not in {placement!r}; only its ranks "
+                         "may build tensors on it")
+    meta = x.meta
+    check_sbp(sbp, meta.ndim, "to_global")
+    _check_layout_sbp(meta, sbp)
+    logical = _logical_meta(meta, sbp, placement)
+    out = layouts.record(TO_GLOBAL, [x], type(x)._from_kernel(x._data(), meta),
+                         {"sbp": sbp, "placement": placement})
+    return GlobalTensor(out, sbp, placement, logical)
+
+
+def _check_layout_sbp(meta, sbp):
+    if meta.layout not in ("dense", "sparse_coo"):
+        raise TypeError(f"to_global: a {meta.layout} tensor cannot be global; convert it "
+                        "with to_sparse_coo() first")
+    if meta.layout == "sparse_coo" and sbp.is_split and sbp.axis >= meta.sparse_dim:
+        raise ValueError(f"to_global: a sparse COO tensor can be split only along a sparse "
+                         f"dim (< {meta.sparse_dim}), got {sbp!r}")
+    if sbp.kind == "P" and meta.dtype.kind == "b":
+        raise TypeError("to_global: a bool tensor cannot be partial_sum")
+
+
+def _header(meta):
+    head = [meta.ndim, ALL.index(meta.dtype), -1 if meta.sparse_dim is None
+            else meta.sparse_dim, ("dense", "sparse_coo").index(meta.layout)]
+    if meta.ndim > MAX_RANK:
+        raise ValueError(f"to_global: rank {meta.ndim} is above {MAX_RANK}")
+    return head + list(meta.shape) + [-1] * (MAX_RANK - meta.ndim)
+
+
+def _logical_meta(meta, sbp, placement):
+    """The logical meta, after checking every rank's shard against ``sbp``."""
+    rows = comm.allgather_ints(placement.group, _header(meta))
+    kinds = {tuple(r[:4]) for r in rows}
+    if len(kinds) > 1:
+        raise ValueError(f"to_global: ranks hold shards of different rank, dtype or "
+                         f"layout: {[_describe(r) for r in rows]}")
+    shapes = [tuple(int(s) for s in r[4:4 + meta.ndim]) for r in rows]
+    if not sbp.is_split:
+        if len(set(shapes)) > 1:
+            raise ValueError(f"to_global: under {sbp!r} every rank must hold the whole "
+                             f"shape, but the ranks hold {[list(s) for s in shapes]}")
+        return meta
+    ax = sbp.axis
+    rest = {s[:ax] + s[ax + 1:] for s in shapes}
+    sizes = [s[ax] for s in shapes]
+    want = shard_sizes(sum(sizes), placement.size)
+    if len(rest) > 1 or sizes != want:
+        raise ValueError(f"to_global: under {sbp!r} the ranks' shards {[list(s) for s in shapes]} "
+                         f"must agree off axis {ax} and have sizes {want} along it "
+                         f"(numpy.array_split of {sum(sizes)}), got {sizes}")
+    shape = list(shapes[0])
+    shape[ax] = sum(sizes)
+    return meta.with_(shape=tuple(shape))
+
+
+def _describe(row):
+    layout = ("dense", "sparse_coo")[int(row[3])]
+    return f"{layout} {ALL[int(row[1])].name} of rank {int(row[0])}"
+
+
+def _to_global_backward(node, out_grad):
+    """A local leaf under broadcast gets the whole gradient: all-reduce its addends."""
+    sbp, placement = node.attrs["sbp"], node.attrs["placement"]
+    if sbp.kind != "B":
+        return {"x": out_grad}
+    if out_grad.layout == "dense":
+        return {"x": layouts.local_tensor(comm.like(comm.allreduce(
+            placement.group, out_grad._data()), out_grad._data()), out_grad.meta)}
+    indices, values = layouts.coo_parts(out_grad)
+    summed = comm.like(comm.allreduce(placement.group, values), values)
+    return {"x": layouts.coo_make(indices, summed, out_grad.shape, out_grad)}
+
+
+TO_GLOBAL = OpSpec(name="to_global", namespace="dist", args=(Arg("x", "Tensor"),),
+                   outputs=("out",), backward_fn=_to_global_backward)
+
+
+# ---------------------------------------------------------------- ops
+def run(spec, ins, attrs):
+    """Run ``spec`` with at least one global input; return global outputs."""
+    placement = _placement(spec, ins)
+    ins = [t if getattr(t, "is_global", False) else to_global(t, placement, broadcast)
+           for t in ins]
+    metas = [t.meta for t in ins]
+    out_metas = dispatch.infer(spec, metas, attrs)
+    sig = choose(spec, ins, metas, attrs, out_metas)
+    boxed = [layouts.box(t, s) for t, s in zip(ins, sig.ins)]
+    local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
+    shards = [t.to_local() for t in boxed]
+    table = spec.extra.get("sbp")
+    if table is not None and table.local is not None:
+        result = _run_local_mode(spec, table.local, shards, local_attrs, extra)
+    else:
+        result = dispatch.run(spec, shards, local_attrs)
+    results = result if isinstance(result, tuple) else (result,)
+    outs = tuple(_wrap(spec, r, s, placement, m) for r, s, m in zip(results, sig.outs, out_metas))
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _placement(spec, ins):
+    found = {t.placement for t in ins if getattr(t, "is_global", False)}
+    if len(found) > 1:
+        raise ValueError(f"{spec.name}: global inputs are on different placements "
+                         f"{sorted(map(repr, found))}")
+    return found.pop()
+
+
+def choose(spec, ins, metas, attrs, out_metas):
+    """The candidate signature that needs the least boxing (first one on a tie)."""
+    best, best_cost = None, None
+    for sig in rules.candidates(spec, metas, attrs, out_metas):
+        c = sum(boxing.cost(t.sbp, s, _nbytes(t), t.layout != "dense")
+                for t, s in zip(ins, sig.ins))
+        if best is None or c < best_cost:
+            best, best_cost = sig, c
+    return best
+
+
+def _nbytes(t):
+    m = t.meta
+    if m.layout == "dense":
+        return m.size * m.dtype.itemsize
+    indices, values = layouts.coo_parts(t.to_local())
+    return (indices.nbytes + values.nbytes) * t.placement.size
+
+
+def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
+    """The attributes the local kernel gets (the table's ``physical`` overrides applied),
+    and the keyword arguments of its ``local`` kernel mode."""
+    table = spec.extra.get("sbp")
+    if table is None or not (table.physical or table.local):
+        return attrs, {}
+    env = rules.environment(spec, metas, attrs, out_metas, table)
+    for a, t, s in zip(spec.tensor_args, boxed, sig.ins):
+        local = t.to_local().meta
+        setattr(env, a.name + "_local", local)
+        setattr(env, a.name + "_sbp", s)
+        setattr(env, a.name + "_axis", s.axis)
+        setattr(env, a.name + "_slice", _slice(t.meta.shape, s, placement))
+    env.out_local = out_metas[0].with_(shape=shard_shape(out_metas[0].shape, sig.outs[0],
+                                                         placement.size, placement.rank))
+    new = dict(zip((a.name for a in spec.attr_args), attrs))
+    new.update((name, fn(env)) for name, fn in table.physical)
+    extra = {name: fn(env) for name, fn in table.local.args} if table.local else {}
+    return [new[a.name] for a in spec.attr_args], extra
+
+
+def _function(dotted):
+    module, _, name = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _run_local_mode(spec, mode, shards, attrs, extra):
+    """Run the op's ``local`` kernel mode on the shards and record its gradient."""
+    out_meta = dispatch.infer(spec, [t.meta for t in shards], attrs)[0]
+    data = _function(mode.forward)(*(t._data() for t in shards), *attrs, **extra)
+    out = layouts.local_tensor(data, out_meta)
+    if mode.backward is None or not any(not t.stop_gradient for t in shards):
+        return out
+    first = shards[0].meta
+
+    def backward_fn(node, out_grad):
+        if out_grad is None:
+            return {}
+        others = [t._data() for t in node.inputs[1:]]
+        grad = _function(mode.backward)(first.shape, *others, out_grad._data(), *attrs, **extra)
+        return {spec.tensor_args[0].name: layouts.local_tensor(grad, first)}
+
+    node_spec = OpSpec(name=spec.name, namespace="dist", args=spec.tensor_args,
+                       outputs=spec.outputs, backward_fn=backward_fn)
+    return layouts.record(node_spec, shards, out, {})
+
+
+def _slice(shape, sbp, placement):
+    if not sbp.is_split:
+        return None
+    lo = shard_start(shape[sbp.axis], placement.size, placement.rank)
+    return lo, lo + shard_sizes(shape[sbp.axis], placement.size)[placement.rank]
+
+
+def _wrap(spec, local, sbp, placement, meta):
+    want = shard_shape(meta.shape, sbp, placement.size, placement.rank)
+    if tuple(local.meta.shape) != want:
+        raise RuntimeError(f"{spec.name}: under {sbp!r} the local kernel made a shard of "
+                           f"shape {list(local.meta.shape)}, expected {list(want)}; the "
+                           "op's sbp rules or physical attributes are wrong")
+    return GlobalTensor(local, sbp, placement, meta.with_(layout=local.layout))
+
+
+def map_local(g, fn, meta):
+    """Apply a shard-wise, sbp-preserving local function (e.g. to_dense)."""
+    return GlobalTensor(fn(g.to_local()), g.sbp, g.placement, meta)
+
+
+__all__ = ["to_global", "run", "choose", "physical_attrs", "map_local"]

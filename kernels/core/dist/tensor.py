@@ -1,0 +1,186 @@
+"""GlobalTensor: a logical tensor over a placement, holding this rank's shard.
+
+Every op on it runs the local kernel on the shard (see :mod:`.runtime`), so
+autograd records the physical computation on each rank: local ops and
+boxing steps, whose gradients are the dual boxing steps.  A physical
+gradient therefore has the dual sbp of its tensor (broadcast <-> partial_sum,
+split stays split).
+"""
+import numpy as np
+
+from .. import autograd
+from ..tensor import TensorBase
+from ..xp import to_numpy
+from . import layouts
+from .sbp import broadcast
+
+
+class GlobalTensor(TensorBase):
+    """A global tensor: logical metadata, sbp, placement and this rank's shard.
+
+    Make one with ``x.to_global(placement=..., sbp=...)``.  ``shape``,
+    ``dtype`` and ``ndim`` are logical.  ``numpy()``, ``grad``, ``backward()``
+    and re-boxing are collectives: every rank of the placement must call them
+    in the same order.
+    """
+
+    is_global = True
+
+    def __init__(self, local, sbp, placement, meta):
+        self._local = local
+        self._sbp = sbp
+        self._placement = placement
+        self._meta = meta
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def layout(self):
+        return self._meta.layout
+
+    @property
+    def meta(self):
+        """The logical shape, dtype, layout and place."""
+        return self._meta
+
+    @property
+    def shape(self):
+        """The logical shape (the same on every rank)."""
+        return list(self._meta.shape)
+
+    @property
+    def dtype(self):
+        return self._meta.dtype
+
+    @property
+    def ndim(self):
+        return self._meta.ndim
+
+    @property
+    def place(self):
+        return self._meta.place
+
+    @property
+    def sbp(self):
+        """How the shards make the logical tensor: split(axis), broadcast or partial_sum."""
+        return self._sbp
+
+    @property
+    def placement(self):
+        """The ranks holding shards."""
+        return self._placement
+
+    def to_local(self):
+        """This rank's physical shard, a local tensor (gradients flow through it)."""
+        return self._local
+
+    def to_global(self, placement=None, sbp=None):
+        """Re-box to ``sbp`` (collective; differentiable); the placement cannot change."""
+        from .runtime import to_global
+        return to_global(self, placement, sbp)
+
+    def numpy(self):
+        """The logical array, on every rank.
+
+        A collective, as in OneFlow: every rank of the placement must call it.
+        """
+        if self.layout != "dense":
+            raise TypeError(f"numpy: a global {self.layout} tensor has no numpy(); "
+                            "call to_dense().numpy()")
+        with autograd.no_grad():
+            return to_numpy(layouts.box(self, broadcast)._local._data())
+
+    def item(self):
+        """The value of a one-element tensor (collective)."""
+        if self._meta.size != 1:
+            raise ValueError(f"item: the tensor has {self._meta.size} elements, expected 1")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self):
+        return (f"GlobalTensor(shape={self.shape}, dtype={self.dtype.name}, "
+                f"layout={self.layout}, sbp={self._sbp!r}, placement={self._placement!r},\n"
+                f"  local={self._local!r})")
+
+    # ------------------------------------------------------------ autograd
+    @property
+    def stop_gradient(self):
+        return self._local.stop_gradient
+
+    @stop_gradient.setter
+    def stop_gradient(self, value):
+        self._local.stop_gradient = value
+
+    @property
+    def is_leaf(self):
+        return self._local.is_leaf
+
+    @property
+    def grad(self):
+        """The gradient of a global leaf (collective): broadcast stays broadcast after an
+        all-reduce, split stays split, and a dense partial_sum leaf's gradient is broadcast
+        (every addend's gradient is the whole gradient).  A sparse partial_sum leaf
+        returns this rank's local gradient."""
+        g = self._local.grad
+        if g is None:
+            return None
+        if self._sbp.kind == "P" and self.layout != "dense":
+            return g
+        dst = broadcast if self._sbp.kind == "P" else self._sbp
+        with autograd.no_grad():
+            phys = GlobalTensor(g, self._sbp.dual(), self._placement, self._meta)
+            return layouts.box(phys, dst)
+
+    def clear_grad(self):
+        self._local.clear_grad()
+
+    def backward(self, grad_tensor=None, retain_graph=False):
+        """Backpropagate from this global tensor (collective).
+
+        ``grad_tensor`` is a global tensor of this shape (any sbp), a local tensor or
+        array taken as broadcast, or None for ones.
+        """
+        from .runtime import to_global
+        with autograd.no_grad():
+            if grad_tensor is None:
+                meta = self._meta.with_(layout="dense", sparse_dim=None)
+                ones = layouts.local_tensor(np.ones(meta.shape, meta.dtype), meta)
+                grad_tensor = GlobalTensor(ones, broadcast, self._placement, meta)
+            elif not getattr(grad_tensor, "is_global", False):
+                grad_tensor = to_global(grad_tensor, self._placement, broadcast)
+            seed = layouts.box(grad_tensor, self._sbp.dual())._local
+        self._local.backward(seed, retain_graph)
+
+    def detach(self):
+        return GlobalTensor(self._local.detach(), self._sbp, self._placement, self._meta)
+
+    # ------------------------------------------------------------ methods
+    def to_dense(self):
+        """The dense global tensor with the same sbp (each rank densifies its shard)."""
+        from .runtime import map_local
+        return map_local(self, lambda t: t.to_dense(),
+                         self._meta.with_(layout="dense", sparse_dim=None))
+
+    def __getattr__(self, name):
+        """Op methods of the local tensor class (``x.reshape(...)``) work on globals."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from ..dispatch import get_op
+        method = getattr(type(self._local), name, None)
+        try:
+            get_op("dense" if self.layout == "dense" else "sparse", name)
+        except KeyError:
+            method = None
+        if method is None:
+            raise AttributeError(f"'GlobalTensor' object has no attribute '{name}'")
+        return method.__get__(self)
