@@ -1,0 +1,104 @@
+"""``python -m bench``: run the workloads against every peer, write JSON, markdown and a chart.
+
+Examples
+--------
+python -m bench                      # the full run (about half an hour on 2 cores)
+python -m bench --quick              # tiny sizes, under a minute: proves the harness works
+python -m bench --only 'gather' --peers phisparse,numpy,torch
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from . import RESULTS, chart, report, runner, summary
+from .peers import PEERS
+
+
+def _csv(text):
+    return tuple(s.strip() for s in text.split(",") if s.strip())
+
+
+def parse(argv):
+    """Options from the command line."""
+    ap = argparse.ArgumentParser(
+        prog="python -m bench", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Time the workloads on phisparse and every peer; write JSON, markdown "
+        "and a chart.", epilog=__doc__.split("Examples\n--------\n")[1]
+        + "\nPeers, how to install them and how it measures: bench/PEERS.md")
+    ap.add_argument("--quick", action="store_true",
+                    help="tiny sizes, 5 repeats in 1 round, one process per peer, "
+                    "processes in parallel: proves the harness works in under a minute")
+    ap.add_argument("--only", metavar="REGEX", help="run the workloads whose name matches")
+    ap.add_argument("--peers", type=_csv, default=tuple(PEERS),
+                    help=f"comma-separated subset of: {', '.join(PEERS)}")
+    ap.add_argument("--backends", type=_csv, default=None,
+                    help="cpu,gpu (default: cpu, and gpu where cupy sees one)")
+    ap.add_argument("--repeats", type=int, help="timed calls per (workload, peer); "
+                    "default 6 (5 with --quick)")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds the repeats are split "
+                    "over; default 2 (1 with --quick)")
+    ap.add_argument("--alloc", type=_csv, default=("fresh",),
+                    help="allocation modes, comma-separated: fresh (the headline, default) "
+                    "and/or reused")
+    ap.add_argument("--isolate", action=argparse.BooleanOptionalAction, default=None,
+                    help="one process per (workload, peer) (default; --quick: per peer)")
+    ap.add_argument("--parallel", type=int, help="worker processes at once; default 1 "
+                    "(--quick: one per core, which spoils the timings)")
+    ap.add_argument("--out", type=Path, default=RESULTS, help=f"output folder ({RESULTS})")
+    args = ap.parse_args(argv)
+    unknown = [p for p in args.peers if p not in PEERS]
+    if unknown:
+        ap.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(PEERS)}")
+    if set(args.alloc) - set(runner.ALLOC_ENV) or not args.alloc:
+        ap.error(f"--alloc takes {' and/or '.join(runner.ALLOC_ENV)}, got {','.join(args.alloc)}")
+    if args.backends and set(args.backends) - {"cpu", "gpu"}:
+        ap.error(f"--backends takes cpu and/or gpu, got {','.join(args.backends)}")
+    return args
+
+
+def options(args):
+    """The runner's options, with the --quick defaults filled in."""
+    quick = args.quick
+    opts = runner.Options(
+        quick=quick, only=args.only, peers=args.peers, backends=args.backends,
+        repeats=args.repeats or (5 if quick else 6), rounds=args.rounds or (1 if quick else 2),
+        allocs=args.alloc, isolate=(not quick) if args.isolate is None else args.isolate,
+        parallel=args.parallel or (os.cpu_count() if quick else 1),
+        timeout=120.0 if quick else 900.0)
+    if min(opts.repeats, opts.rounds, opts.parallel) < 1:
+        raise SystemExit("bench: --repeats, --rounds and --parallel must be >= 1")
+    return opts
+
+
+def write(doc, out):
+    """Write latest.{json,md,png} and a timestamped copy of the JSON under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (out / "latest.json").write_text(json.dumps(doc, indent=1))
+    shutil.copyfile(out / "latest.json", out / f"bench-{stamp}.json")
+    text = report.markdown(doc)
+    (out / "latest.md").write_text(text)
+    chart.plot(doc, out / "latest.png")
+    return text
+
+
+def main(argv=None):
+    args = parse(sys.argv[1:] if argv is None else argv)
+    opts = options(args)
+    progress = report.Progress(total=1)
+    machine = report.machine()
+    parts = runner.execute(opts, progress, progress.say)
+    progress.finish()
+    doc = summary.document(parts, opts, machine)
+    doc["machine"]["load_average_end"] = os.getloadavg()
+    text = write(doc, args.out)
+    sys.stdout.write(text)
+    sys.stderr.write(f"wrote {args.out}/latest.json, latest.md and latest.png\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""phisparse, from this checkout: sparse.reshape, expand, repeat, gather, batch_gather.
+
+Gradients run through phisparse's autograd: ``out.backward(out_grad)`` on a
+graph built once, untimed (``retain_graph=True``), with ``x.grad`` cleared
+between calls, as for torch and Paddle.  On the gpu backend the inputs are
+cupy arrays, so the ops dispatch to the gpu kernels.
+"""
+import importlib.metadata
+
+import dense
+import sparse
+
+from ..measure import Case
+
+BACKENDS = ("cpu", "gpu")
+NEEDS = {
+    "coo_reshape": ("sparse.sparse_coo_tensor", "sparse.reshape"),
+    "csr_reshape": ("sparse.sparse_csr_tensor", "sparse.reshape"),
+    "expand": ("dense.expand",),
+    "repeat": ("dense.repeat",),
+    "gather": ("dense.gather",),
+    "batch_gather": ("dense.batch_gather",),
+}
+_MODULES = {"dense": dense, "sparse": sparse}
+
+
+def version():
+    try:
+        return importlib.metadata.version("phisparse") + " (this checkout)"
+    except importlib.metadata.PackageNotFoundError:
+        return "this checkout"
+
+
+def unsupported(op, p):
+    """Why this checkout cannot run ``op`` yet (a public name it lacks), or None."""
+    names = NEEDS[op.removesuffix("_grad")]
+    missing = [n for n in names if not hasattr(_MODULES[n.split(".")[0]], n.split(".")[1])]
+    return f"phisparse has no {', '.join(missing)} yet" if missing else None
+
+
+def _tensor(a, be, stop_gradient=True):
+    return dense.to_tensor(be.asarray(a), stop_gradient=stop_gradient)
+
+
+def coo_reshape(inp, be):
+    x = sparse.sparse_coo_tensor(be.asarray(inp["indices"]), be.asarray(inp["values"]),
+                                 list(inp["shape"]))
+    new = list(inp["new_shape"])
+    return Case(lambda: sparse.reshape(x, new))
+
+
+def csr_reshape(inp, be):
+    x = sparse.sparse_csr_tensor(be.asarray(inp["crows"]), be.asarray(inp["cols"]),
+                                 be.asarray(inp["values"]), list(inp["shape"]))
+    new = list(inp["new_shape"])
+    return Case(lambda: sparse.reshape(x, new))
+
+
+def _forwards(inp, be):
+    new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
+    index = _tensor(inp["index"], be) if "index" in inp else None
+    return {
+        "expand": lambda x: dense.expand(x, list(new_shape)),
+        "repeat": lambda x: dense.repeat(x, list(repeats)),
+        "gather": lambda x: dense.gather(x, index, axis=axis),
+        "batch_gather": lambda x: dense.batch_gather(x, index),
+    }
+
+
+def forward(op):
+    """A factory timing the forward of ``op``."""
+    def factory(inp, be):
+        x, fn = _tensor(inp["x"], be), _forwards(inp, be)[op]
+        return Case(lambda: fn(x))
+    return factory
+
+
+def backward(op):
+    """A factory timing ``out.backward(out_grad)`` of ``op``."""
+    def factory(inp, be):
+        x = _tensor(inp["x"], be, stop_gradient=False)
+        out, g = _forwards(inp, be)[op](x), _tensor(inp["out_grad"], be)
+
+        def run():
+            out.backward(g, retain_graph=True)
+            return x.grad
+        return Case(run, x.clear_grad)
+    return factory
+
+
+IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
+         "csr_reshape": {"sparse.reshape": csr_reshape}}
+for _op in ("expand", "repeat", "gather", "batch_gather"):
+    IMPLS[_op] = {_op: forward(_op)}
+    IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

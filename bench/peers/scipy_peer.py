@@ -1,0 +1,79 @@
+"""scipy.sparse: n-D ``coo_array.reshape``, 2-D ``csr_array.reshape``, and the
+gather gradients as a one-hot sparse matrix times the dense ``out_grad``.
+
+scipy stores indices as int32 whenever they fit; that is its own choice and
+counts in its favour.
+"""
+import numpy as np
+import scipy
+import scipy.sparse as sp
+
+from ..measure import Case
+from ._grad import split_axis
+
+BACKENDS = ("cpu",)
+
+
+def version():
+    return scipy.__version__
+
+
+def unsupported(op, p):
+    """Why scipy cannot run this workload, or None."""
+    if op == "coo_reshape" and p["dense"]:
+        return "scipy.sparse COO has no dense dims (values must be 1-D)"
+    if op == "csr_reshape" and p["batch"]:
+        return "scipy.sparse CSR is 2-D only (no batched CSR)"
+    return None
+
+
+def coo_reshape(inp, be):
+    x = sp.coo_array((inp["values"], tuple(inp["indices"])), shape=inp["shape"])
+    new = inp["new_shape"]
+    return Case(lambda: x.reshape(new))
+
+
+def csr_reshape(inp, be):
+    x = sp.csr_array((inp["values"], inp["cols"], inp["crows"]), shape=inp["shape"])
+    new = inp["new_shape"]
+    return Case(lambda: x.reshape(new))
+
+
+def _one_hot_t(rows, n):
+    """The transposed one-hot matrix [n, len(rows)] as CSC: column k is e_rows[k]."""
+    k = len(rows)
+    return sp.csc_array((np.ones(k, np.float32), rows, np.arange(k + 1)), shape=(n, k))
+
+
+def gather_grad(inp, be):
+    g, index, shape, axis = inp["out_grad"], inp["index"], inp["shape"], inp["axis"]
+    outer, n, inner = split_axis(shape, axis)
+    g3 = g.reshape(outer, len(index), inner)
+
+    def run():
+        hot_t = _one_hot_t(index, n)
+        out = np.empty((outer, n, inner), g.dtype)
+        for a in range(outer):
+            out[a] = hot_t @ g3[a]
+        return out.reshape(shape)
+    return Case(run)
+
+
+def batch_gather_grad(inp, be):
+    g, index, shape = inp["out_grad"], inp["index"], inp["shape"]
+    batch, n, inner = split_axis(shape, index.ndim - 1)
+    offset = (np.arange(batch) * n).reshape(index.shape[:-1] + (1,))
+    g2 = g.reshape(-1, inner)
+
+    def run():
+        hot_t = _one_hot_t((index + offset).ravel(), batch * n)
+        return (hot_t @ g2).reshape(shape)
+    return Case(run)
+
+
+IMPLS = {
+    "coo_reshape": {"coo_array.reshape": coo_reshape},
+    "csr_reshape": {"csr_array.reshape": csr_reshape},
+    "gather_grad": {"one-hot csc @ dense": gather_grad},
+    "batch_gather_grad": {"one-hot csc @ dense": batch_gather_grad},
+}

@@ -1,0 +1,67 @@
+"""PyTorch (CPU): expand().contiguous(), repeat, index_select, take_along_dim.
+
+Gradients run through torch's autograd: ``out.backward(out_grad)`` on a graph
+built once, untimed, with ``x.grad`` cleared between calls.
+"""
+import torch
+
+from ..measure import Case
+
+BACKENDS = ("cpu",)
+
+
+def version():
+    return torch.__version__
+
+
+def unsupported(op, p):
+    """Why torch cannot run this workload, or None."""
+    if op in ("coo_reshape", "csr_reshape"):
+        return "torch has no reshape for sparse tensors ('not implemented for sparse tensors')"
+    return None
+
+
+def _forwards(inp):
+    """The forward of each dense op as a function of x."""
+    new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
+    index = torch.from_numpy(inp["index"]) if "index" in inp else None
+    return {
+        "expand": lambda x: x.expand(*new_shape).contiguous(),
+        "repeat": lambda x: x.repeat(*repeats),
+        "gather": lambda x: torch.index_select(x, axis, index),
+        "batch_gather": lambda x: torch.take_along_dim(
+            x, index.reshape(index.shape + (1,) * (x.ndim - index.ndim)),
+            dim=index.ndim - 1),
+    }
+
+
+def forward(op):
+    """A factory timing the forward of ``op``."""
+    def factory(inp, be):
+        x, fn = torch.from_numpy(inp["x"]), _forwards(inp)[op]
+        return Case(lambda: fn(x))
+    return factory
+
+
+def backward(op):
+    """A factory timing ``out.backward(out_grad)`` of ``op``."""
+    def factory(inp, be):
+        x = torch.from_numpy(inp["x"]).requires_grad_()
+        out, g = _forwards(inp)[op](x), torch.from_numpy(inp["out_grad"])
+
+        def run():
+            out.backward(g, retain_graph=True)
+            return x.grad
+
+        def reset():
+            x.grad = None
+        return Case(run, reset)
+    return factory
+
+
+OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
+       "gather": "index_select", "batch_gather": "take_along_dim"}
+IMPLS = {}
+for _op, _label in OPS.items():
+    IMPLS[_op] = {_label: forward(_op)}
+    IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

@@ -1,0 +1,104 @@
+"""The subprocess side: ``python -m bench.worker MODE REQUEST.json RESULT.json``.
+
+Modes:
+
+- ``probe``: import a peer and report its version, backends and which
+  workloads it runs (or why not);
+- ``floor``: time the copies of :mod:`bench.floor` on one backend;
+- ``run``: time a list of jobs of one peer on one backend, appending one JSON
+  line per job to RESULT as soon as it is done.
+
+The runner starts this module in the peer's own interpreter with this
+checkout as the working directory.  Before importing the peer the checkout is
+removed from ``sys.path`` unless the peer benchmarks the checkout itself, so
+another ``sparse`` package (pydata's) is never shadowed by ours.
+"""
+import gc
+import importlib
+import json
+import os
+import sys
+
+from . import ROOT, floor
+from .backends import get_backend
+from .measure import measure
+from .peers import PEERS
+from .workloads import BY_NAME
+
+
+def _isolate(spec):
+    if spec.from_checkout:
+        return
+    root = os.path.realpath(ROOT)
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.getcwd()) != root]
+
+
+def load_peer(name):
+    """Import the module of peer ``name`` in this interpreter."""
+    spec = PEERS[name]
+    _isolate(spec)
+    return importlib.import_module(f"{__package__}.peers.{spec.module}")
+
+
+def probe(req):
+    """Version, backends and per-workload impls (or reasons) of one peer."""
+    module = load_peer(req["peer"])
+    unsupported = getattr(module, "unsupported", lambda op, p: None)
+    workloads = {}
+    for name in req["workloads"]:
+        w = BY_NAME[name]
+        reason = unsupported(w.op, w.params(req["quick"]))
+        if reason:
+            workloads[name] = {"reason": reason}
+        elif w.op in module.IMPLS:
+            workloads[name] = {"impls": list(module.IMPLS[w.op])}
+    return {"version": module.version(), "python": sys.executable,
+            "backends": list(module.BACKENDS), "workloads": workloads}
+
+
+def run_job(module, job, req, backend):
+    """Build one workload's inputs, prepare the peer's case and measure it."""
+    w = BY_NAME[job["workload"]]
+    head = {"workload": w.name, "peer": req["peer"], "impl": job["impl"],
+            "backend": backend.name}
+    try:
+        inputs = w.inputs(req["quick"])
+        case = module.IMPLS[w.op][job["impl"]](inputs, backend)
+        del inputs
+        gc.collect()
+        return {**head, "status": "ok",
+                **measure(case, backend, req["repeats"], req["warmup"])}
+    except Exception as exc:  # noqa: BLE001 (a peer's failure is a result, not a crash)
+        return {**head, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def run(req, out_path):
+    """Run every job of ``req``, appending each result to ``out_path``."""
+    module = load_peer(req["peer"])
+    backend = get_backend(req["backend"])
+    for job in req["jobs"]:
+        result = run_job(module, job, req, backend)
+        with open(out_path, "a") as f:
+            f.write(json.dumps(result) + "\n")
+        gc.collect()
+
+
+def main(argv):
+    mode, request_path, out_path = argv
+    with open(request_path) as f:
+        req = json.load(f)
+    if mode == "run":
+        run(req, out_path)
+        return
+    if mode == "probe":
+        result = probe(req)
+    elif mode == "floor":
+        result = floor.copy_times(get_backend(req["backend"]), req["bytes"], req["repeats"])
+    else:
+        raise SystemExit(f"bench.worker: unknown mode {mode!r}")
+    with open(out_path, "w") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

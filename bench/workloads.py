@@ -1,0 +1,228 @@
+"""The fixed workload set: parameters, input builders and the bytes each op must move.
+
+Inputs are plain numpy arrays built from a fixed seed, so every peer's
+subprocess builds the same data and converts it to its own types untimed.
+A workload ``op`` names what the peers implement; ``*_grad`` workloads carry an
+``out_grad`` input and time the backward alone.
+
+Traffic (``read``, ``write`` in bytes) is what the op cannot avoid moving:
+indices are counted as int64, sparse values are not counted (a reshape can
+share them), a gather reads only the rows it gathers, and a gradient reads
+``out_grad`` and writes a full, fresh ``x_grad``.
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+SEED = 20240531
+F32 = 4
+I64 = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """One benchmark case at its full and its ``--quick`` size."""
+
+    name: str
+    op: str
+    full: dict
+    quick: dict
+
+    def params(self, quick):
+        """The parameters at the chosen size."""
+        return self.quick if quick else self.full
+
+    def describe(self, quick):
+        """A one-line description with the shapes."""
+        return DESCRIBE[self.op.removesuffix("_grad")](self.params(quick))
+
+    def inputs(self, quick):
+        """The input arrays and attributes, built with the fixed seed."""
+        p = self.params(quick)
+        rng = np.random.default_rng(SEED)
+        base = self.op.removesuffix("_grad")
+        inp = {**p, **BUILD[base](p, rng)}
+        if self.op.endswith("_grad"):
+            inp["out_grad"] = rng.random(OUT_SHAPE[base](p), dtype=np.float32)
+        return inp
+
+    def traffic(self, quick):
+        """(read, write) bytes the op must move at the chosen size."""
+        p = self.params(quick)
+        base = self.op.removesuffix("_grad")
+        if base in OUT_SHAPE:
+            return _dense_traffic(base, p, grad=self.op.endswith("_grad"))
+        return TRAFFIC[base](p)
+
+
+# ------------------------------------------------------------------ index helpers
+def unique_flat(size, nnz, rng):
+    """``nnz`` distinct sorted positions in [0, size): one per equal stratum."""
+    if nnz > size or nnz * size >= 2**63:
+        raise ValueError(f"bench: cannot draw {nnz} distinct positions below {size}")
+    edges = np.arange(nnz + 1, dtype=np.int64) * size // nnz
+    return edges[:-1] + (rng.random(nnz) * np.diff(edges)).astype(np.int64)
+
+
+def _sparse_shape(p):
+    return tuple(p["shape"]) + tuple(p["dense"])
+
+
+# ------------------------------------------------------------------ COO reshape
+def _coo_build(p, rng):
+    flat = unique_flat(math.prod(p["shape"]), p["nnz"], rng)
+    indices = np.stack(np.unravel_index(flat, p["shape"])).astype(np.int64)
+    values = rng.random((p["nnz"], *p["dense"]), dtype=np.float32)
+    return {"indices": indices, "values": values, "shape": _sparse_shape(p),
+            "new_shape": tuple(p["new_shape"]) + tuple(p["dense"])}
+
+
+def _coo_traffic(p):
+    return len(p["shape"]) * p["nnz"] * I64, len(p["new_shape"]) * p["nnz"] * I64
+
+
+def _coo_describe(p):
+    dense = f", values [nnz,{','.join(map(str, p['dense']))}]" if p["dense"] else ""
+    return f"COO {tuple(p['shape'])} -> {tuple(p['new_shape'])}, nnz {p['nnz']:.0e}{dense}"
+
+
+# ------------------------------------------------------------------ CSR reshape
+def _csr_build(p, rng):
+    batch, (rows, cols) = p["batch"], p["shape"][-2:]
+    per = p["nnz"] // max(batch, 1)
+    crows, col_parts = [], []
+    for _ in range(max(batch, 1)):
+        flat = unique_flat(rows * cols, per, rng)
+        counts = np.bincount(flat // cols, minlength=rows)
+        crows.append(np.concatenate([[0], np.cumsum(counts)]))
+        col_parts.append(flat % cols)
+    return {"crows": np.concatenate(crows).astype(np.int64),
+            "cols": np.concatenate(col_parts).astype(np.int64),
+            "values": rng.random(per * max(batch, 1), dtype=np.float32),
+            "shape": tuple(p["shape"]), "new_shape": tuple(p["new_shape"])}
+
+
+def _csr_traffic(p):
+    b = max(p["batch"], 1)
+    crows_in = b * (p["shape"][-2] + 1) * I64
+    crows_out = b * (p["new_shape"][-2] + 1) * I64
+    return crows_in + p["nnz"] * I64, crows_out + p["nnz"] * I64
+
+
+def _csr_describe(p):
+    return f"CSR {tuple(p['shape'])} -> {tuple(p['new_shape'])}, nnz {p['nnz']:.0e}"
+
+
+# ------------------------------------------------------------------ dense ops
+def _random(shape, rng):
+    return rng.random(shape, dtype=np.float32)
+
+
+def _index(n, shape, rng):
+    return rng.integers(0, n, size=shape, dtype=np.int64)
+
+
+def _gather_out(p):
+    s, ax = p["shape"], p["axis"]
+    return tuple(s[:ax]) + (p["n_index"],) + tuple(s[ax + 1:])
+
+
+def _batch_gather_out(p):
+    return tuple(p["index_shape"]) + tuple(p["shape"][len(p["index_shape"]):])
+
+
+OUT_SHAPE = {
+    "expand": lambda p: tuple(p["new_shape"]),
+    "repeat": lambda p: tuple(n * r for n, r in zip(p["shape"], p["repeats"])),
+    "gather": _gather_out,
+    "batch_gather": _batch_gather_out,
+}
+
+_INDEX_BYTES = {
+    "gather": lambda p: p["n_index"] * I64,
+    "batch_gather": lambda p: math.prod(p["index_shape"]) * I64,
+}
+
+
+def _dense_traffic(op, p, grad):
+    x = math.prod(p["shape"]) * F32
+    out = math.prod(OUT_SHAPE[op](p)) * F32
+    index = _INDEX_BYTES.get(op, lambda p: 0)(p)
+    if op in _INDEX_BYTES:  # a gather reads only the rows it gathers
+        return (out + index, x) if grad else (out + index, out)
+    return (out, x) if grad else (x, out)
+
+
+BUILD = {
+    "coo_reshape": _coo_build,
+    "csr_reshape": _csr_build,
+    "expand": lambda p, rng: {"x": _random(p["shape"], rng)},
+    "repeat": lambda p, rng: {"x": _random(p["shape"], rng)},
+    "gather": lambda p, rng: {"x": _random(p["shape"], rng),
+                              "index": _index(p["shape"][p["axis"]], p["n_index"], rng)},
+    "batch_gather": lambda p, rng: {
+        "x": _random(p["shape"], rng),
+        "index": _index(p["shape"][len(p["index_shape"]) - 1], p["index_shape"], rng)},
+}
+
+TRAFFIC = {"coo_reshape": _coo_traffic, "csr_reshape": _csr_traffic}
+
+DESCRIBE = {
+    "coo_reshape": _coo_describe,
+    "csr_reshape": _csr_describe,
+    "expand": lambda p: f"expand {list(p['shape'])} -> {list(p['new_shape'])} f32",
+    "repeat": lambda p: f"repeat {list(p['shape'])} x {tuple(p['repeats'])} f32",
+    "gather": lambda p: (f"gather axis={p['axis']} {list(p['shape'])} f32, "
+                         f"{p['n_index']} indices"),
+    "batch_gather": lambda p: (f"batch_gather {list(p['shape'])} f32, "
+                               f"index {list(p['index_shape'])}"),
+}
+
+
+# ------------------------------------------------------------------ the set
+def _coo_workloads():
+    cases = [("3d-2d", (1000, 1000, 1000), (1000000, 1000), (20, 30, 40), (600, 40)),
+             ("2d-3d", (4096, 4096), (256, 256, 256), (64, 64), (16, 16, 16))]
+    out = []
+    for label, shape, new, qshape, qnew in cases:
+        for nnz, qnnz, tag in ((10**6, 300, "1e6"), (10**7, 1000, "1e7")):
+            for dense in ((), (4,)):
+                suffix = "/dense4" if dense else ""
+                out.append(Workload(
+                    f"coo_reshape/{label}/nnz{tag}{suffix}", "coo_reshape",
+                    {"shape": shape, "new_shape": new, "nnz": nnz, "dense": dense},
+                    {"shape": qshape, "new_shape": qnew, "nnz": qnnz, "dense": dense}))
+    return out
+
+
+def _csr_workloads():
+    return [
+        Workload("csr_reshape/2d/nnz1e7", "csr_reshape",
+                 {"batch": 0, "shape": (20000, 20000), "new_shape": (40000, 10000),
+                  "nnz": 10**7},
+                 {"batch": 0, "shape": (200, 200), "new_shape": (400, 100), "nnz": 2000}),
+        Workload("csr_reshape/3d/nnz5e6", "csr_reshape",
+                 {"batch": 8, "shape": (8, 4000, 4000), "new_shape": (8, 8000, 2000),
+                  "nnz": 5 * 10**6},
+                 {"batch": 2, "shape": (2, 40, 40), "new_shape": (2, 80, 20), "nnz": 400}),
+    ]
+
+
+def _dense_workloads():
+    sizes = {
+        "expand": ({"shape": (4096, 1, 1024), "new_shape": (4096, 64, 1024)},
+                   {"shape": (64, 1, 32), "new_shape": (64, 8, 32)}),
+        "repeat": ({"shape": (256, 256, 64), "repeats": (2, 3, 4)},
+                   {"shape": (16, 16, 8), "repeats": (2, 3, 4)}),
+        "gather": ({"shape": (1024, 4096, 64), "axis": 1, "n_index": 2048},
+                   {"shape": (16, 64, 8), "axis": 1, "n_index": 32}),
+        "batch_gather": ({"shape": (64, 4096, 128), "index_shape": (64, 512)},
+                         {"shape": (8, 64, 16), "index_shape": (8, 16)}),
+    }
+    return [Workload(op + grad, op + grad, full, quick)
+            for op, (full, quick) in sizes.items() for grad in ("", "_grad")]
+
+
+WORKLOADS = _coo_workloads() + _csr_workloads() + _dense_workloads()
+BY_NAME = {w.name: w for w in WORKLOADS}
