@@ -1,5 +1,6 @@
-"""scipy.sparse: n-D ``coo_array.reshape``, 2-D ``csr_array.reshape``, and the
-gather gradients as a one-hot sparse matrix times the dense ``out_grad``.
+"""scipy.sparse: n-D ``coo_array.reshape``, 2-D ``csr_array.reshape`` (made CSR
+again: scipy returns COO), and the gather gradients as a one-hot sparse matrix
+times the dense ``out_grad``.
 
 scipy stores indices as int32 whenever they fit; that is its own choice and
 counts in its favour.
@@ -36,7 +37,8 @@ def coo_reshape(inp, be):
 def csr_reshape(inp, be):
     x = sp.csr_array((inp["values"], inp["cols"], inp["crows"]), shape=inp["shape"])
     new = inp["new_shape"]
-    return Case(lambda: x.reshape(new))
+    # scipy's CSR reshape returns COO; .tocsr() makes the output CSR like every peer's
+    return Case(lambda: x.reshape(new).tocsr())
 
 
 def _one_hot_t(rows, n):
@@ -73,7 +75,7 @@ def batch_gather_grad(inp, be):
 
 IMPLS = {
     "coo_reshape": {"coo_array.reshape": coo_reshape},
-    "csr_reshape": {"csr_array.reshape": csr_reshape},
+    "csr_reshape": {"csr_array.reshape().tocsr()": csr_reshape},
     "gather_grad": {"one-hot csc @ dense": gather_grad},
     "batch_gather_grad": {"one-hot csc @ dense": batch_gather_grad},
 }
