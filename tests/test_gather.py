@@ -297,12 +297,36 @@ def test_grad_all_indices_equal_and_none_repeated(tiny_blocks):
 
 
 def test_grad_when_x_has_far_more_rows_than_the_index_has_entries():
-    # the duplicate count comes from np.unique instead of np.bincount here
+    # repeated rows are found by sorting the keys, never by a table of every x row
     index = np.array([5, 200000, 5, 199999, 200000, 5])
     g = np.arange(6.0)[:, None] * np.ones((1, 2))
     out = gather_grad_local((200001, 2), index, g, axis=0)
     assert np.array_equal(out[[5, 199999, 200000]], [[7, 7], [3, 3], [5, 5]])
     assert np.count_nonzero(out) == 6
+
+
+def test_both_ways_of_finding_repeated_rows_agree():
+    # keys too large to pack with their positions into int64 are argsorted instead
+    rng = np.random.default_rng(11)
+    local = rng.integers(-2, 9, (3, 40))      # some outside [0, 7): a split slice
+    view = gather_view((3, 7, 2), local.shape, 1, 1, "gather_grad")
+    packed = gather_kernels._Duplicates._repeated_entries(view, local)
+    sorted_ = gather_kernels._Duplicates._repeated_by_argsort(view, local)
+    for a, b in zip(packed, sorted_):
+        assert np.array_equal(a, b)
+    key, pos = packed
+    flat = (np.arange(3)[:, None] * 7 + local)
+    for k, p in zip(key, pos):
+        assert flat[k // 7, p] == k and np.count_nonzero(flat == k) >= 2
+
+
+def test_grad_of_a_read_only_out_grad_with_repeats(tiny_blocks):
+    rng = np.random.default_rng(12)
+    g = rng.standard_normal((4, 30, 3))
+    g.flags.writeable = False
+    index = rng.integers(0, 5, (4, 30))
+    np.testing.assert_allclose(gather_grad_local((4, 5, 3), index, g, 1, 1),
+                               scatter_add_ref((4, 5, 3), index, g, 1, 1), rtol=1e-12)
 
 
 def test_grad_of_non_contiguous_out_grad():

@@ -4,7 +4,7 @@ Both ops fold their shapes into the ``[batch, outer, size, inner]`` view of
 :mod:`kernels.funcs.gather_view` and move whole rows of ``inner`` elements
 (numpy sees each row as one void item): output row ``(b, o, p)`` is x row
 ``(b, o, index[b, p])``.  The forward is ``np.take`` of rows, the gradient a
-memset, ``np.put`` of rows and a sum over the rows hit more than once.  Work
+memset, a fancy-index store of rows and a sum over the rows hit more than once.  Work
 runs in blocks of rows, over threads when it is large
 (:mod:`kernels.funcs.threads`), and large outputs come from the output pool
 (:mod:`kernels.funcs.pool`), which spares them fresh page faults.
@@ -18,7 +18,6 @@ of all slices sum to the full gather (a partial sum).
 import threading
 
 import numpy as np
-from scipy.sparse import csr_array
 
 from ..core.dtypes import ALL, COMPLEX, FLOATS
 from ..core.registry import register_kernel
@@ -35,6 +34,9 @@ MAX_BLOCK_ROWS = 1 << 16
 #: Threads split work only above this many bytes each: below it, waking a
 #: thread (late, on a busy machine) costs more than it saves.
 MIN_BYTES_PER_THREAD = 8 << 20
+#: Summing a repeated row moves it about this many times (takes, adds, a
+#: store), against once for a plain row store: it weighs the threading choice.
+SUM_COST = 4
 
 
 def checked_index(index, size, axis, op="gather"):
@@ -258,8 +260,10 @@ def gather_grad_local(x_shape, index, out_grad, axis=None, batch_dims=0, offset=
     """Gradient of :func:`gather_local`: scatter-add ``out_grad`` into zeros of ``x_shape``.
 
     x_grad is zeroed by one large memset (non-temporal stores), every
-    out_grad row is put at its x row (``np.put``; of rows hitting the same
-    x row one wins), then each x row hit more than once is overwritten by
+    out_grad row is stored at its x row by a fancy-index store (of rows
+    hitting the same x row one wins; ``np.put`` would first copy a read-only
+    source such as a tensor's array), then each x row hit more than once is
+    overwritten by
     the sum of its rows (see :class:`_Duplicates`).  Indices outside the
     local slice contribute nothing.
 
@@ -278,82 +282,141 @@ def gather_grad_local(x_shape, index, out_grad, axis=None, batch_dims=0, offset=
     x_grad = _zeros(x_shape, out_grad.dtype)
     split = _is_split(view, offset, size)
     xv = _row_items(x_grad, view.inner)
-    gv = _row_items(np.ascontiguousarray(out_grad), view.inner)
-    row_map, dups = _RowMap(view, local), _Duplicates(view, local, x_grad.dtype)
+    g2 = np.ascontiguousarray(out_grad).reshape(-1, view.inner)
+    gv = _row_items(g2, view.inner)
+    row_map, found = _RowMap(view, local), []
 
     def put(*rect):
+        if not rect:   # the one task that finds the repeated rows, beside the stores
+            found.append(_Duplicates(view, local, x_grad.dtype))
+            return
         out_rows, x_rows, idx = row_map.rows(*rect)
         if split:
             keep = ~row_map.outside(idx, x_rows.shape)
-            np.put(xv, x_rows.reshape(-1)[keep], gv[out_rows][keep])
+            xv[x_rows.reshape(-1)[keep]] = gv[out_rows][keep]
         else:
-            np.put(xv, x_rows.reshape(-1), gv[out_rows], mode="clip")
+            xv[x_rows.reshape(-1)] = gv[out_rows]
 
     lanes = _lanes(out_grad.nbytes)
-    _in_parallel(put, row_map.blocks(lanes), lanes)
-    lanes = _lanes(dups.nbytes)
+    _in_parallel(put, [()] + row_map.blocks(lanes), lanes)
+    dups = found[0]
+    lanes = _lanes(SUM_COST * dups.nbytes)
     per = _step(row_map.groups, dups.rows_per_group * view.inner, lanes)
-    _in_parallel(lambda *block: dups.overwrite(xv, gv, *block),
+    _in_parallel(lambda *block: dups.overwrite(xv, g2, *block),
                  _rectangles(view.batch, view.outer, per), lanes)
     return x_grad
+
+
+def _in_runs(key):
+    """Mask of the entries of sorted ``key`` equal to a neighbour (in a run of 2 or more).
+
+    Examples
+    --------
+    >>> _in_runs(np.array([1, 2, 2, 3, 4, 4, 4])).astype(int)
+    array([0, 1, 1, 0, 1, 1, 1])
+    >>> _in_runs(np.array([], int)).size
+    0
+    """
+    if key.size == 0:
+        return np.zeros(0, bool)
+    again = key[1:] == key[:-1]
+    return np.r_[again, False] | np.r_[False, again]
 
 
 class _Duplicates:
     """The x rows hit more than once, and the out_grad rows that hit them.
 
     Entries (valid index values whose x row is hit again) are sorted by
-    batch and x row, so each repeated x row owns a run of consecutive
-    entries and each batch a range of runs and entries; summing runs is a
-    CSR matrix with one 1 per entry.  Hit counts come from ``np.bincount``
-    when x has not many more rows than the index has entries, else from a
-    sort (``np.unique``).  For outer coordinate ``o``, an entry's out_grad
-    row is ``out_base + o * per_batch`` and a run's x row ``x_base + o * size``.
+    batch and x row, so each repeated x row owns a run of two or more
+    consecutive entries.  An entry's rank is its place in its run; the
+    entries of one rank hit distinct x rows, so a run's sum is its rank-0
+    row plus its rank-1 row plus, rank by rank, the few rows of higher
+    rank: plain numpy takes and adds, which release the GIL (scipy's sparse
+    product does not), so blocks of batches sum on several threads.  For
+    outer coordinate ``o``, an entry's out_grad row is ``out_base + o * per_batch``
+    and a run's x row ``x_base + o * size``.
     """
 
     def __init__(self, view, local, dtype):
         self.view, self.dtype = view, np.dtype(dtype)
-        b = np.arange(view.batch)[:, None]
-        valid = (local >= 0) & (local < view.size)
-        key = (b * view.size + local)[valid]
-        pos = np.broadcast_to(np.arange(view.per_batch), local.shape)[valid]
-        n_keys = view.batch * view.size
-        if n_keys <= 16 * key.size + 65536:
-            hits = np.bincount(key, minlength=n_keys)[key]
-        else:
-            _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-            hits = counts[inverse]
-        order = np.argsort(key[hits > 1], kind="stable")
-        key, pos = key[hits > 1][order], pos[hits > 1][order]
+        key, pos = self._repeated_entries(view, local)
         first = np.flatnonzero(np.diff(key, prepend=-1))
-        self.indptr = np.r_[first, key.size]
-        entry_batch, run_batch = key // view.size, key[first] // view.size
-        self.out_base = (entry_batch * view.outer) * view.per_batch + pos
+        run_batch = key[first] // view.size
+        self.out_base = (key // view.size * view.outer) * view.per_batch + pos
         self.x_base = (run_batch * view.outer) * view.size + key[first] % view.size
         batches = np.arange(view.batch + 1)
-        self.entry_start = np.searchsorted(entry_batch, batches)
         self.run_start = np.searchsorted(run_batch, batches)
+        run_of = np.repeat(np.arange(first.size), np.diff(np.r_[first, key.size]))
+        rank = np.arange(key.size) - first[run_of]
+        # ranks[k]: (runs, entries) of rank k, in run order; starts[k]: per batch
+        self.ranks, self.starts = [], []
+        for k in range(int(rank.max()) + 1 if rank.size else 0):
+            at = np.flatnonzero(rank == k)
+            self.ranks.append((run_of[at], at))
+            self.starts.append(np.searchsorted(run_batch[run_of[at]], batches))
         self.rows_per_group = -(-key.size // view.batch) if view.batch else 0
         self.nbytes = key.size * view.outer * view.inner * self.dtype.itemsize
 
-    def overwrite(self, xv, gv, b0, b1, o0, o1):
+    @staticmethod
+    def _repeated_entries(view, local):
+        """Keys ``batch * size + index`` hit more than once, with their positions, sorted.
+
+        One in-place sort of ``key * per_batch + position`` (when that fits
+        int64) yields both; full-size temporaries are kept to two, since
+        each fresh one costs its page faults.
+        """
+        span = max(view.per_batch, 1)
+        if view.batch * view.size * span >= 2**62:
+            return _Duplicates._repeated_by_argsort(view, local)
+        valid = (local >= 0) & (local < view.size)
+        combo = np.multiply(local, span, dtype=np.int64)
+        combo += (np.arange(view.batch, dtype=np.int64) * (view.size * span))[:, None]
+        combo += np.arange(view.per_batch, dtype=np.int64)
+        combo = combo.reshape(-1) if valid.all() else combo[valid]
+        combo.sort()
+        key = combo // span
+        repeated = _in_runs(key)
+        key, combo = key[repeated], combo[repeated]
+        return key, combo - key * span
+
+    @staticmethod
+    def _repeated_by_argsort(view, local):
+        """:meth:`_repeated_entries` for keys too large to pack with positions."""
+        valid = (local >= 0) & (local < view.size)
+        key = local + (np.arange(view.batch, dtype=np.int64) * view.size)[:, None]
+        pos = np.broadcast_to(np.arange(view.per_batch, dtype=np.int64), local.shape)
+        key, pos = key[valid], pos[valid]
+        order = np.argsort(key, kind="stable")
+        key, pos = key[order], pos[order]
+        repeated = _in_runs(key)
+        return key[repeated], pos[repeated]
+
+    def overwrite(self, xv, g2, b0, b1, o0, o1):
         """Write the sums of the repeated x rows of batches ``[b0, b1)``, outer ``[o0, o1)``.
 
-        float16 is summed in float32 and rounded once.
+        ``g2`` is out_grad as ``[rows, inner]``.  float16 is summed in
+        float32 and rounded once.
         """
         v = self.view
-        e0, e1 = self.entry_start[b0], self.entry_start[b1]
         r0, r1 = self.run_start[b0], self.run_start[b1]
-        if e0 == e1:
+        if r0 == r1:
             return
-        o = np.arange(o0, o1)
-        dtype = self.dtype
-        acc = np.dtype(np.float32) if dtype == np.float16 else dtype
-        rows = np.take(gv, (self.out_base[e0:e1, None] + o * v.per_batch).reshape(-1))
-        onehot = csr_array((np.ones(e1 - e0, acc), np.arange(e1 - e0),
-                            self.indptr[r0:r1 + 1] - e0), shape=(r1 - r0, e1 - e0))
-        sums = onehot @ rows.view(dtype).reshape(e1 - e0, -1).astype(acc, copy=False)
-        np.put(xv, (self.x_base[r0:r1, None] + o * v.size).reshape(-1),
-               _row_items(np.ascontiguousarray(sums, dtype=dtype), v.inner))
+        o = np.arange(o0, o1)[:, None] * v.per_batch
+        acc = np.float32 if self.dtype == np.float16 else self.dtype
+
+        def rows(k):
+            lo, hi = self.starts[k][b0], self.starts[k][b1]
+            runs, entries = self.ranks[k][0][lo:hi], self.ranks[k][1][lo:hi]
+            return runs - r0, np.take(g2, self.out_base[entries] + o, axis=0)
+
+        sums = rows(0)[1].astype(acc, copy=False)    # every run has ranks 0 and 1
+        sums += rows(1)[1]
+        for k in range(2, len(self.ranks)):
+            runs, more = rows(k)
+            if runs.size:
+                sums[:, runs] += more
+        x_rows = np.arange(o0, o1)[:, None] * v.size + self.x_base[r0:r1]
+        xv[x_rows.reshape(-1)] = _row_items(sums.astype(self.dtype, copy=False), v.inner)
 
 
 # ---------------------------------------------------------------- registration
