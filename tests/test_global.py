@@ -205,6 +205,27 @@ def test_to_global_errors():
         coo.to_global(sbp=S(1))
     with pytest.raises(TypeError, match="sparse_csr tensor cannot be global"):
         coo.to_dense().to_sparse_csr().to_global(sbp=B)
+    with pytest.raises(TypeError, match="to_sparse_csr: a sparse_csr tensor cannot be global"):
+        coo.to_global(sbp=P).to_sparse_csr()
+
+
+def test_sparse_conversions_keep_partial_sum_and_split():
+    # each is linear in the logical tensor, so it runs shard by shard
+    i = np.array([[0, 1, 1], [2, 0, 0]])
+    coo = sparse.sparse_coo_tensor(i, np.array([1.0, 2.0, 4.0]), [2, 3])
+    want = np.zeros((2, 3))
+    np.add.at(want, tuple(i), [1.0, 2.0, 4.0])
+    for sbp in (P, S(0), S(1)):
+        g = coo.to_global(sbp=sbp)
+        d = sparse.to_dense(g)
+        for out in (d, g.to_dense(), sparse.coalesce(g).to_dense(),
+                    d.to_sparse_coo(1).to_dense(), sparse.to_sparse_coo(d, 2).to_dense()):
+            assert np.array_equal(out.numpy(), want)
+        assert d.sbp == sbp and sparse.coalesce(g).sbp == sbp
+        assert sparse.to_sparse_coo(d, 2).sbp == sbp
+        # a split on a dim that becomes dense is boxed first (to broadcast, the cheaper move)
+        assert d.to_sparse_coo(1).sbp == (B if sbp == S(1) else sbp)
+        assert g.is_sparse_coo() and not g.is_sparse_csr() and g.sparse_dim() == 2
 
 
 def test_global_errors_come_from_logical_infer_meta():

@@ -253,7 +253,21 @@ def _backward_sparse_to_dense(node, out_grad):
     return {'x': result}
 
 
-# sparse.to_sparse_coo  (yaml/sparse_ops.yaml:101)
+_sbp_sparse_to_dense = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.to_sparse_coo  (yaml/sparse_ops.yaml:105)
 def _meta_sparse_to_sparse_coo(x, sparse_dim):
     return _im.to_sparse_coo_infer_meta(x, sparse_dim)
 
@@ -265,7 +279,21 @@ def _backward_sparse_to_sparse_coo(node, out_grad):
     return {'x': result}
 
 
-# sparse.to_sparse_csr  (yaml/sparse_ops.yaml:142)
+_sbp_sparse_to_sparse_coo = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i < e.sparse_dim,
+                   'S(i) -> S(i) if i < sparse_dim'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.to_sparse_csr  (yaml/sparse_ops.yaml:150)
 def _meta_sparse_to_sparse_csr(x):
     return _im.to_sparse_csr_infer_meta(x)
 
@@ -277,7 +305,7 @@ def _backward_sparse_to_sparse_csr(node, out_grad):
     return {'x': result}
 
 
-# sparse.coalesce  (yaml/sparse_ops.yaml:180)
+# sparse.coalesce  (yaml/sparse_ops.yaml:188)
 def _meta_sparse_coalesce(x):
     return _im.unchanged_infer_meta(x)
 
@@ -287,6 +315,20 @@ def _backward_sparse_coalesce(node, out_grad):
         return {}
     result = _d.call('sparse', 'coalesce_grad', node.saved['x'], out_grad)
     return {'x': result}
+
+
+_sbp_sparse_coalesce = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
 
 
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
@@ -475,7 +517,8 @@ OPS = (
            backward='to_dense_grad',
            backward_fn=_backward_sparse_to_dense,
            saved=('x',),
-           saved_meta=()),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_to_dense}),
     OpSpec(name='to_sparse_coo',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('sparse_dim', 'int')),
@@ -488,7 +531,8 @@ OPS = (
            backward='to_sparse_coo_grad',
            backward_fn=_backward_sparse_to_sparse_coo,
            saved=('x',),
-           saved_meta=()),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_to_sparse_coo}),
     OpSpec(name='to_sparse_csr',
            namespace='sparse',
            args=(Arg('x', 'Tensor'),),
@@ -514,7 +558,8 @@ OPS = (
            backward='coalesce_grad',
            backward_fn=_backward_sparse_coalesce,
            saved=('x',),
-           saved_meta=()),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_coalesce}),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),

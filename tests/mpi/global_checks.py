@@ -276,6 +276,26 @@ def sparse_checks():
         want = seed.reshape(shape)[tuple(i)]
         assert np.allclose(leaf.grad.values().numpy(), want), f"sparse reshape grad {src}"
         CHECKS.append(f"sparse reshape grad {src}")
+    coo_boxing_grad_checks(indices, fvalues, shape)
+
+
+def coo_boxing_grad_checks(indices, values, shape):
+    """A COO leaf re-boxed to every sbp gets d(sum(seed * x))/d(entry) = seed at the
+    entry's logical coordinate, duplicates included."""
+    seed = data(shape, np.float64, seed=9)
+    sbps = [S(0), S(1), B, P]
+    for src in sbps:
+        i, _, _ = coo_shard(indices, values, shape, src)
+        if src.is_split:      # the leaf's local coordinates, shifted to logical ones
+            n = shape[src.axis]
+            i = i.copy()
+            i[src.axis] += sum(len(c) for c in np.array_split(np.arange(n), SIZE)[:RANK])
+        for dst in sbps:
+            leaf, g = coo_glob(indices, values, shape, src, grad=True)
+            g.to_global(sbp=dst).to_dense().backward(dense.to_tensor(seed))
+            got = leaf.grad.values().numpy()
+            assert np.allclose(got, seed[tuple(i)]), f"coo box grad {src}->{dst}"
+            CHECKS.append(f"coo box grad {src}->{dst}")
 
 
 def main():

@@ -2,7 +2,9 @@
 
 Boxing a global tensor records a grad node on its local shard when that shard
 needs a gradient; the node's backward boxes the physical gradient the other
-way, between the dual sbps (the adjoint of each collective).
+way, between the dual sbps (the adjoint of each collective).  A sparse
+gradient comes back with another pattern (its nonzeros moved between ranks),
+so a sparse shard takes its value at each of the shard's own entries.
 """
 from .. import autograd
 from ..opspec import Arg, OpSpec
@@ -58,13 +60,44 @@ def record(spec, inputs, out, attrs):
 
 
 def _box_backward(node, out_grad):
-    a = node.attrs
+    """Box the gradient back between the dual sbps; a sparse input takes the
+    boxed gradient's value at each of its own entries (duplicates summed)."""
+    a, x = node.attrs, node.inputs[0]
     if out_grad.layout != "dense":
-        raise NotImplementedError(
-            "backward: gradients of sparse tensors through boxing are not supported; "
-            "keep sparse global tensors that need gradients in one sbp")
-    return {"x": box_local(out_grad, a["shape"], a["dst"].dual(), a["src"].dual(),
-                           a["placement"])}
+        out_grad = _one_per_coordinate(out_grad)
+    back = box_local(out_grad, a["shape"], a["dst"].dual(), a["src"].dual(), a["placement"])
+    if x.layout == "dense":
+        return {"x": back}
+    return {"x": x._with_values(entry_values(x, back))}
+
+
+def _one_per_coordinate(g):
+    """A sparse gradient with one entry per coordinate.
+
+    A sparse tensor's gradient holds, at each entry, the gradient at the
+    entry's coordinate, so duplicate entries carry the same value; boxing
+    sums duplicates (that is how COO adds partial sums), so each coordinate
+    must travel once.
+    """
+    from ...sparse.convert import coalesce_parts
+    data = g._data()
+    perm, starts, _ = coalesce_parts(data, "backward")
+    if perm is None:
+        return g
+    keep = perm[starts]
+    return coo_make(data.indices[:, keep], data.values[keep], data.shape, g, True)
+
+
+def entry_values(x, g):
+    """The values of local gradient ``g`` (dense or COO, any pattern) at local COO ``x``'s
+    entries, cast to x's dtype."""
+    from ...sparse.convert import gather_dense, lookup_values
+    indices = x._data().indices
+    if g.layout == "dense":
+        got = gather_dense(g._data(), indices, "backward")
+    else:
+        got = lookup_values(indices, x._data().shape, g._data(), "backward")
+    return got.astype(x._data().values.dtype, copy=False)
 
 
 BOXING = OpSpec(name="boxing", namespace="dist", args=(Arg("x", "Tensor"),),

@@ -51,10 +51,11 @@ def to_global(x, placement=None, sbp=None):
     return GlobalTensor(out, sbp, placement, logical)
 
 
-def _check_layout_sbp(meta, sbp):
+def _check_layout_sbp(meta, sbp, op="to_global"):
     if meta.layout not in ("dense", "sparse_coo"):
-        raise TypeError(f"to_global: a {meta.layout} tensor cannot be global; convert it "
-                        "with to_sparse_coo() first")
+        raise TypeError(f"{op}: a {meta.layout} tensor cannot be global (global tensors "
+                        "are dense or sparse COO); use to_sparse_coo(), or convert this "
+                        "rank's shard after to_local()")
     if meta.layout == "sparse_coo" and sbp.is_split and sbp.axis >= meta.sparse_dim:
         raise ValueError(f"to_global: a sparse COO tensor can be split only along a sparse "
                          f"dim (< {meta.sparse_dim}), got {sbp!r}")
@@ -126,6 +127,8 @@ def run(spec, ins, attrs):
            for t in ins]
     metas = [t.meta for t in ins]
     out_metas = dispatch.infer(spec, metas, attrs)
+    for m in out_metas:
+        _check_layout_sbp(m, broadcast, spec.name)
     sig = choose(spec, ins, metas, attrs, out_metas)
     boxed = [layouts.box(t, s) for t, s in zip(ins, sig.ins)]
     local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)

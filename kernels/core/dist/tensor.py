@@ -59,6 +59,20 @@ class GlobalTensor(TensorBase):
     def place(self):
         return self._meta.place
 
+    def is_sparse_coo(self):
+        return self.layout == "sparse_coo"
+
+    def is_sparse_csr(self):
+        return False          # a global tensor is dense or sparse COO
+
+    def sparse_dim(self):
+        """The number of indexed (leading) dims of a sparse COO tensor."""
+        return self._meta.sparse_dim
+
+    def dense_dim(self):
+        """The number of trailing dims stored densely in each value."""
+        return self.ndim - self._meta.sparse_dim
+
     @property
     def sbp(self):
         """How the shards make the logical tensor: split(axis), broadcast or partial_sum."""
@@ -175,12 +189,18 @@ class GlobalTensor(TensorBase):
         """Op methods of the local tensor class (``x.reshape(...)``) work on globals."""
         if name.startswith("_"):
             raise AttributeError(name)
-        from ..dispatch import get_op
         method = getattr(type(self._local), name, None)
-        try:
-            get_op("dense" if self.layout == "dense" else "sparse", name)
-        except KeyError:
+        if not any(_has_op(ns, name) for ns in ("dense", "sparse")):
             method = None
         if method is None:
             raise AttributeError(f"'GlobalTensor' object has no attribute '{name}'")
         return method.__get__(self)
+
+
+def _has_op(namespace, name):
+    from ..dispatch import get_op
+    try:
+        get_op(namespace, name)
+    except KeyError:
+        return False
+    return True
