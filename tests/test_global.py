@@ -241,3 +241,12 @@ def test_mixed_local_input_is_broadcast_and_gradients_flow():
     assert out.sbp == P and out.item() == 15.0
     out.backward()
     assert np.array_equal(x.grad.numpy(), np.ones((2, 3)))
+
+
+def test_global_coo_counts_entries_and_points_to_the_shard_for_its_arrays():
+    coo = sparse.sparse_coo_tensor(np.array([[0, 1, 1]]), np.ones(3), [2])
+    g = coo.to_global(sbp=P)
+    assert g.nnz() == 3
+    for name in ("indices", "values"):
+        with pytest.raises(TypeError, match=f"{name}: .* use g.to_local"):
+            getattr(g, name)()

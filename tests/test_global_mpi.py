@@ -45,3 +45,10 @@ def test_a_rank_that_raises_ends_the_job(launcher):
     assert proc.returncode != 0
     assert "rank 1 fails on purpose" in proc.stderr
     assert took < 20
+
+
+def test_a_rank_that_raises_before_any_placement_ends_the_job():
+    proc, took = _run(2, "raise_before_placement.py", timeout=30)
+    assert proc.returncode != 0
+    assert "fails on purpose before any placement" in proc.stderr
+    assert took < 20

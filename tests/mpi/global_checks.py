@@ -120,6 +120,21 @@ def error_checks():
             assert "array_split" in str(exc)
         else:
             raise AssertionError("to_global accepted uneven shards off the array_split rule")
+        off = np.zeros((2, 2 + (RANK == 0)))          # shards differ off the split axis
+        try:
+            dense.to_tensor(off).to_global(placement=PLACE, sbp=S(0))
+        except ValueError as exc:
+            assert "same dims off axis 0" in str(exc), str(exc)
+        else:
+            raise AssertionError("to_global accepted shards that differ off the split axis")
+        g = dense.to_tensor(np.zeros((4, 3))).to_global(placement=PLACE, sbp=B)
+        mine = dense.to_tensor(np.zeros(2 + (RANK == 0), np.int64))   # not the same everywhere
+        try:
+            dense.gather(g, mine)
+        except ValueError as exc:
+            assert "gather: the local argument 'index' is taken as broadcast" in str(exc), str(exc)
+        else:
+            raise AssertionError("a local input of different shapes per rank was accepted")
     try:
         dense.to_tensor(np.zeros(2, bool)).to_global(placement=PLACE, sbp=P)
     except TypeError:
@@ -259,6 +274,8 @@ def sparse_checks():
             g = coo_glob(indices, values, shape, src)[1].to_global(sbp=dst)
             assert g.sbp == dst and np.array_equal(g.to_dense().numpy(), dense_x), \
                 f"coo box {src}->{dst}"
+            assert g.nnz() == (nnz if dst.kind != "B" else g.to_local().nnz()), \
+                f"coo nnz {src}->{dst}"
             CHECKS.append(f"coo box {src}->{dst}")
     for src, want in [(P, P), (B, B), (S(0), P), (S(1), P)]:
         y = sparse.reshape(coo_glob(indices, values, shape, src)[1], [3, 10, 2])

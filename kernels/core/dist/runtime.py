@@ -88,10 +88,14 @@ def _logical_meta(meta, sbp, placement):
     rest = {s[:ax] + s[ax + 1:] for s in shapes}
     sizes = [s[ax] for s in shapes]
     want = shard_sizes(sum(sizes), placement.size)
-    if len(rest) > 1 or sizes != want:
-        raise ValueError(f"to_global: under {sbp!r} the ranks' shards {[list(s) for s in shapes]} "
-                         f"must agree off axis {ax} and have sizes {want} along it "
-                         f"(numpy.array_split of {sum(sizes)}), got {sizes}")
+    held = [list(s) for s in shapes]
+    if len(rest) > 1:
+        raise ValueError(f"to_global: under {sbp!r} the ranks' shards must have the same "
+                         f"dims off axis {ax}, but the ranks hold {held}")
+    if sizes != want:
+        raise ValueError(f"to_global: under {sbp!r} the ranks' shards {held} must have "
+                         f"sizes {want} along axis {ax} (numpy.array_split of "
+                         f"{sum(sizes)} over {placement.size} ranks), got {sizes}")
     shape = list(shapes[0])
     shape[ax] = sum(sizes)
     return meta.with_(shape=tuple(shape))
@@ -123,8 +127,8 @@ TO_GLOBAL = OpSpec(name="to_global", namespace="dist", args=(Arg("x", "Tensor"),
 def run(spec, ins, attrs):
     """Run ``spec`` with at least one global input; return global outputs."""
     placement = _placement(spec, ins)
-    ins = [t if getattr(t, "is_global", False) else to_global(t, placement, broadcast)
-           for t in ins]
+    ins = [t if getattr(t, "is_global", False) else _as_broadcast(spec, a, t, placement)
+           for a, t in zip(spec.tensor_args, ins)]
     metas = [t.meta for t in ins]
     out_metas = dispatch.infer(spec, metas, attrs)
     for m in out_metas:
@@ -141,6 +145,15 @@ def run(spec, ins, attrs):
     results = result if isinstance(result, tuple) else (result,)
     outs = tuple(_wrap(spec, r, s, placement, m) for r, s, m in zip(results, sig.outs, out_metas))
     return outs[0] if len(outs) == 1 else outs
+
+
+def _as_broadcast(spec, arg, t, placement):
+    """A local input mixed with global ones: taken as broadcast (the same on every rank)."""
+    try:
+        return to_global(t, placement, broadcast)
+    except ValueError as err:
+        raise ValueError(f"{spec.name}: the local argument '{arg.name}' is taken as "
+                         f"broadcast, so every rank must pass the same shape: {err}") from None
 
 
 def _placement(spec, ins):

@@ -73,6 +73,23 @@ class GlobalTensor(TensorBase):
         """The number of trailing dims stored densely in each value."""
         return self.ndim - self._meta.sparse_dim
 
+    def nnz(self):
+        """The stored entries of the logical sparse tensor (collective): one shard's
+        count under broadcast, the sum of every rank's under split and partial_sum."""
+        from .comm import allgather_ints
+        local = self._local.nnz()
+        if self._sbp.kind == "B":
+            return local
+        return int(allgather_ints(self._placement.group, [local]).sum())
+
+    def indices(self):
+        raise TypeError("indices: a global COO tensor's entries live on several ranks; "
+                        "use g.to_local().indices() for this rank's shard")
+
+    def values(self):
+        raise TypeError("values: a global COO tensor's entries live on several ranks; "
+                        "use g.to_local().values() for this rank's shard")
+
     @property
     def sbp(self):
         """How the shards make the logical tensor: split(axis), broadcast or partial_sum."""
