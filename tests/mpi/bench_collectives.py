@@ -1,15 +1,23 @@
-"""Bench: all-gather and all-reduce of 64 MB, next to the local op's time.
+"""Bench: each dense boxing step on 64 MB of float64, next to bare mpi4py and the local op.
 
 Run ``mpiexec -n N python -m mpi4py tests/mpi/bench_collectives.py`` for N = 2, 4.
-The cases run interleaved, REPEATS rounds of each with a barrier before every
-run, and each line is a median timed on rank 0 (timings on a shared machine are
-noisy; compare the lines of one run):
+The cases run interleaved, REPEATS rounds of each in a shuffled order (the
+same on every rank; a fixed order favours some cases by tens of percent) with
+a barrier before every run, and each line is a median timed on rank 0
+(timings on a shared machine are noisy; compare the lines of one run):
 
-- ``boxing``: phisparse's split(0) -> broadcast (all-gather of a 64 MB logical
-  float64 tensor) and partial_sum -> broadcast (all-reduce of 64 MB per rank);
-- ``mpi4py``: the bare collective on preallocated buffers;
+- ``boxing``: phisparse re-boxing a global tensor with ``x.to_global(sbp=...)``:
+  split(0) -> broadcast (all-gather of a 64 MB logical tensor), partial_sum ->
+  broadcast (all-reduce of 64 MB per rank), and on the same bytes as a
+  (1024, 8192) tensor split(1) -> broadcast (an all-gather of strided
+  shards), partial_sum -> split(0) and -> split(1) (reduce-scatter), and
+  split(0) -> split(1) (all-to-all);
+- ``mpi4py``: the bare collective on the same bytes, contiguous, with
+  preallocated buffers;
 - ``local``: what one process does for the same result: concatenating the
   shards, and adding N addends.
+
+The ratio after a boxing line is boxing / mpi4py.
 """
 import time
 
@@ -20,17 +28,19 @@ from kernels.core.dist.comm import world
 
 MB = 64
 REPEATS = 7
+ROWS = 1024
 
 
 def median_times(cases, barrier):
-    """{name: median seconds}, running the cases interleaved round by round."""
+    """{name: median seconds}, running the cases interleaved, shuffled round by round."""
     times = {name: [] for name in cases}
-    for _ in range(REPEATS):
-        for name, fn in cases.items():
+    names = list(cases)
+    for round_ in range(REPEATS):
+        for i in np.random.default_rng(round_).permutation(len(names)):
             barrier()
             t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
+            cases[names[i]]()
+            times[names[i]].append(time.perf_counter() - t0)
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
@@ -41,34 +51,71 @@ def sum_into(addends):
     return out
 
 
+def counts(n, n_ranks, inner=1):
+    """Element counts of an array_split of ``n`` rows of ``inner`` elements."""
+    base, extra = divmod(n, n_ranks)
+    return [(base + (r < extra)) * inner for r in range(n_ranks)]
+
+
+def collective_cases(comm, n, rank):
+    """{step: {kind: fn}} for kinds boxing, mpi4py and (where one applies) local."""
+    count = MB * 2 ** 20 // 8
+    full = np.random.default_rng(0).random(count)
+    cols = count // ROWS
+    place = dense.placement()
+    S, B, P = dense.sbp.split, dense.sbp.broadcast, dense.sbp.partial_sum
+    shard = np.array_split(full, n)[rank]
+    col_shard = np.ascontiguousarray(np.array_split(full.reshape(ROWS, cols), n, axis=1)[rank])
+    row_shard = np.array_split(full.reshape(ROWS, cols), n)[rank]
+    gs = dense.to_tensor(shard).to_global(placement=place, sbp=S(0))
+    gp = dense.to_tensor(full).to_global(placement=place, sbp=P)
+    gp2 = dense.reshape(gp, [ROWS, cols])
+    gcol = dense.to_tensor(col_shard).to_global(placement=place, sbp=S(1))
+    grow = dense.to_tensor(row_shard).to_global(placement=place, sbp=S(0))
+    recv = np.empty_like(full)
+    flat_counts = counts(count, n)
+    mine = np.empty(flat_counts[rank])
+    mine_col = np.empty(col_shard.size)
+    col_counts = counts(cols, n, ROWS)
+    swap = counts(row_shard.size, n)
+    return {
+        "all-gather": {
+            "boxing": lambda: gs.to_global(sbp=B),
+            "mpi4py": lambda: comm.Allgatherv(shard, [recv, flat_counts]),
+            "local (concatenate)": lambda: np.concatenate(np.array_split(full, n))},
+        "all-reduce": {
+            "boxing": lambda: gp.to_global(sbp=B),
+            "mpi4py": lambda: comm.Allreduce(full, recv),
+            "local (sum of addends)": lambda: sum_into([full] * n)},
+        "all-gather split(1)": {
+            "boxing": lambda: gcol.to_global(sbp=B),
+            "mpi4py": lambda: comm.Allgatherv(col_shard, [recv, col_counts])},
+        "reduce-scatter split(0)": {
+            "boxing": lambda: gp.to_global(sbp=S(0)),
+            "mpi4py": lambda: comm.Reduce_scatter(full, mine, flat_counts)},
+        "reduce-scatter split(1)": {
+            "boxing": lambda: gp2.to_global(sbp=S(1)),
+            "mpi4py": lambda: comm.Reduce_scatter(full, mine_col, col_counts)},
+        "all-to-all split(0)->(1)": {
+            "boxing": lambda: grow.to_global(sbp=S(1)),
+            "mpi4py": lambda: comm.Alltoallv(row_shard, [recv[:row_shard.size], swap])},
+    }
+
+
 def main():
     w = world()
     comm, n, rank = w.mpi, w.size, w.rank
-    barrier = comm.Barrier if comm is not None else (lambda: None)
-    count = MB * 2 ** 20 // 8
-    full = np.random.default_rng(0).random(count)
-    shard = np.array_split(full, n)[rank]
-    place = dense.placement()
-    gs = dense.to_tensor(shard).to_global(placement=place, sbp=dense.sbp.split(0))
-    gp = dense.to_tensor(full).to_global(placement=place, sbp=dense.sbp.partial_sum)
-    recv = np.empty_like(full)
-    sizes = [len(p) for p in np.array_split(full, n)]
-    addends = [full] * n
-    cases = {
-        "all-gather boxing": lambda: gs.to_global(sbp=dense.sbp.broadcast),
-        "all-gather mpi4py": lambda: comm.Allgatherv(shard, [recv, sizes]),
-        "all-gather local (concatenate)": lambda: np.concatenate(np.array_split(full, n)),
-        "all-reduce boxing": lambda: gp.to_global(sbp=dense.sbp.broadcast),
-        "all-reduce mpi4py": lambda: comm.Allreduce(full, recv),
-        "all-reduce local (sum of addends)": lambda: sum_into(addends),
-    }
     if comm is None:
-        cases = {k: v for k, v in cases.items() if "mpi4py" not in k}
-    rows = median_times(cases, barrier)
-    if rank == 0:
-        for name, t in rows.items():
-            if t is not None:
-                print(f"ranks={n} {MB} MB float64  {name:34s} {t * 1e3:8.1f} ms")
+        print("run under mpiexec -n N (N >= 2): the bench compares with bare mpi4py")
+        return
+    steps = collective_cases(comm, n, rank)
+    cases = {(step, kind): fn for step, kinds in steps.items() for kind, fn in kinds.items()}
+    rows = median_times(cases, comm.Barrier)
+    if rank != 0:
+        return
+    for (step, kind), t in rows.items():
+        ratio = f"  x{t / rows[step, 'mpi4py']:.2f}" if kind == "boxing" else ""
+        print(f"ranks={n} {MB} MB float64  {step + ' ' + kind:46s} {t * 1e3:8.1f} ms{ratio}")
 
 
 if __name__ == "__main__":

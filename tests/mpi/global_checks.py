@@ -315,6 +315,41 @@ def coo_boxing_grad_checks(indices, values, shape):
             CHECKS.append(f"coo box grad {src}->{dst}")
 
 
+def transfer_path_checks():
+    """Every boxing again with strided blocks all sent as MPI derived datatypes
+    (RUN_BYTES = 0) and all packed by numpy (no run long enough), bit for bit,
+    for items of 1, 4, 8 and 16 bytes and empty tensors, dense and COO."""
+    from kernels.core.dist import comm
+    sbps = [S(0), S(1), S(2), B, P]
+    saved = comm.RUN_BYTES
+    try:
+        for run_bytes in (0, 1 << 62):
+            comm.RUN_BYTES = run_bytes
+            for dtype, shape in [(np.int8, (5, 3, 7)), (np.float32, (5, 3, 7)),
+                                 (np.int64, (5, 3, 7)), (np.complex128, (5, 3, 7)),
+                                 (np.int64, (0, 2, 5)), (np.int64, (2, 3, 0))]:
+                x = data(shape, dtype, seed=11)
+                kinds = sbps if dtype != np.complex128 else sbps[:4]   # no complex //
+                for src in kinds:
+                    for dst in kinds:
+                        g = glob(x, src)[1].to_global(sbp=dst)
+                        assert np.array_equal(g.numpy(), x), f"{run_bytes} {dtype} {src}->{dst}"
+                        if dst.kind != "P":
+                            assert np.array_equal(g.to_local().numpy(), shard(x, dst))
+            rng = np.random.default_rng(4)
+            indices = np.stack([rng.integers(0, 6, 40), rng.integers(0, 5, 40)])
+            values = rng.integers(-9, 10, (40, 2))
+            want = np.zeros((6, 5, 2), np.int64)
+            np.add.at(want, tuple(indices), values)
+            for src in sbps[:2] + sbps[3:]:
+                for dst in sbps[:2] + sbps[3:]:
+                    g = coo_glob(indices, values, (6, 5, 2), src)[1].to_global(sbp=dst)
+                    assert np.array_equal(g.to_dense().numpy(), want), f"coo {src}->{dst}"
+            CHECKS.append(f"transfer paths RUN_BYTES={run_bytes}")
+    finally:
+        comm.RUN_BYTES = saved
+
+
 def main():
     boxing_checks()
     error_checks()
@@ -324,6 +359,7 @@ def main():
     expand_checks()
     repeat_checks()
     sparse_checks()
+    transfer_path_checks()
     if hasattr(dense, "gather"):
         gather_checks()
         batch_gather_checks()

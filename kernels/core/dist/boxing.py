@@ -15,10 +15,10 @@ split -> partial        local zero-pad              local (shift coordinates)
 
 Functions take and return this rank's physical data (an array, or a COO
 ``(indices, values)`` pair) given the logical shape; sizes are exchanged
-where shard sizes differ (sparse nonzero counts).
+where shard sizes differ (sparse nonzero counts).  A collective writes its
+result straight into a new array that is returned as is; shards split on a
+later axis travel as strided MPI datatypes, not moved axes (see :mod:`.comm`).
 """
-import numpy as np
-
 from ..xp import to_numpy, xp_of
 from . import comm
 from .sbp import shard_sizes, shard_start
@@ -40,20 +40,31 @@ def cost(src, dst, nbytes, sparse=False):
 
 # ---------------------------------------------------------------- dense
 def box_dense(a, shape, src, dst, group):
-    """This rank's shard of the dense logical tensor after boxing ``src`` -> ``dst``."""
-    if src == dst:
+    """This rank's shard of the dense logical tensor after boxing ``src`` -> ``dst``.
+
+    On one rank every sbp's shard is the whole tensor, so ``a`` comes back as
+    is.  Collectives write a new array that is returned without further copies.
+    """
+    if src == dst or group.size == 1:
         return a
     if dst.kind == "P":
         return _to_partial(a, shape, src, group)
     if src.kind == "B":
         return _slice(a, dst.axis, group)
-    if dst.kind == "B":
-        if src.kind == "P":
-            return comm.like(comm.allreduce(group, a), a)
-        return _allgather(a, shape, src.axis, group)
-    if src.kind == "P":
-        return _reduce_scatter(a, shape, dst.axis, group)
-    return _all_to_all(a, shape, src.axis, dst.axis, group)
+    if dst.kind == "B" and src.kind == "P":
+        out = comm.allreduce(group, a)
+    elif dst.kind == "B":
+        out = comm.allgather(group, a, src.axis, _sizes(shape, src.axis, group))
+    elif src.kind == "P":
+        out = comm.reduce_scatter(group, a, dst.axis, _sizes(shape, dst.axis, group))
+    else:                     # split(i) -> split(j): rank q gets our block of its j slice
+        out = comm.alltoall(group, a, dst.axis, _sizes(shape, dst.axis, group),
+                            src.axis, _sizes(shape, src.axis, group))
+    return comm.like(out, a)
+
+
+def _sizes(shape, axis, group):
+    return shard_sizes(shape[axis], group.size)
 
 
 def _slice(a, axis, group):
@@ -73,53 +84,6 @@ def _to_partial(a, shape, src, group):
     return out
 
 
-def _front(a, axis):
-    """Host ``a`` with ``axis`` moved first, C-contiguous: its slices are flat runs."""
-    return np.ascontiguousarray(np.moveaxis(comm.host(a), axis, 0))
-
-
-def _inner(shape, axis):
-    n = 1
-    for i, s in enumerate(shape):
-        n *= s if i != axis else 1
-    return n
-
-
-def _allgather(a, shape, axis, group):
-    counts = [s * _inner(shape, axis) for s in shard_sizes(shape[axis], group.size)]
-    flat = comm.allgatherv(group, _front(a, axis), counts)
-    rest = tuple(s for i, s in enumerate(shape) if i != axis)
-    return comm.like(np.moveaxis(flat.reshape((shape[axis],) + rest), 0, axis), a)
-
-
-def _reduce_scatter(a, shape, axis, group):
-    sizes = shard_sizes(shape[axis], group.size)
-    counts = [s * _inner(shape, axis) for s in sizes]
-    flat = comm.reduce_scatter(group, _front(a, axis), counts)
-    rest = tuple(s for i, s in enumerate(shape) if i != axis)
-    return comm.like(np.moveaxis(flat.reshape((sizes[group.rank],) + rest), 0, axis), a)
-
-
-def _all_to_all(a, shape, src_axis, dst_axis, group):
-    """split(src_axis) -> split(dst_axis): rank q gets our block of its dst slice."""
-    si = shard_sizes(shape[src_axis], group.size)
-    sj = shard_sizes(shape[dst_axis], group.size)
-    me = group.rank
-    inner = _inner(a.shape, dst_axis)               # elements per dst-axis index, ours
-    send = [s * inner for s in sj]
-    block = [list(a.shape) for _ in range(group.size)]
-    for q in range(group.size):
-        block[q][src_axis], block[q][dst_axis] = si[q], sj[me]
-    recv = [int(np.prod(b)) for b in block]
-    flat = comm.alltoallv(group, _front(a, dst_axis), send, recv)
-    parts, at = [], 0
-    for b, n in zip(block, recv):
-        moved = [b[dst_axis]] + [s for i, s in enumerate(b) if i != dst_axis]
-        parts.append(np.moveaxis(flat[at:at + n].reshape(moved), 0, dst_axis))
-        at += n
-    return comm.like(np.concatenate(parts, axis=src_axis), a)
-
-
 # ---------------------------------------------------------------- sparse COO
 def box_coo(indices, values, shape, src, dst, group):
     """(indices, values) of this rank's COO shard after boxing ``src`` -> ``dst``.
@@ -127,7 +91,7 @@ def box_coo(indices, values, shape, src, dst, group):
     Split axes must be sparse dims.  Every change goes through partial_sum,
     which for COO is free: a nonzero lives on one rank, and COO sums duplicates.
     """
-    if src == dst:
+    if src == dst or group.size == 1:
         return indices, values
     if src.kind == "B" and dst.kind == "S":
         return _coo_filter(indices, values, shape, dst.axis, group)
@@ -167,26 +131,15 @@ def _coo_filter(indices, values, shape, axis, group):
 
 def _exchange(group, indices, values, send_counts):
     """All-to-all(v) of nonzeros (columns of indices, rows of values), counts exchanged."""
-    counts = comm.allgather_ints(group, send_counts)
-    recv = counts[:, group.rank]
-    width = int(np.prod(values.shape[1:]))
-    idx = comm.alltoallv(group, indices.T, [c * indices.shape[0] for c in send_counts],
-                         [c * indices.shape[0] for c in recv])
-    val = comm.alltoallv(group, values, [c * width for c in send_counts],
-                         [c * width for c in recv])
-    nnz = int(recv.sum())
-    return (comm.like(idx.reshape(nnz, indices.shape[0]).T, indices),
-            comm.like(val.reshape((nnz,) + values.shape[1:]), values))
+    recv = comm.allgather_ints(group, send_counts)[:, group.rank]
+    return (comm.like(comm.alltoall(group, indices, 1, send_counts, 1, recv), indices),
+            comm.like(comm.alltoall(group, values, 0, send_counts, 0, recv), values))
 
 
 def _coo_allgather(indices, values, group):
     counts = comm.allgather_ints(group, [values.shape[0]])[:, 0]
-    width = int(np.prod(values.shape[1:]))
-    idx = comm.allgatherv(group, indices.T, [c * indices.shape[0] for c in counts])
-    val = comm.allgatherv(group, values, [c * width for c in counts])
-    nnz = int(counts.sum())
-    return (comm.like(idx.reshape(nnz, indices.shape[0]).T, indices),
-            comm.like(val.reshape((nnz,) + values.shape[1:]), values))
+    return (comm.like(comm.allgather(group, indices, 1, counts), indices),
+            comm.like(comm.allgather(group, values, 0, counts), values))
 
 
 def _coo_route(indices, values, shape, axis, group):

@@ -2,13 +2,19 @@
 
 A plain ``python`` run is a one-rank world and needs no mpi4py; under
 ``mpiexec -n N`` each process is one rank of ``COMM_WORLD``.  Every collective
-here is one MPI call on a contiguous buffer (moves go as bytes, so they are
-exact for every dtype; sums go typed).  CuPy arrays travel through the host.
+here is one MPI call that reads the input and writes a new result array in
+place: blocks that are strided there (a split on an axis after the first)
+travel as MPI derived datatypes, or are packed by numpy where their runs are
+short.  Moves go as bytes, so they are exact for every dtype; sums go typed.
+Results come from :mod:`kernels.funcs.pool`, so a result dropped before the
+next one reuses its pages.  CuPy arrays travel through the host.
 """
 import sys
 
 import numpy as np
 
+from ...funcs import pool
+from ...funcs.shape import prod
 from ..xp import place_of, to_place
 
 _WORLD = []
@@ -136,23 +142,124 @@ def _subgroup(parent, ranks, everyone):
 
 
 # ---------------------------------------------------------------- collectives
+#: Strided blocks whose contiguous runs are shorter than this many bytes are
+#: packed by numpy: MPICH moves short strided runs several times slower than
+#: numpy copies them, and longer runs faster than a pack and unpack would.
+RUN_BYTES = 2048
+
+
 def host(a):
     """``a`` as a C-contiguous host numpy array of its shape (a copy only when it must)."""
     a = np.asarray(to_place(a, "cpu"))
     return a if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(a.shape)
 
 
+def like(array, reference):
+    """``array`` moved to ``reference``'s place (host results back to the GPU)."""
+    return to_place(array, place_of(reference))
+
+
 def _bytes(a):
-    return host(a).reshape(-1).view(np.uint8)
+    return a.reshape(-1).view(np.uint8)
 
 
-def _vector(buf, counts):
-    """mpi4py's ``[buffer, (counts, displacements)]`` for consecutive pieces."""
-    counts = [int(c) for c in counts]
-    displs = [0]
-    for c in counts[:-1]:
-        displs.append(displs[-1] + c)
-    return [buf, (counts, displs)]
+def _spans(sizes):
+    """(start, size) of consecutive blocks of ``sizes``."""
+    out, at = [], 0
+    for s in sizes:
+        out.append((at, int(s)))
+        at += int(s)
+    return out
+
+
+def _geometry(shape, axis, itemsize):
+    """(slabs before ``axis``, length of ``axis``, bytes per index of ``axis``)."""
+    return prod(shape[:axis]), int(shape[axis]), prod(shape[axis + 1:]) * itemsize
+
+
+def _block(a, axis, lo, size):
+    return a[(slice(None),) * axis + (slice(lo, lo + size),)]
+
+
+def _short_runs(a, axis, spans):
+    """True if some block of ``spans`` is strided with runs shorter than RUN_BYTES."""
+    outer, n, row = _geometry(a.shape, axis, a.itemsize)
+    return outer > 1 and any(0 < size * row < RUN_BYTES and size < n for _, size in spans)
+
+
+def _layout(a, axis, spans):
+    """Alltoallw's ``(counts, byte displacements, datatypes)`` for blocks of rows of ``axis``.
+
+    Block q is rows ``spans[q] = (lo, size)`` of ``axis`` in C-contiguous ``a``:
+    a byte run where it is contiguous or empty (MPICH crashed on empty strided
+    datatypes), else one committed strided datatype (a run in every slab
+    before ``axis``) that the caller frees.  Either way its bytes go in C
+    order, so a strided block matches a packed or contiguous one elsewhere.
+    """
+    from mpi4py import MPI
+    outer, n, row = _geometry(a.shape, axis, a.itemsize)
+    counts, displs, types = [], [], []
+    for lo, size in spans:
+        if outer * size * row == 0 or outer == 1 or size == n:
+            counts.append(outer * size * row)
+            types.append(MPI.BYTE)
+        else:
+            counts.append(1)
+            types.append(MPI.BYTE.Create_hvector(outer, size * row, n * row).Commit())
+        displs.append(lo * row)
+    return counts, displs, types
+
+
+def _blocks(a, axis, spans):
+    return [_block(a, axis, lo, size) for lo, size in spans]
+
+
+def _packed(a, axis, spans):
+    """The same blocks packed one after another, each in C order, into a new flat
+    array: its ``(array, axis, spans)``."""
+    blocks = _blocks(a, axis, spans)
+    flat_spans = _spans(b.size for b in blocks)
+    flat = pool.empty((sum(b.size for b in blocks),), a.dtype)
+    for block, (at, n) in zip(blocks, flat_spans):
+        np.copyto(flat[at:at + n].reshape(block.shape), block)
+    return flat, 0, flat_spans
+
+
+def _unpack(flat, flat_spans, out, axis, spans):
+    for block, (at, n) in zip(_blocks(out, axis, spans), flat_spans):
+        np.copyto(block, flat[at:at + n].reshape(block.shape))
+
+
+def _alltoallw(group, src, src_axis, src_spans, out, out_axis, out_spans):
+    """One Alltoallw: rows ``src_spans[q]`` of ``src`` go to rank q, and rank q's
+    rows land in rows ``out_spans[q]`` of ``out`` (blocks with short runs packed).
+
+    Our own block is copied by numpy: MPICH copies it through its
+    shared-memory path, which made the whole exchange ~40% slower.
+    """
+    from mpi4py import MPI
+    send = (src, src_axis, src_spans)
+    if _short_runs(*send):
+        send = _packed(*send)
+    recv = (out, out_axis, out_spans)
+    if _short_runs(*recv):
+        recv = (pool.empty((out.size,), out.dtype), 0,
+                _spans(b.size for b in _blocks(*recv)))
+    s_counts, s_displs, s_types = _layout(*send)
+    r_counts, r_displs, r_types = _layout(*recv)
+    s_counts[group.rank] = r_counts[group.rank] = 0
+    try:
+        group.mpi.Alltoallw([send[0], (s_counts, s_displs), s_types],
+                            [recv[0], (r_counts, r_displs), r_types])
+    finally:
+        for t in s_types + r_types:
+            if t is not MPI.BYTE:
+                t.Free()
+    if recv[0] is not out:
+        _unpack(recv[0], recv[2], out, out_axis, out_spans)
+    np.copyto(_block(out, out_axis, *out_spans[group.rank]),
+              _block(src, src_axis, *src_spans[group.rank]))
+    return out
 
 
 def allgather_ints(group, values):
@@ -165,49 +272,72 @@ def allgather_ints(group, values):
     return out
 
 
-def allgatherv(group, a, counts):
-    """All ranks' 1-D arrays of ``a.dtype`` concatenated; ``counts`` are their lengths."""
+def allgather(group, a, axis, sizes):
+    """Every rank's ``a`` joined along ``axis``; rank q's has ``sizes[q]`` rows there.
+
+    The shards land straight in the new result: one ``Allgatherv`` where each
+    is a contiguous run of it (nothing but size-1 axes before ``axis``), else
+    one ``Alltoallw`` receiving each through a strided datatype.  One rank
+    returns ``a`` itself.
+    """
     if group.size == 1:
-        return np.array(host(a).reshape(-1), copy=True)
-    item = np.dtype(a.dtype).itemsize
-    nbytes = np.asarray(counts, np.int64) * item
-    out = np.empty(int(nbytes.sum()), np.uint8)
-    group.mpi.Allgatherv(_bytes(a), _vector(out, nbytes))
-    return out.view(a.dtype)
+        return a
+    from mpi4py import MPI
+    src = host(a)
+    shape = src.shape[:axis] + (int(sum(sizes)),) + src.shape[axis + 1:]
+    out = pool.empty(shape, src.dtype)
+    spans = _spans(sizes)
+    if prod(shape[:axis]) > 1:
+        return _alltoallw(group, src, axis, [(0, src.shape[axis])] * group.size,
+                          out, axis, spans)
+    counts, displs, _ = _layout(out, axis, spans)
+    group.mpi.Allgatherv(_bytes(src), [_bytes(out), counts, displs, MPI.BYTE])
+    return out
 
 
 def allreduce(group, a):
-    """The elementwise sum of every rank's ``a`` (same shape everywhere)."""
-    src = host(a)
+    """The elementwise sum of every rank's ``a`` (same shape everywhere); one rank: ``a``."""
     if group.size == 1:
-        return src.copy()
-    out = np.empty_like(src)
+        return a
+    src = host(a)
+    out = pool.empty(src.shape, src.dtype)
     group.mpi.Allreduce(src, out)
     return out
 
 
-def reduce_scatter(group, a, counts):
-    """Sum every rank's flat ``a``, then keep this rank's ``counts[rank]`` elements."""
-    src = host(a).reshape(-1)
+def reduce_scatter(group, a, axis, sizes):
+    """The sum of every rank's ``a``, cut along ``axis`` into pieces of ``sizes``: ours.
+
+    One typed ``Reduce_scatter``; the pieces are packed into consecutive runs
+    first unless they already are (nothing but size-1 axes before ``axis``).
+    One rank returns ``a`` itself.
+    """
     if group.size == 1:
-        return src.copy()
-    out = np.empty(int(counts[group.rank]), src.dtype)
-    group.mpi.Reduce_scatter(src, out, [int(c) for c in counts])
+        return a
+    src = host(a)
+    blocks = (src, axis, _spans(sizes))
+    if prod(src.shape[:axis]) > 1:
+        blocks = _packed(*blocks)
+    shape = src.shape[:axis] + (int(sizes[group.rank]),) + src.shape[axis + 1:]
+    out = pool.empty(shape, src.dtype)
+    group.mpi.Reduce_scatter(blocks[0], out, [b.size for b in _blocks(*blocks)])
     return out
 
 
-def alltoallv(group, a, send_counts, recv_counts):
-    """Send ``send_counts[q]`` consecutive items of flat ``a`` to rank q; receive likewise."""
+def alltoall(group, a, send_axis, send_sizes, recv_axis, recv_sizes):
+    """Rank q gets block q of ``a`` along ``send_axis`` (``send_sizes[q]`` rows);
+    the blocks received are joined along ``recv_axis`` (``recv_sizes[q]`` rows from q).
+
+    One ``Alltoallw`` with a strided datatype per block on both sides, so
+    nothing is moved or packed around it unless runs are short.  One rank
+    returns ``a`` itself.
+    """
     if group.size == 1:
-        return np.array(host(a).reshape(-1), copy=True)
-    item = np.dtype(a.dtype).itemsize
-    sb = np.asarray(send_counts, np.int64) * item
-    rb = np.asarray(recv_counts, np.int64) * item
-    out = np.empty(int(rb.sum()), np.uint8)
-    group.mpi.Alltoallv(_vector(_bytes(a), sb), _vector(out, rb))
-    return out.view(a.dtype)
-
-
-def like(array, reference):
-    """``array`` moved to ``reference``'s place (host results back to the GPU)."""
-    return to_place(array, place_of(reference))
+        return a
+    src = host(a)
+    shape = list(src.shape)
+    shape[send_axis] = int(send_sizes[group.rank])
+    shape[recv_axis] = int(sum(recv_sizes))
+    out = pool.empty(tuple(shape), src.dtype)
+    return _alltoallw(group, src, send_axis, _spans(send_sizes),
+                      out, recv_axis, _spans(recv_sizes))
