@@ -47,7 +47,7 @@ def test_shards_follow_array_split(n, parts):
 
 def test_placement_one_rank():
     p = dense.placement()
-    assert p.ranks == (0,) and p.size == 1 and p.is_member and p == dense.placement([0])
+    assert p.ranks == [0] and p.size == 1 and p.is_member and p == dense.placement([0])
     with pytest.raises(ValueError, match="placement"):
         dense.placement([1])
     with pytest.raises(TypeError, match="placement"):

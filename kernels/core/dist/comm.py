@@ -64,13 +64,18 @@ class Placement:
     """
 
     def __init__(self, ranks, parent, group):
-        self.ranks = ranks
+        self._ranks = ranks
         self._parent = parent
         self.group = group
 
     @property
+    def ranks(self):
+        """The ranks of the parent communicator, ascending, as a list."""
+        return list(self._ranks)
+
+    @property
     def size(self):
-        return len(self.ranks)
+        return len(self._ranks)
 
     @property
     def rank(self):
@@ -82,14 +87,14 @@ class Placement:
         return self.group is not None
 
     def __eq__(self, other):
-        return (isinstance(other, Placement) and self.ranks == other.ranks
+        return (isinstance(other, Placement) and self._ranks == other._ranks
                 and self._parent is other._parent)
 
     def __hash__(self):
-        return hash(self.ranks)
+        return hash(self._ranks)
 
     def __repr__(self):
-        return f"placement(ranks={list(self.ranks)})"
+        return f"placement(ranks={self.ranks})"
 
 
 def placement(ranks=None, comm=None):
