@@ -338,13 +338,18 @@ def transfer_path_checks():
                             assert np.array_equal(g.to_local().numpy(), shard(x, dst))
             rng = np.random.default_rng(4)
             indices = np.stack([rng.integers(0, 6, 40), rng.integers(0, 5, 40)])
-            values = rng.integers(-9, 10, (40, 2))
-            want = np.zeros((6, 5, 2), np.int64)
-            np.add.at(want, tuple(indices), values)
-            for src in sbps[:2] + sbps[3:]:
-                for dst in sbps[:2] + sbps[3:]:
-                    g = coo_glob(indices, values, (6, 5, 2), src)[1].to_global(sbp=dst)
-                    assert np.array_equal(g.to_dense().numpy(), want), f"coo {src}->{dst}"
+            # nonzeros travel as packed records of coordinates and value bytes:
+            # widths that leave the records unaligned (int8, float32) included
+            for dtype, dense_shape in [(np.int64, (2,)), (np.int8, ()), (np.float32, (3,))]:
+                values = rng.integers(-9, 10, (40,) + dense_shape).astype(dtype)
+                want = np.zeros((6, 5) + dense_shape, dtype)
+                np.add.at(want, tuple(indices), values)
+                for src in sbps[:2] + sbps[3:]:
+                    for dst in sbps[:2] + sbps[3:]:
+                        g = coo_glob(indices, values, (6, 5) + dense_shape, src)[1]
+                        g = g.to_global(sbp=dst)
+                        assert np.array_equal(g.to_dense().numpy(), want), \
+                            f"coo {dtype.__name__} {src}->{dst}"
             CHECKS.append(f"transfer paths RUN_BYTES={run_bytes}")
     finally:
         comm.RUN_BYTES = saved

@@ -19,6 +19,9 @@ where shard sizes differ (sparse nonzero counts).  A collective writes its
 result straight into a new array that is returned as is; shards split on a
 later axis travel as strided MPI datatypes, not moved axes (see :mod:`.comm`).
 """
+import numpy as np
+
+from ...funcs.shape import prod
 from ..xp import to_numpy, xp_of
 from . import comm
 from .sbp import shard_sizes, shard_start
@@ -130,16 +133,35 @@ def _coo_filter(indices, values, shape, axis, group):
 
 
 def _exchange(group, indices, values, send_counts):
-    """All-to-all(v) of nonzeros (columns of indices, rows of values), counts exchanged."""
+    """All-to-all(v) of nonzeros as packed records, after an exchange of the counts."""
     recv = comm.allgather_ints(group, send_counts)[:, group.rank]
-    return (comm.like(comm.alltoall(group, indices, 1, send_counts, 1, recv), indices),
-            comm.like(comm.alltoall(group, values, 0, send_counts, 0, recv), values))
+    records = _pack(indices, values)
+    return _unpack(comm.alltoall(group, records, 0, send_counts, 0, recv), indices, values)
 
 
 def _coo_allgather(indices, values, group):
     counts = comm.allgather_ints(group, [values.shape[0]])[:, 0]
-    return (comm.like(comm.allgather(group, indices, 1, counts), indices),
-            comm.like(comm.allgather(group, values, 0, counts), values))
+    return _unpack(comm.allgather(group, _pack(indices, values), 0, counts), indices, values)
+
+
+def _pack(indices, values):
+    """The nonzeros as rows of bytes, one per nonzero (its coordinates, then its
+    value), so one collective moves indices and values together."""
+    idx, val = comm.host(indices), comm.host(values)
+    n, ib = val.shape[0], idx.shape[0] * idx.itemsize
+    rows = np.empty((n, ib + val.itemsize * prod(val.shape[1:])), np.uint8)
+    rows[:, :ib].view(idx.dtype)[...] = idx.T
+    rows[:, ib:].view(val.dtype).reshape(val.shape)[...] = val
+    return rows
+
+
+def _unpack(rows, indices, values):
+    """(indices, values) from :func:`_pack`'s rows, like the originals in dtype and place."""
+    sd, n = indices.shape[0], rows.shape[0]
+    ib = sd * indices.dtype.itemsize
+    idx = np.ascontiguousarray(rows[:, :ib].view(indices.dtype).T)
+    val = np.ascontiguousarray(rows[:, ib:]).view(values.dtype).reshape((n,) + values.shape[1:])
+    return comm.like(idx, indices), comm.like(val, values)
 
 
 def _coo_route(indices, values, shape, axis, group):
