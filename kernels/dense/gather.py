@@ -317,10 +317,16 @@ def _in_runs(key):
     >>> _in_runs(np.array([], int)).size
     0
     """
-    if key.size == 0:
-        return np.zeros(0, bool)
-    again = key[1:] == key[:-1]
-    return np.r_[again, False] | np.r_[False, again]
+    out = _repeats_before(key)
+    out[:-1] |= out[1:]
+    return out
+
+
+def _repeats_before(key):
+    """Mask of the entries of sorted ``key`` equal to the one before (not starting a run)."""
+    out = np.zeros(key.size, bool)
+    out[1:] = key[1:] == key[:-1]
+    return out
 
 
 class _Duplicates:
@@ -340,21 +346,26 @@ class _Duplicates:
     def __init__(self, view, local, dtype):
         self.view, self.dtype = view, np.dtype(dtype)
         key, pos = self._repeated_entries(view, local)
-        first = np.flatnonzero(np.diff(key, prepend=-1))
+        self.ranks, self.starts = [], []
+        self.run_start = np.zeros(view.batch + 1, np.int64)
+        self.rows_per_group = self.nbytes = 0
+        if key.size == 0:     # no x row is hit twice: nothing to sum
+            return
+        new_run = ~_repeats_before(key)
+        first = np.flatnonzero(new_run)
         run_batch = key[first] // view.size
         self.out_base = (key // view.size * view.outer) * view.per_batch + pos
         self.x_base = (run_batch * view.outer) * view.size + key[first] % view.size
         batches = np.arange(view.batch + 1)
         self.run_start = np.searchsorted(run_batch, batches)
-        run_of = np.repeat(np.arange(first.size), np.diff(np.r_[first, key.size]))
+        run_of = np.cumsum(new_run) - 1
         rank = np.arange(key.size) - first[run_of]
         # ranks[k]: (runs, entries) of rank k, in run order; starts[k]: per batch
-        self.ranks, self.starts = [], []
-        for k in range(int(rank.max()) + 1 if rank.size else 0):
+        for k in range(int(rank.max()) + 1):
             at = np.flatnonzero(rank == k)
             self.ranks.append((run_of[at], at))
             self.starts.append(np.searchsorted(run_batch[run_of[at]], batches))
-        self.rows_per_group = -(-key.size // view.batch) if view.batch else 0
+        self.rows_per_group = -(-key.size // view.batch)
         self.nbytes = key.size * view.outer * view.inner * self.dtype.itemsize
 
     @staticmethod
