@@ -329,6 +329,34 @@ def test_grad_of_a_read_only_out_grad_with_repeats(tiny_blocks):
                                scatter_add_ref((4, 5, 3), index, g, 1, 1), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.complex64])
+def test_grad_of_rows_hit_far_more_often_than_numpy_ranks(dtype, tiny_blocks):
+    # ranks past NUMPY_RANKS go through the sparse product, per batch and outer row
+    rng = np.random.default_rng(13)
+    index = np.where(rng.random((3, 60)) < 0.7, 2, rng.integers(0, 6, (3, 60)))
+    g = (rng.standard_normal((3, 4, 60, 2)) + (1j if dtype == np.complex64 else 0)
+         * rng.standard_normal((3, 4, 60, 2))).astype(dtype)
+    got = gather_grad_local((3, 4, 6, 2), index, g, axis=2, batch_dims=1)
+    wide = np.complex128 if dtype == np.complex64 else np.float64
+    want = scatter_add_ref((3, 4, 6, 2), index, g.astype(wide), axis=2, batch_dims=1)
+    tol = 2e-2 if dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(got, want.astype(got.dtype), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_grad_of_one_element_rows_on_split_slices(dtype):
+    # rows of one element take the bincount path; slices [0, 2) and [2, 5) add up
+    rng = np.random.default_rng(14)
+    index = rng.integers(-5, 5, (3, 40))
+    g = (rng.standard_normal((3, 40)) + (1j if dtype == np.complex128 else 0)
+         * rng.standard_normal((3, 40))).astype(dtype)
+    want = scatter_add_ref((3, 5), index, g, axis=1, batch_dims=1)
+    parts = [gather_grad_local((3, hi - lo), index, g, 1, 1, offset=lo, size=5)
+             for lo, hi in ((0, 2), (2, 5))]
+    np.testing.assert_allclose(np.concatenate(parts, axis=1), want, rtol=1e-5)
+    assert parts[0].dtype == dtype
+
+
 def test_grad_of_non_contiguous_out_grad():
     g = np.arange(24.0).reshape(4, 6)[:, ::2]
     np.testing.assert_allclose(gather_grad_local((4, 5), np.array([1, 1, 4]), g, axis=1),

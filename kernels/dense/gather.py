@@ -4,8 +4,9 @@ Both ops fold their shapes into the ``[batch, outer, size, inner]`` view of
 :mod:`kernels.funcs.gather_view` and move whole rows of ``inner`` elements
 (numpy sees each row as one void item): output row ``(b, o, p)`` is x row
 ``(b, o, index[b, p])``.  The forward is ``np.take`` of rows, the gradient a
-memset, a fancy-index store of rows and a sum over the rows hit more than once.  Work
-runs in blocks of rows, over threads when it is large
+memset, a fancy-index store of rows and a sum over the rows hit more than
+once (rows of one element: one weighted ``np.bincount``).  Work runs in
+blocks of rows, over threads when it is large
 (:mod:`kernels.funcs.threads`), and large outputs come from the output pool
 (:mod:`kernels.funcs.pool`), which spares them fresh page faults.
 
@@ -18,6 +19,7 @@ of all slices sum to the full gather (a partial sum).
 import threading
 
 import numpy as np
+from scipy.sparse import csr_array
 
 from ..core.dtypes import ALL, COMPLEX, FLOATS
 from ..core.registry import register_kernel
@@ -34,6 +36,9 @@ MAX_BLOCK_ROWS = 1 << 16
 #: Threads split work only above this many bytes each: below it, waking a
 #: thread (late, on a busy machine) costs more than it saves.
 MIN_BYTES_PER_THREAD = 8 << 20
+#: Ranks of repeated rows summed by numpy passes; higher ranks go through one
+#: sparse product (see :class:`_Duplicates`).
+NUMPY_RANKS = 4
 #: Summing a repeated row moves it about this many times (takes, adds, a
 #: store), against once for a plain row store: it weighs the threading choice.
 SUM_COST = 4
@@ -279,6 +284,8 @@ def gather_grad_local(x_shape, index, out_grad, axis=None, batch_dims=0, offset=
     local = _local_index(view, index, offset, size, op)
     if prod(x_shape) == 0 or out_grad.size == 0:
         return np.zeros(x_shape, dtype=out_grad.dtype)
+    if view.inner == 1:
+        return _element_grad(view, local, out_grad).reshape(x_shape)
     x_grad = _zeros(x_shape, out_grad.dtype)
     split = _is_split(view, offset, size)
     xv = _row_items(x_grad, view.inner)
@@ -322,6 +329,25 @@ def _in_runs(key):
     return out
 
 
+def _element_grad(view, local, out_grad):
+    """The gradient when every x row is one element: ``np.bincount`` of the x
+    element each output element read, weighted by out_grad (summed in float64,
+    rounded once; complex as two real sums).  Indices outside the local slice
+    contribute nothing."""
+    groups = np.arange(view.batch * view.outer).reshape(view.batch, view.outer, 1)
+    keys = (groups * view.size + local[:, None, :]).reshape(-1)
+    weights = np.asarray(out_grad).reshape(-1)
+    keep = ((local >= 0) & (local < view.size))[:, None, :]
+    if not keep.all():
+        keep = np.broadcast_to(keep, (view.batch, view.outer, view.per_batch)).reshape(-1)
+        keys, weights = keys[keep], weights[keep]
+    n = view.batch * view.outer * view.size
+    if weights.dtype.kind == "c":
+        real = np.bincount(keys, weights.real, minlength=n)
+        return (real + 1j * np.bincount(keys, weights.imag, minlength=n)).astype(weights.dtype)
+    return np.bincount(keys, weights, minlength=n).astype(weights.dtype)
+
+
 def _repeats_before(key):
     """Mask of the entries of sorted ``key`` equal to the one before (not starting a run)."""
     out = np.zeros(key.size, bool)
@@ -334,37 +360,45 @@ class _Duplicates:
 
     Entries (valid index values whose x row is hit again) are sorted by
     batch and x row, so each repeated x row owns a run of two or more
-    consecutive entries.  An entry's rank is its place in its run; the
-    entries of one rank hit distinct x rows, so a run's sum is its rank-0
-    row plus its rank-1 row plus, rank by rank, the few rows of higher
-    rank: plain numpy takes and adds, which release the GIL (scipy's sparse
-    product does not), so blocks of batches sum on several threads.  For
-    outer coordinate ``o``, an entry's out_grad row is ``out_base + o * per_batch``
-    and a run's x row ``x_base + o * size``.
+    consecutive entries; an entry's rank is its place in its run, and the
+    entries of one rank hit distinct x rows.  A run's sum is its rank-0 row
+    plus its rank-1 row plus, rank by rank up to :data:`NUMPY_RANKS`, the
+    few rows of higher rank: numpy takes and adds, which release the GIL,
+    so blocks of batches sum on several threads.  Entries of still higher
+    rank (an index repeated many times) go through one one-hot sparse
+    product per block: scipy's product holds the GIL, but it only sees that
+    tail, and an index repeated 10**5 times costs one product, not 10**5
+    passes.
+    For outer coordinate ``o``, an entry's out_grad row is
+    ``out_base + o * per_batch`` and a run's x row ``x_base + o * size``.
     """
 
     def __init__(self, view, local, dtype):
         self.view, self.dtype = view, np.dtype(dtype)
         key, pos = self._repeated_entries(view, local)
-        self.ranks, self.starts = [], []
-        self.run_start = np.zeros(view.batch + 1, np.int64)
+        self.run_start = self.rest_start = np.zeros(view.batch + 1, np.int64)
         self.rows_per_group = self.nbytes = 0
         if key.size == 0:     # no x row is hit twice: nothing to sum
             return
         new_run = ~_repeats_before(key)
-        first = np.flatnonzero(new_run)
-        run_batch = key[first] // view.size
+        self.first = np.flatnonzero(new_run)
+        run_batch = key[self.first] // view.size
         self.out_base = (key // view.size * view.outer) * view.per_batch + pos
-        self.x_base = (run_batch * view.outer) * view.size + key[first] % view.size
+        self.x_base = (run_batch * view.outer) * view.size + key[self.first] % view.size
         batches = np.arange(view.batch + 1)
         self.run_start = np.searchsorted(run_batch, batches)
         run_of = np.cumsum(new_run) - 1
-        rank = np.arange(key.size) - first[run_of]
-        # ranks[k]: (runs, entries) of rank k, in run order; starts[k]: per batch
-        for k in range(int(rank.max()) + 1):
+        rank = np.arange(key.size) - self.first[run_of]
+        # ranks[k]: (runs, entries) of rank k in run order, k < NUMPY_RANKS; the
+        # rest: entries of higher rank; starts: where each batch's begin
+        self.ranks, self.starts = [], []
+        for k in range(min(int(rank.max()) + 1, NUMPY_RANKS)):
             at = np.flatnonzero(rank == k)
             self.ranks.append((run_of[at], at))
             self.starts.append(np.searchsorted(run_batch[run_of[at]], batches))
+        self.rest = np.flatnonzero(rank >= NUMPY_RANKS)
+        self.rest_run = run_of[self.rest]               # ascending
+        self.rest_start = np.searchsorted(run_batch[self.rest_run], batches)
         self.rows_per_group = -(-key.size // view.batch)
         self.nbytes = key.size * view.outer * view.inner * self.dtype.itemsize
 
@@ -426,8 +460,30 @@ class _Duplicates:
             runs, more = rows(k)
             if runs.size:
                 sums[:, runs] += more
+        e0, e1 = self.rest_start[b0], self.rest_start[b1]
+        if e1 > e0:
+            runs, part = self._rest_sums(g2, e0, e1, o, acc)
+            sums[:, runs - r0] += part
         x_rows = np.arange(o0, o1)[:, None] * v.size + self.x_base[r0:r1]
         xv[x_rows.reshape(-1)] = _row_items(sums.astype(self.dtype, copy=False), v.inner)
+
+    def _rest_sums(self, g2, e0, e1, o, acc):
+        """The runs with entries past their second, and those entries' sums per run:
+        ``[outer, runs, inner]`` from one CSR product whose rows are (outer, run)
+        pairs and whose columns are out_grad rows."""
+        run = self.rest_run[e0:e1]
+        starts = np.flatnonzero(~_repeats_before(run))
+        n = e1 - e0
+        cols = (self.out_base[self.rest[e0:e1]] + o).reshape(-1)
+        indptr = np.append((starts + np.arange(o.shape[0])[:, None] * n).reshape(-1),
+                           o.shape[0] * n)
+        source = g2
+        if g2.dtype == np.float16:       # scipy has no float16 product
+            source, cols = np.take(g2, cols, axis=0).astype(acc), np.arange(cols.size)
+        onehot = csr_array((np.ones(cols.size, source.dtype), cols, indptr),
+                           shape=(indptr.size - 1, source.shape[0]))
+        part = onehot @ source
+        return run[starts], part.reshape(o.shape[0], starts.size, -1)
 
 
 # ---------------------------------------------------------------- registration
