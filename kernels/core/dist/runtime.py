@@ -32,7 +32,7 @@ def to_global(x, placement=None, sbp=None):
                              f"{placement!r} is not supported")
         if sbp is None:
             return x
-        check_sbp(sbp, x.ndim, "to_global")
+        sbp = check_sbp(sbp, x.ndim, "to_global")
         _check_layout_sbp(x.meta, sbp)
         return layouts.box(x, sbp)
     placement = comm.placement() if placement is None else placement
@@ -43,7 +43,7 @@ def to_global(x, placement=None, sbp=None):
         raise ValueError(f"to_global: this rank is not in {placement!r}; only its ranks "
                          "may build tensors on it")
     meta = x.meta
-    check_sbp(sbp, meta.ndim, "to_global")
+    sbp = check_sbp(sbp, meta.ndim, "to_global")
     _check_layout_sbp(meta, sbp)
     logical = _logical_meta(meta, sbp, placement)
     out = layouts.record(TO_GLOBAL, [x], type(x)._from_kernel(x._data(), meta),

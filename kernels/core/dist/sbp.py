@@ -43,9 +43,12 @@ def split(axis):
     >>> import dense
     >>> dense.sbp.split(0)
     sbp.split(axis=0)
+
+    A negative axis counts from the end; a tensor given it holds it
+    normalised (``split(-1)`` on a 2-D tensor is ``split(1)``).
     """
-    if isinstance(axis, bool) or not isinstance(axis, int) or axis < 0:
-        raise ValueError(f"sbp.split: axis must be a non-negative int, got {axis!r}")
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise ValueError(f"sbp.split: axis must be an int, got {axis!r}")
     return Sbp("S", axis)
 
 
@@ -75,9 +78,17 @@ def shard_shape(shape, sbp, parts, rank):
 
 
 def check_sbp(sbp, ndim, what):
-    """Raise if ``sbp`` is not an sbp value that fits a tensor of rank ``ndim``."""
+    """``sbp`` for a tensor of rank ``ndim``, a negative split axis normalised.
+
+    Raises TypeError if it is not an sbp value and ValueError if its axis is
+    outside ``[-ndim, ndim)``.
+    """
     if not isinstance(sbp, Sbp):
         raise TypeError(f"{what}: sbp must be dense.sbp.split(axis), dense.sbp.broadcast "
                         f"or dense.sbp.partial_sum, got {sbp!r}")
-    if sbp.is_split and sbp.axis >= ndim:
-        raise ValueError(f"{what}: {sbp!r} is out of range for a tensor of rank {ndim}")
+    if not sbp.is_split:
+        return sbp
+    if not -ndim <= sbp.axis < ndim:
+        raise ValueError(f"{what}: {sbp!r} is out of range for a tensor of rank {ndim}; "
+                         f"expected an axis in [{-ndim}, {ndim})")
+    return sbp if sbp.axis >= 0 else Sbp("S", sbp.axis + ndim)
