@@ -264,13 +264,13 @@ def gather_grad_local(x_shape, index, out_grad, axis=None, batch_dims=0, offset=
                       size=None, op="gather_grad"):
     """Gradient of :func:`gather_local`: scatter-add ``out_grad`` into zeros of ``x_shape``.
 
-    x_grad is zeroed by one large memset (non-temporal stores), every
-    out_grad row is stored at its x row by a fancy-index store (of rows
-    hitting the same x row one wins; ``np.put`` would first copy a read-only
-    source such as a tensor's array), then each x row hit more than once is
-    overwritten by
-    the sum of its rows (see :class:`_Duplicates`).  Indices outside the
-    local slice contribute nothing.
+    x_grad starts as zeros, every out_grad row is stored at its x row by a
+    fancy-index store (of rows hitting the same x row one wins; ``np.put``
+    would first copy a read-only source such as a tensor's array), then each
+    x row hit more than once is overwritten by the sum of its rows (see
+    :class:`_Duplicates`).  Rows of one element skip all that for one
+    weighted ``np.bincount``.  Indices outside the local slice contribute
+    nothing.
 
     Returns
     -------
@@ -368,8 +368,7 @@ class _Duplicates:
     rank (an index repeated many times) go through one one-hot sparse
     product per block: scipy's product holds the GIL, but it only sees that
     tail, and an index repeated 10**5 times costs one product, not 10**5
-    passes.
-    For outer coordinate ``o``, an entry's out_grad row is
+    passes.  For outer coordinate ``o``, an entry's out_grad row is
     ``out_base + o * per_batch`` and a run's x row ``x_base + o * size``.
     """
 
@@ -468,9 +467,9 @@ class _Duplicates:
         xv[x_rows.reshape(-1)] = _row_items(sums.astype(self.dtype, copy=False), v.inner)
 
     def _rest_sums(self, g2, e0, e1, o, acc):
-        """The runs with entries past their second, and those entries' sums per run:
-        ``[outer, runs, inner]`` from one CSR product whose rows are (outer, run)
-        pairs and whose columns are out_grad rows."""
+        """The runs with entries of rank NUMPY_RANKS or more, and those entries' sums
+        per run: ``[outer, runs, inner]`` from one CSR product whose rows are
+        (outer, run) pairs and whose columns are out_grad rows."""
         run = self.rest_run[e0:e1]
         starts = np.flatnonzero(~_repeats_before(run))
         n = e1 - e0

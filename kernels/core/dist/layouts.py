@@ -66,9 +66,7 @@ def _box_backward(node, out_grad):
     if out_grad.layout != "dense":
         out_grad = _one_per_coordinate(out_grad)
     back = box_local(out_grad, a["shape"], a["dst"].dual(), a["src"].dual(), a["placement"])
-    if x.layout == "dense":
-        return {"x": back}
-    return {"x": x._with_values(entry_values(x, back))}
+    return {"x": x._root_grad(back)}     # a sparse x: the value at each of its entries
 
 
 def _one_per_coordinate(g):
@@ -86,18 +84,6 @@ def _one_per_coordinate(g):
         return g
     keep = perm[starts]
     return coo_make(data.indices[:, keep], data.values[keep], data.shape, g, True)
-
-
-def entry_values(x, g):
-    """The values of local gradient ``g`` (dense or COO, any pattern) at local COO ``x``'s
-    entries, cast to x's dtype."""
-    from ...sparse.convert import gather_dense, lookup_values
-    indices = x._data().indices
-    if g.layout == "dense":
-        got = gather_dense(g._data(), indices, "backward")
-    else:
-        got = lookup_values(indices, x._data().shape, g._data(), "backward")
-    return got.astype(x._data().values.dtype, copy=False)
 
 
 BOXING = OpSpec(name="boxing", namespace="dist", args=(Arg("x", "Tensor"),),
