@@ -7,14 +7,10 @@ from hypothesis import strategies as st
 import dense
 from kernels.core.meta import MetaTensor
 from kernels.funcs import threads
-from kernels.funcs.broadcast import (
-    coalesce_dims,
-    copy_into,
-    expand_output_stride,
-    physical_expand,
-)
+from kernels.funcs.broadcast import coalesce_dims, copy_into, expand_output_stride
 from kernels.funcs.sum_to_shape import broadcast_axes, sum_to_shape
 from kernels.infermeta import resolve_expand
+from kernels.infermeta.expand import physical_expand
 
 
 def _scatter_grad(x_shape, out_shape, w):

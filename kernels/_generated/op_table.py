@@ -2,7 +2,7 @@
 # Do not edit: change the YAML and regenerate.
 """Op specs with their infer-meta bindings and autograd wiring."""
 from kernels import infermeta as _im  # noqa: F401
-from kernels.codegen.model import resolve_function as _resolve  # noqa: F401
+from kernels.core.resolve import resolve_function as _resolve  # noqa: F401
 from kernels.core import dispatch as _d
 from kernels.core.dist import rules as _r  # noqa: F401
 from kernels.core.opspec import Arg, KernelSig, OpSpec
@@ -85,7 +85,7 @@ _sbp_dense_expand = _r.SbpTable(
                    'P -> P'),
     ),
     let=(('lead', lambda e: len(e.shape) - e.x.ndim), ),
-    physical=(('shape', lambda e: _resolve('kernels.funcs.broadcast.physical_expand')(e.x.shape, e.shape, e.x_axis, e.x_slice)[0] if e.x_axis is not None else e.shape), ),
+    physical=(('shape', lambda e: _resolve('kernels.infermeta.expand.physical_expand')(e.x.shape, e.shape, e.x_axis, e.x_slice)[0] if e.x_axis is not None else e.shape), ),
     local=None)
 
 

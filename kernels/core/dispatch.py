@@ -1,4 +1,14 @@
-"""Dispatch: infer-meta, kernel selection, wrapping, autograd recording."""
+"""Dispatch: infer-meta, kernel selection, wrapping, autograd recording.
+
+A call takes one short path (JAX's canonicalise-then-bind, PyTorch's
+structured kernels): the attributes are converted, the infer-meta checks
+everything and may return canonical attributes (:class:`Canonical`) that
+replace the caller's, then a cached binding maps the inputs' (layouts,
+places, dtype) to the kernel and the output tensor classes.  The kernel
+trusts what it gets.  A grad node is recorded only when grad mode is on and
+an input needs a gradient.  Global tensors go to the runtime that
+:mod:`kernels.core.dist` installs (:func:`kernels.core.tensor.install_global`).
+"""
 import importlib
 import inspect
 import numbers
@@ -6,8 +16,8 @@ import numbers
 import numpy as np
 
 from . import autograd, registry
-from .meta import MetaTensor
-from .tensor import TensorBase, layout_class
+from .meta import Canonical, MetaTensor
+from .tensor import TensorBase, global_runtime, layout_class
 
 _OPS = {}
 _LOADED = set()
@@ -109,6 +119,13 @@ def _convert_attr(value, spec, arg):
     return value
 
 
+def _attrs(spec, values):
+    specs = spec.attr_args
+    if len(values) < len(specs):
+        values = list(values) + [a.default for a in specs[len(values):]]
+    return [_convert_attr(v, spec, a) for v, a in zip(values, specs)]
+
+
 # ---------------------------------------------------------------- selection
 def _meta(t):
     return t if isinstance(t, MetaTensor) else t.meta
@@ -133,14 +150,20 @@ def _place(spec, metas):
     return places.pop() if places else "cpu"
 
 
+def _out_metas(result, out_layouts, place):
+    """The infer-meta's outputs as a tuple, with the kernel's layouts and the inputs' place."""
+    outs = result if type(result) is tuple else (result,)
+    return tuple(m if m.layout == lay and m.place == place else m.with_(layout=lay, place=place)
+                 for m, lay in zip(outs, out_layouts))
+
+
 def infer(spec, metas, attrs):
     """Run the op's infer-meta on metadata only; return a tuple of MetaTensors."""
-    out = spec.infer_meta(*metas, *attrs)
-    outs = out if isinstance(out, tuple) else (out,)
+    result = spec.infer_meta(*metas, *attrs)
+    if type(result) is Canonical:
+        result = result.out
     sig = select_kernel_sig(spec, metas)
-    place = _place(spec, metas)
-    return tuple(m.with_(layout=lay, place=place) if m.layout != lay or m.place != place
-                 else m for m, lay in zip(outs, sig.out_layouts))
+    return _out_metas(result, sig.out_layouts, _place(spec, metas))
 
 
 def meta_binding(spec):
@@ -167,53 +190,80 @@ def meta_binding(spec):
     return infer_meta
 
 
-def _attrs(spec, values):
-    specs = spec.attr_args
-    values = values + [a.default for a in specs[len(values):]]
-    return [_convert_attr(v, spec, a) for v, a in zip(values, specs)]
-
-
 def _load(spec):
     if spec.module and spec.module not in _LOADED:
         importlib.import_module(spec.module)
         _LOADED.add(spec.module)
 
 
+def _binding(spec, metas):
+    """(kernel, output layouts, place, output classes) for these inputs, cached per op.
+
+    The key is every input's layout and place and the data-type argument's
+    dtype; a registration made later (the registry's generation) rebinds.
+    """
+    key = (tuple([(m.layout, m.place) for m in metas]), metas[spec.data_type_index].dtype)
+    found = spec.bindings.get(key)
+    if found is not None and found[0] == registry.generation():
+        return found[1]
+    sig = select_kernel_sig(spec, metas)
+    place = _place(spec, metas)
+    _load(spec)
+    m = metas[spec.layout_index]
+    kernel = registry.lookup(sig.func, m.place, m.layout, metas[spec.data_type_index].dtype,
+                             op=spec.name)
+    bound = (kernel, sig.out_layouts, place, tuple(layout_class(lay) for lay in sig.out_layouts))
+    spec.bindings[key] = (registry.generation(), bound)
+    return bound
+
+
+def _canonical(spec, attrs, canonical):
+    """``attrs`` with the infer-meta's canonical values put in place of the caller's."""
+    attrs = list(attrs)
+    index = spec.attr_index
+    for name, value in canonical.items():
+        attrs[index[name]] = value
+    return attrs
+
+
 # ---------------------------------------------------------------- running
 def run(spec, tensors, attrs):
     """Run ``spec`` on tensor inputs and attribute values (both in YAML order)."""
-    ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
-    attrs = _attrs(spec, list(attrs))
+    ins = [v if isinstance(v, (TensorBase, MetaTensor)) else _as_input(v, spec, a)
+           for v, a in zip(tensors, spec.tensor_args)]
+    attrs = _attrs(spec, attrs)
     if spec.invoke is not None:
         return spec.invoke(*ins, *attrs)
-    if any(getattr(t, "is_global", False) for t in ins):
-        from . import dist
-        return dist.run(spec, ins, attrs)
-    metas = [_meta(t) for t in ins]
-    out_metas = infer(spec, metas, attrs)
-    sig = select_kernel_sig(spec, metas)
-    kernel = _kernel(spec, sig, metas)
-    datas = [t if isinstance(t, MetaTensor) else t._data() for t in ins]
-    result = kernel(*datas, *attrs)
-    results = result if len(out_metas) > 1 else (result,)
-    outs = tuple(layout_class(m.layout)._from_kernel(r, m) for r, m in zip(results, out_metas))
-    _record(spec, ins, outs, attrs)
+    for t in ins:
+        if t.is_global:
+            return global_runtime(spec.name).run(spec, ins, attrs)
+    metas = [t.meta for t in ins]
+    result = spec.infer_meta(*metas, *attrs)
+    kernel_attrs = attrs
+    if type(result) is Canonical:
+        result, canonical = result
+        kernel_attrs = _canonical(spec, attrs, canonical)
+    kernel, out_layouts, place, classes = _binding(spec, metas)
+    out_metas = _out_metas(result, out_layouts, place)
+    datas = [t if type(t) is MetaTensor else t._data() for t in ins]
+    result = kernel(*datas, *kernel_attrs)
+    if len(out_metas) == 1:
+        outs = (classes[0]._from_kernel(result, out_metas[0]),)
+    else:
+        outs = tuple(c._from_kernel(r, m) for c, r, m in zip(classes, result, out_metas))
+    if spec.backward_fn is not None:
+        _record(spec, ins, outs, attrs)
     return outs[0] if len(outs) == 1 else outs
 
 
-def _kernel(spec, sig, metas):
-    _load(spec)
-    names = [a.name for a in spec.tensor_args]
-    lay_i = names.index(spec.layout_arg) if spec.layout_arg in names else 0
-    dt_i = names.index(spec.data_type_arg) if spec.data_type_arg in names else 0
-    return registry.lookup(sig.func, metas[lay_i].place, metas[lay_i].layout,
-                           metas[dt_i].dtype, op=spec.name)
-
-
 def _record(spec, ins, outs, attrs):
-    if spec.backward_fn is None or not autograd.grad_enabled():
+    """Record a grad node when grad mode is on and an input needs a gradient."""
+    for t in ins:
+        if isinstance(t, TensorBase) and not t._stop_gradient:
+            break
+    else:
         return
-    if not any(isinstance(t, TensorBase) and not t.stop_gradient for t in ins):
+    if not autograd.grad_enabled():
         return
     named = {a.name: t for a, t in zip(spec.tensor_args, ins)}
     named.update(zip(spec.outputs, outs))

@@ -8,13 +8,12 @@ from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..funcs.broadcast import expand_copy
 from ..funcs.sum_to_shape import sum_to_shape
-from ..infermeta.expand import resolve_expand
 
 
 @register_kernel("expand", dtypes=ALL)
 def expand(x, shape):
-    """x broadcast to ``shape`` (-1 keeps a dim), as a new contiguous array."""
-    return expand_copy(x, resolve_expand(x.shape, shape))
+    """x broadcast to ``shape`` (resolved by the infer-meta), as a new contiguous array."""
+    return expand_copy(x, shape)
 
 
 @register_kernel("expand_grad", backends=("cpu", "gpu"), dtypes=ALL)

@@ -1,4 +1,5 @@
 """reshape's shape rule (Paddle's ValidateShape), shared by dense and sparse reshape."""
+from ..core.meta import Canonical
 from ..funcs.shape import check_numel, prod
 
 
@@ -61,5 +62,7 @@ def resolve_reshape(in_shape, shape, op="reshape"):
 
 
 def reshape_infer_meta(x, shape):
-    """Output meta of reshape: x's dtype, layout and place with the resolved shape."""
-    return x.with_(shape=resolve_reshape(x.shape, shape))
+    """Output meta of reshape (x's dtype, layout and place with the resolved shape),
+    and that shape as the kernel's canonical ``shape``."""
+    new = resolve_reshape(x.shape, shape)
+    return Canonical(x.with_(shape=new), {"shape": new})

@@ -8,14 +8,13 @@ first, so every valid reshape works and the result has no dense dims.
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..funcs.restride import restride
-from ..infermeta.reshape import resolve_reshape
 from ..infermeta.sparse import coo_reshape_sparse_dim
 from .data import CooData, fold_dense, index_rows
 
 
 @register_kernel("reshape_coo", layout="sparse_coo", dtypes=ALL)
 def reshape_coo(x, shape, order="C"):
-    """x reshaped to ``shape`` (Paddle's 0/-1 resolved), reading in ``order``.
+    """x reshaped to ``shape`` (resolved by the infer-meta), reading in ``order``.
 
     A C-order reshape keeps the coalesced flag; an F-order one clears it
     (coordinates stay unique but lose their C order).  Same shape: x itself.
@@ -35,7 +34,7 @@ def reshape_coo_by(remap, x, shape, order):
     matrix: :func:`restride_indices` on the CPU, ``coo_restride.cu`` on a GPU
     (:mod:`kernels.gpu.sparse_ops`).
     """
-    new = resolve_reshape(x.shape, shape)
+    new = tuple(shape)
     if new == tuple(x.shape):
         return x
     sparse_dim = coo_reshape_sparse_dim(x.shape, x.sparse_dim, new)
