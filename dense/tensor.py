@@ -35,8 +35,9 @@ class Tensor(TensorBase):
 
     @classmethod
     def _from_kernel(cls, data, meta):
-        xp = xp_of(data) if not isinstance(data, numbers.Number) else np
-        return cls(xp.asarray(data))
+        if type(data) is not np.ndarray:
+            data = (xp_of(data) if not isinstance(data, numbers.Number) else np).asarray(data)
+        return cls(data)
 
     def _data(self):
         return self._array

@@ -17,10 +17,12 @@ import numpy as np
 
 from . import autograd, registry
 from .meta import Canonical, MetaTensor
+from .registry import GENERATION
 from .tensor import TensorBase, global_runtime, layout_class
 
 _OPS = {}
 _LOADED = set()
+_INPUTS = (TensorBase, MetaTensor)
 
 
 def register_ops(specs):
@@ -123,7 +125,13 @@ def _attrs(spec, values):
     specs = spec.attr_args
     if len(values) < len(specs):
         values = list(values) + [a.default for a in specs[len(values):]]
-    return [_convert_attr(v, spec, a) for v, a in zip(values, specs)]
+    out = []
+    for v, a in zip(values, specs):
+        if a.type == "IntArray" and type(v) is list and all(type(i) is int for i in v):
+            out.append(tuple(v))            # the common case, without a call
+        else:
+            out.append(_convert_attr(v, spec, a))
+    return out
 
 
 # ---------------------------------------------------------------- selection
@@ -152,7 +160,11 @@ def _place(spec, metas):
 
 def _out_metas(result, out_layouts, place):
     """The infer-meta's outputs as a tuple, with the kernel's layouts and the inputs' place."""
-    outs = result if type(result) is tuple else (result,)
+    if type(result) is not tuple:
+        if result.layout == out_layouts[0] and result.place == place:
+            return (result,)
+        result = (result,)
+    outs = result
     return tuple(m if m.layout == lay and m.place == place else m.with_(layout=lay, place=place)
                  for m, lay in zip(outs, out_layouts))
 
@@ -202,9 +214,13 @@ def _binding(spec, metas):
     The key is every input's layout and place and the data-type argument's
     dtype; a registration made later (the registry's generation) rebinds.
     """
-    key = (tuple([(m.layout, m.place) for m in metas]), metas[spec.data_type_index].dtype)
+    if len(metas) == 1:
+        m = metas[0]
+        key = (m.layout, m.place, m.dtype)
+    else:
+        key = (tuple([(m.layout, m.place) for m in metas]), metas[spec.data_type_index].dtype)
     found = spec.bindings.get(key)
-    if found is not None and found[0] == registry.generation():
+    if found is not None and found[0] == GENERATION[0]:
         return found[1]
     sig = select_kernel_sig(spec, metas)
     place = _place(spec, metas)
@@ -213,7 +229,7 @@ def _binding(spec, metas):
     kernel = registry.lookup(sig.func, m.place, m.layout, metas[spec.data_type_index].dtype,
                              op=spec.name)
     bound = (kernel, sig.out_layouts, place, tuple(layout_class(lay) for lay in sig.out_layouts))
-    spec.bindings[key] = (registry.generation(), bound)
+    spec.bindings[key] = (GENERATION[0], bound)
     return bound
 
 
@@ -229,15 +245,19 @@ def _canonical(spec, attrs, canonical):
 # ---------------------------------------------------------------- running
 def run(spec, tensors, attrs):
     """Run ``spec`` on tensor inputs and attribute values (both in YAML order)."""
-    ins = [v if isinstance(v, (TensorBase, MetaTensor)) else _as_input(v, spec, a)
-           for v, a in zip(tensors, spec.tensor_args)]
+    ins = tensors
+    for t in tensors:
+        if not isinstance(t, _INPUTS):
+            ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
+            break
     attrs = _attrs(spec, attrs)
     if spec.invoke is not None:
         return spec.invoke(*ins, *attrs)
+    metas = []
     for t in ins:
         if t.is_global:
             return global_runtime(spec.name).run(spec, ins, attrs)
-    metas = [t.meta for t in ins]
+        metas.append(t.meta)
     result = spec.infer_meta(*metas, *attrs)
     kernel_attrs = attrs
     if type(result) is Canonical:

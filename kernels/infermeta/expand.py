@@ -41,6 +41,10 @@ def resolve_expand(in_shape, shape, op="expand"):
     """
     shape, in_shape = [int(s) for s in shape], [int(s) for s in in_shape]
     new = len(shape) - len(in_shape)
+    if new >= 0 and min(shape, default=0) >= 0 and all(
+            e == 1 or e == t for e, t in zip(in_shape, shape[new:])):
+        check_numel(shape, op)       # no -1 to keep and nothing to reject
+        return tuple(shape)
     if new < 0:
         raise ValueError(f"{op}: shape {shape} has {len(shape)} dims, fewer than the "
                          f"{len(in_shape)} dims of x (shape {in_shape}); give a size, "
