@@ -40,15 +40,14 @@ def sparse_reshape_infer_meta(x, shape, order="C"):
     if order not in ORDERS:
         raise ValueError(f"reshape: order {order!r} is not one of {list(ORDERS)}")
     new = resolve_reshape(x.shape, shape)
-    out = x.with_(shape=new)
-    if out.ndim == 0:
+    if not new:
         raise ValueError(f"reshape: shape {list(shape)} gives a 0-d result, but a sparse "
                          "tensor needs at least one sparse dim")
     if x.layout == "sparse_csr":
-        check_csr_rank("reshape", "the new shape", out.shape)
-    if x.layout == "sparse_coo":
-        out = out.with_(sparse_dim=coo_reshape_sparse_dim(x.shape, x.sparse_dim, new))
-    return Canonical(out, {"shape": new})
+        check_csr_rank("reshape", "the new shape", new)
+    sparse_dim = (coo_reshape_sparse_dim(x.shape, x.sparse_dim, new)
+                  if x.layout == "sparse_coo" else x.sparse_dim)
+    return Canonical(x.with_(shape=new, sparse_dim=sparse_dim), {"shape": new})
 
 
 def to_dense_infer_meta(x):
