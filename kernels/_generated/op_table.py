@@ -331,6 +331,42 @@ _sbp_sparse_coalesce = _r.SbpTable(
     local=None)
 
 
+# sparse.mask_as  (yaml/sparse_ops.yaml:224)
+def _meta_sparse_mask_as(x, mask):
+    return _im.mask_as_infer_meta(x, mask)
+
+
+def _backward_sparse_mask_as(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'mask_as_grad', node.saved['x'], node.saved['mask'], out_grad)
+    return {'x': result}
+
+
+# sparse.values  (yaml/sparse_ops.yaml:270)
+def _meta_sparse_values(x):
+    return _im.values_infer_meta(x)
+
+
+def _backward_sparse_values(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'values_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+# sparse.with_values  (yaml/sparse_ops.yaml:307)
+def _meta_sparse_with_values(x, values):
+    return _im.with_values_infer_meta(x, values)
+
+
+def _backward_sparse_with_values(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'with_values_grad', node.saved['x'], out_grad)
+    return {'values': result}
+
+
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
 def _meta_sparse_reshape_grad(x, out_grad, order):
     return _im.unchanged_infer_meta(x)
@@ -354,6 +390,21 @@ def _meta_sparse_to_sparse_csr_grad(x, out_grad):
 # sparse.coalesce_grad  (yaml/sparse_backward.yaml:51)
 def _meta_sparse_coalesce_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
+
+
+# sparse.mask_as_grad  (yaml/sparse_backward.yaml:63)
+def _meta_sparse_mask_as_grad(x, mask, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.values_grad  (yaml/sparse_backward.yaml:77)
+def _meta_sparse_values_grad(x, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.with_values_grad  (yaml/sparse_backward.yaml:89)
+def _meta_sparse_with_values_grad(x, out_grad):
+    return _im.values_infer_meta(x)
 
 
 OPS = (
@@ -560,6 +611,45 @@ OPS = (
            saved=('x',),
            saved_meta=(),
            extra={'sbp': _sbp_sparse_coalesce}),
+    OpSpec(name='mask_as',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('mask_as_coo', ('dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('mask_as_csr', ('dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_mask_as,
+           layout_arg='mask',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='mask_as_grad',
+           backward_fn=_backward_sparse_mask_as,
+           saved=('mask',),
+           saved_meta=('x',)),
+    OpSpec(name='values',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('values_coo', ('sparse_coo',), ('dense',)), KernelSig('values_csr', ('sparse_csr',), ('dense',)),),
+           infer_meta=_meta_sparse_values,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='values_grad',
+           backward_fn=_backward_sparse_values,
+           saved=('x',),
+           saved_meta=()),
+    OpSpec(name='with_values',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('values', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('with_values_coo', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('with_values_csr', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_with_values,
+           layout_arg='x',
+           data_type_arg='values',
+           module='kernels.sparse',
+           backward='with_values_grad',
+           backward_fn=_backward_sparse_with_values,
+           saved=('x',),
+           saved_meta=()),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -602,6 +692,33 @@ OPS = (
            outputs=('x_grad',),
            kernels=(KernelSig('coalesce_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_coalesce_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='mask_as_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('mask_as_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense',)), KernelSig('mask_as_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_mask_as_grad,
+           layout_arg='mask',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='values_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('values_coo_grad', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('values_csr_grad', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_values_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='with_values_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('values_grad',),
+           kernels=(KernelSig('with_values_coo_grad', ('sparse_coo', 'sparse_coo'), ('dense',)), KernelSig('with_values_csr_grad', ('sparse_csr', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_with_values_grad,
            layout_arg='x',
            data_type_arg='out_grad',
            module='kernels.sparse'),
