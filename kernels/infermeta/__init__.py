@@ -5,6 +5,8 @@ raising ValueError/TypeError with the op's name before any data is touched.
 Helper functions here may also be called from a backward's ``invoke``.
 """
 from .common import unchanged_infer_meta
+from .elementwise import (binary_grad_infer_meta, binary_infer_meta, broadcast_shape,
+                          unary_infer_meta)
 from .gather import batch_gather_infer_meta, gather_infer_meta
 from .expand import (expand_infer_meta, repeat_grad_axes, repeat_grad_shape,
                      repeat_infer_meta, resolve_expand, resolve_repeat)
@@ -23,3 +25,5 @@ __all__ += ["sparse_reshape_infer_meta", "coo_reshape_sparse_dim", "to_dense_inf
             "to_sparse_coo_infer_meta", "to_sparse_csr_infer_meta"]
 __all__ += ["gather_infer_meta", "batch_gather_infer_meta"]
 __all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse"]
+__all__ += ["unary_infer_meta", "binary_infer_meta", "binary_grad_infer_meta",
+            "broadcast_shape"]
