@@ -29,12 +29,10 @@ _sbp_dense_reshape = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(('shape', lambda e: e.out_local.shape), ),
-    local=None)
+    physical=_im.shard_out_shape)
 
 
-# dense.sum  (yaml/ops.yaml:52)
+# dense.sum  (yaml/ops.yaml:51)
 def _meta_dense_sum(x, axis, keepdim):
     return _im.sum_infer_meta(x, axis, keepdim)
 
@@ -49,21 +47,19 @@ def _backward_dense_sum(node, out_grad):
 _sbp_dense_sum = _r.SbpTable(
     rules=(
         _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
-                   lambda e: e.i in e.axes,
-                   'S(i) -> P if i in axes'),
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(e.axes, e.i)),),
-                   lambda e: e.i not in e.axes,
-                   'S(i) -> S(i if keepdim else i - count_below(axes, i)) if i not in axes'),
+                   lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> P if i in axes_of(axis, x.ndim)'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('axes', lambda e: _r.axes_of(e.axis, e.x.ndim)), ),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.expand  (yaml/ops.yaml:94)
+# dense.expand  (yaml/ops.yaml:91)
 def _meta_dense_expand(x, shape):
     return _im.expand_infer_meta(x, shape)
 
@@ -77,19 +73,17 @@ def _backward_dense_expand(node, out_grad):
 
 _sbp_dense_expand = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.lead),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.lead],
-                   'S(i) -> S(i + lead) if x.shape[i] == out.shape[i + lead]'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim],
+                   'S(i) -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim]'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('lead', lambda e: len(e.shape) - e.x.ndim), ),
-    physical=(('shape', lambda e: _resolve('kernels.funcs.broadcast.physical_expand')(e.x.shape, e.shape, e.x_axis, e.x_slice)[0] if e.x_axis is not None else e.shape), ),
-    local=None)
+    physical=_im.shard_out_shape)
 
 
-# dense.repeat  (yaml/ops.yaml:153)
+# dense.repeat  (yaml/ops.yaml:147)
 def _meta_dense_repeat(x, repeats):
     return _im.repeat_infer_meta(x, repeats)
 
@@ -103,19 +97,17 @@ def _backward_dense_repeat(node, out_grad):
 
 _sbp_dense_repeat = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.lead),),
-                   lambda e: e.repeats[e.i + e.lead] == 1,
-                   'S(i) -> S(i + lead) if repeats[i + lead] == 1'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.repeats[e.i + e.out.ndim - e.x.ndim] == 1,
+                   'S(i) -> S(i + out.ndim - x.ndim) if repeats[i + out.ndim - x.ndim] == 1'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('lead', lambda e: len(e.repeats) - e.x.ndim), ),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.gather  (yaml/ops.yaml:205)
+# dense.gather  (yaml/ops.yaml:197)
 def _meta_dense_gather(x, index, axis, batch_dims):
     return _im.gather_infer_meta(x, index, axis, batch_dims)
 
@@ -129,31 +121,29 @@ def _backward_dense_gather(node, out_grad):
 
 _sbp_dense_gather = _r.SbpTable(
     rules=(
-        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.ax + e.i - e.bd),),
-                   lambda e: e.i >= e.bd,
-                   'B, S(i) -> S(ax + i - bd) if i >= bd'),
+        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i + _r.gather_axis(e.x, e.index, e.axis, e.batch_dims) - _r.norm_axis(e.batch_dims, e.index.ndim)),),
+                   lambda e: e.i >= _r.norm_axis(e.batch_dims, e.index.ndim),
+                   'B, S(i) -> S(i + gather_axis(x, index, axis, batch_dims) - norm_axis(batch_dims, index.ndim)) if i >= norm_axis(batch_dims, index.ndim)'),
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.bd,
-                   'S(i), S(i) -> S(i) if i < bd'),
+                   lambda e: e.i < _r.norm_axis(e.batch_dims, e.index.ndim),
+                   'S(i), S(i) -> S(i) if i < norm_axis(batch_dims, index.ndim)'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.bd <= e.d < e.ax,
-                   'S(d), B -> S(d) if bd <= d < ax'),
+                   lambda e: _r.norm_axis(e.batch_dims, e.index.ndim) <= e.d < _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> S(d) if norm_axis(batch_dims, index.ndim) <= d < gather_axis(x, index, axis, batch_dims)'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.ax,
-                   'S(d), B -> P if d == ax'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.k - e.bd - 1),),
-                   lambda e: e.d > e.ax,
-                   'S(d), B -> S(d + k - bd - 1) if d > ax'),
+                   lambda e: e.d == _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> P if d == gather_axis(x, index, axis, batch_dims)'),
+        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - _r.norm_axis(e.batch_dims, e.index.ndim) - 1),),
+                   lambda e: e.d > _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> S(d + index.ndim - norm_axis(batch_dims, index.ndim) - 1) if d > gather_axis(x, index, axis, batch_dims)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    None,
                    'P, B -> P'),
     ),
-    let=(('k', lambda e: e.index.ndim), ('bd', lambda e: _r.norm_axis(e.batch_dims, e.index.ndim)), ('ax', lambda e: e.bd if e.axis is None else _r.norm_axis(e.axis, e.x.ndim)), ),
-    physical=(),
-    local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('offset', lambda e: e.x_slice[0] if e.x_axis == e.ax else 0), ('size', lambda e: e.x.shape[e.ax]), )))
+    physical=_im.gather_sbp_physical)
 
 
-# dense.batch_gather  (yaml/ops.yaml:285)
+# dense.batch_gather  (yaml/ops.yaml:268)
 def _meta_dense_batch_gather(x, index):
     return _im.batch_gather_infer_meta(x, index)
 
@@ -168,24 +158,22 @@ def _backward_dense_batch_gather(node, out_grad):
 _sbp_dense_batch_gather = _r.SbpTable(
     rules=(
         _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == e.k - 1,
-                   'B, S(i) -> S(i) if i == k - 1'),
+                   lambda e: e.i == e.index.ndim - 1,
+                   'B, S(i) -> S(i) if i == index.ndim - 1'),
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.k - 1,
-                   'S(i), S(i) -> S(i) if i < k - 1'),
+                   lambda e: e.i < e.index.ndim - 1,
+                   'S(i), S(i) -> S(i) if i < index.ndim - 1'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.k - 1,
-                   'S(d), B -> P if d == k - 1'),
+                   lambda e: e.d == e.index.ndim - 1,
+                   'S(d), B -> P if d == index.ndim - 1'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.d > e.k - 1,
-                   'S(d), B -> S(d) if d > k - 1'),
+                   lambda e: e.d > e.index.ndim - 1,
+                   'S(d), B -> S(d) if d > index.ndim - 1'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    None,
                    'P, B -> P'),
     ),
-    let=(('k', lambda e: e.index.ndim), ),
-    physical=(),
-    local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('axis', lambda e: e.k - 1), ('batch_dims', lambda e: e.k - 1), ('offset', lambda e: e.x_slice[0] if e.x_axis == e.k - 1 else 0), ('size', lambda e: e.x.shape[e.k - 1]), ('op', lambda e: 'batch_gather'), )))
+    physical=_im.batch_gather_sbp_physical)
 
 
 # dense.reshape_grad  (yaml/backward.yaml:3)
@@ -236,9 +224,7 @@ _sbp_sparse_reshape = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_dense  (yaml/sparse_ops.yaml:70)
@@ -262,9 +248,7 @@ _sbp_sparse_to_dense = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_sparse_coo  (yaml/sparse_ops.yaml:105)
@@ -288,9 +272,7 @@ _sbp_sparse_to_sparse_coo = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_sparse_csr  (yaml/sparse_ops.yaml:150)
@@ -326,9 +308,7 @@ _sbp_sparse_coalesce = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
