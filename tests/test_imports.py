@@ -16,8 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("kernels", "dense", "sparse")
 #: (importer prefix, forbidden prefix): an upward import.
@@ -120,8 +118,6 @@ def test_no_cycle_between_modules():
     assert _cycles(_local(import_graph())) == []
 
 
-@pytest.mark.xfail(strict=True, reason="kernels.sparse <-> kernels.gpu: the GPU sparse kernels "
-                   "live in kernels/gpu until their families own them (issue 12 item 4)")
 def test_no_cycle_between_packages():
     packages = {name for name, path in _sources() if _is_package(path)}
     graph = {}

@@ -16,11 +16,13 @@ import numbers
 import numpy as np
 
 from . import autograd, registry
+from .dtypes import canonical_dtype
 from .meta import Canonical, MetaTensor
 from .registry import GENERATION
 from .tensor import TensorBase, global_runtime, layout_class
 
 _OPS = {}
+_SCALARS = (numbers.Number, np.bool_)
 _LOADED = set()
 _INPUTS = (TensorBase, MetaTensor)
 
@@ -58,12 +60,60 @@ def call(namespace, name, *args, **kwargs):
 
 # ---------------------------------------------------------------- arguments
 def _as_input(value, spec, arg):
+    if arg.is_list:
+        return _as_list(value, spec, arg)
+    return _as_one(value, spec, arg)
+
+
+def _as_list(value, spec, arg):
+    """A ``Tensor[]`` argument: a non-empty list or tuple of tensors or arrays."""
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{spec.name}: argument '{arg.name}' must be a list of Tensors, "
+                        f"got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{spec.name}: argument '{arg.name}' must hold at least one "
+                         "Tensor, got an empty list")
+    return [_as_one(v, spec, arg) for v in value]
+
+
+def _weak_scalars(spec, ins):
+    """Scalars given for Tensor arguments as 0-d arrays, typed as numpy types them (NEP 50).
+
+    A Python scalar is weak: its array takes the dtype numpy's promotion gives
+    it next to the other tensor inputs (``float32 * 2.0`` stays float32); a
+    numpy scalar keeps its own dtype.
+    """
+    if not any(isinstance(t, _SCALARS) for t in ins):
+        return ins
+    dtypes = [_meta(t).dtype for t in _flat(ins) if not isinstance(t, _SCALARS)]
+    out = []
+    for t in ins:
+        if isinstance(t, _SCALARS):
+            try:
+                dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
+                    else np.asarray(t).dtype
+                t = layout_class("dense")(np.asarray(t, dtype=dt))
+            except (TypeError, OverflowError) as exc:
+                raise TypeError(f"{spec.name}: scalar {t!r} does not fit the inputs' dtypes "
+                                f"{[d.name for d in dtypes]}: {exc}") from None
+        out.append(t)
+    return out
+
+
+def _flat(items):
+    """Tensor inputs with ``Tensor[]`` lists spliced in."""
+    return [t for item in items for t in (item if isinstance(item, list) else (item,))]
+
+
+def _as_one(value, spec, arg):
     if isinstance(value, (TensorBase, MetaTensor)):
         return value
+    if isinstance(value, _SCALARS):
+        return value  # a scalar: made a 0-d array by _weak_scalars
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
         return layout_class("dense")._wrap_array(value)
-    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor or a numpy "
-                    f"array, got {type(value).__name__}")
+    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
+                    f"array or a scalar, got {type(value).__name__}")
 
 
 def _int_item(v):
@@ -97,10 +147,22 @@ def _int_list(value, spec, arg):
     return tuple(int(v) for v in value)
 
 
+def _scalar(value, spec, arg):
+    """A ``Scalar``: a bool, int, float or complex, Python or numpy, kept as given."""
+    if isinstance(value, (numbers.Number, np.bool_)) and not isinstance(value, TensorBase):
+        return value
+    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a scalar (bool, int, "
+                    f"float or complex), got {value!r} of type {type(value).__name__}")
+
+
 def _convert_attr(value, spec, arg):
     if value is None and arg.has_default and arg.default is None:
         return None
     kind = arg.type
+    if kind == "Scalar":
+        return _scalar(value, spec, arg)
+    if kind == "DataType":
+        return canonical_dtype(value, op=spec.name, arg=arg.name)
     if kind == "IntArray":
         return _int_list(value, spec, arg)
     if kind == "int":
@@ -136,12 +198,25 @@ def _attrs(spec, values):
 
 # ---------------------------------------------------------------- selection
 def _meta(t):
+    if isinstance(t, list):
+        return [_meta(i) for i in t]
     return t if isinstance(t, MetaTensor) else t.meta
+
+
+def _layout(spec, arg, m):
+    """The layout of one input; the common layout of a ``Tensor[]`` list."""
+    if not isinstance(m, list):
+        return m.layout
+    layouts = sorted({i.layout for i in m})
+    if len(layouts) > 1:
+        raise TypeError(f"{spec.name}: argument '{arg.name}' mixes layouts {layouts}; "
+                        "every tensor of the list must have one layout")
+    return layouts[0]
 
 
 def select_kernel_sig(spec, metas):
     """The YAML kernel entry whose input layouts match the inputs."""
-    layouts = tuple(m.layout for m in metas)
+    layouts = tuple(_layout(spec, a, m) for a, m in zip(spec.tensor_args, metas))
     for sig in spec.kernels:
         if sig.in_layouts == layouts:
             return sig
@@ -151,31 +226,36 @@ def select_kernel_sig(spec, metas):
 
 
 def _place(spec, metas):
-    places = {m.place for m in metas}
+    places = {m.place for m in _flat(metas)}
     if len(places) > 1:
         raise ValueError(f"{spec.name}: inputs are on different places {sorted(places)}; "
                          "move them to one place first")
     return places.pop() if places else "cpu"
 
 
-def _out_metas(result, out_layouts, place):
-    """The infer-meta's outputs as a tuple, with the kernel's layouts and the inputs' place."""
-    if type(result) is not tuple:
-        if result.layout == out_layouts[0] and result.place == place:
-            return (result,)
-        result = (result,)
-    outs = result
-    return tuple(m if m.layout == lay and m.place == place else m.with_(layout=lay, place=place)
-                 for m, lay in zip(outs, out_layouts))
-
-
 def infer(spec, metas, attrs):
     """Run the op's infer-meta on metadata only; return a tuple of MetaTensors."""
-    result = spec.infer_meta(*metas, *attrs)
-    if type(result) is Canonical:
-        result = result.out
+    out = spec.infer_meta(*metas, *attrs)
+    if type(out) is Canonical:
+        out = out.out
+    outs = out if isinstance(out, tuple) else (out,)
     sig = select_kernel_sig(spec, metas)
-    return _out_metas(result, sig.out_layouts, _place(spec, metas))
+    place = _place(spec, metas)
+    return tuple(_placed(m, lay, place) for m, lay in zip(outs, sig.out_layouts))
+
+
+def _out_metas(result, out_layouts, place):
+    """The infer-meta's outputs as a tuple, with the kernel's layouts and the inputs' place."""
+    if type(result) is MetaTensor and result.layout == out_layouts[0] and result.place == place:
+        return (result,)
+    outs = result if type(result) is tuple else (result,)
+    return tuple(_placed(m, lay, place) for m, lay in zip(outs, out_layouts))
+
+
+def _placed(m, layout, place):
+    if isinstance(m, list):
+        return [_placed(i, layout, place) for i in m]
+    return m.with_(layout=layout, place=place) if m.layout != layout or m.place != place else m
 
 
 def meta_binding(spec):
@@ -192,7 +272,8 @@ def meta_binding(spec):
             raise TypeError(f"{spec.name}.infer_meta: {exc}") from None
         bound.apply_defaults()
         values = bound.arguments
-        metas = [_meta(_as_input(values[a.name], spec, a)) for a in spec.tensor_args]
+        ins = [_as_input(values[a.name], spec, a) for a in spec.tensor_args]
+        metas = [_meta(t) for t in _weak_scalars(spec, ins)]
         attrs = _attrs(spec, [values[a.name] for a in spec.attr_args])
         out = infer(spec, metas, attrs)
         return out[0] if len(out) == 1 else out
@@ -244,15 +325,27 @@ def _canonical(spec, attrs, canonical):
 
 # ---------------------------------------------------------------- running
 def run(spec, tensors, attrs):
-    """Run ``spec`` on tensor inputs and attribute values (both in YAML order)."""
+    """Run ``spec`` on tensor inputs and attribute values (both in YAML order).
+
+    The common call (single tensors in, MetaTensors out) takes the short
+    path; ``Tensor[]`` arguments and ops without tensor inputs take
+    :func:`_run_general`.
+    """
     ins = tensors
-    for t in tensors:
-        if not isinstance(t, _INPUTS):
-            ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
-            break
+    if spec.general:
+        ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
+    else:
+        for t in tensors:
+            if not isinstance(t, _INPUTS):      # an array or a scalar
+                ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
+                break
+    if ins is not tensors:
+        ins = _weak_scalars(spec, ins)
     attrs = _attrs(spec, attrs)
     if spec.invoke is not None:
         return spec.invoke(*ins, *attrs)
+    if spec.general:
+        return _run_general(spec, ins, attrs)
     metas = []
     for t in ins:
         if t.is_global:
@@ -267,18 +360,67 @@ def run(spec, tensors, attrs):
     out_metas = _out_metas(result, out_layouts, place)
     datas = [t if type(t) is MetaTensor else t._data() for t in ins]
     result = kernel(*datas, *kernel_attrs)
-    if len(out_metas) == 1:
+    if len(out_metas) == 1 and type(out_metas[0]) is MetaTensor:
         outs = (classes[0]._from_kernel(result, out_metas[0]),)
     else:
-        outs = tuple(c._from_kernel(r, m) for c, r, m in zip(classes, result, out_metas))
+        results = result if len(out_metas) > 1 else (result,)
+        outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
     if spec.backward_fn is not None:
         _record(spec, ins, outs, attrs)
     return outs[0] if len(outs) == 1 else outs
 
 
+def _run_general(spec, ins, attrs):
+    """:func:`run` for ops with ``Tensor[]`` arguments or without tensor inputs."""
+    if any(getattr(t, "is_global", False) for t in _flat(ins)):
+        if any(a.is_list for a in spec.tensor_args):
+            raise TypeError(f"{spec.name}: global tensors in a Tensor[] argument are not "
+                            "supported; gather them to local tensors first")
+        return global_runtime(spec.name).run(spec, ins, attrs)
+    metas = [_meta(t) for t in ins]
+    result = spec.infer_meta(*metas, *attrs)
+    kernel_attrs = attrs
+    if type(result) is Canonical:
+        result, canonical = result
+        kernel_attrs = _canonical(spec, attrs, canonical)
+    sig = select_kernel_sig(spec, metas)
+    out_metas = _out_metas(result, sig.out_layouts, _place(spec, metas))
+    kernel = _kernel(spec, sig, metas or list(out_metas))
+    result = kernel(*[_datas(t) for t in ins], *kernel_attrs)
+    results = result if len(out_metas) > 1 else (result,)
+    outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
+    if spec.backward_fn is not None:
+        _record(spec, ins, outs, attrs)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _datas(t):
+    if isinstance(t, list):
+        return [_datas(i) for i in t]
+    return t if isinstance(t, MetaTensor) else t._data()
+
+
+def _wrap(result, m):
+    if isinstance(m, list):
+        return [_wrap(r, i) for r, i in zip(result, m)]
+    return layout_class(m.layout)._from_kernel(result, m)
+
+
+def _first(m):
+    return m[0] if isinstance(m, list) else m
+
+
+def _kernel(spec, sig, metas):
+    """The registered kernel; an op without Tensor inputs (creation) is keyed by its output."""
+    _load(spec)
+    m, d = metas[spec.layout_index], metas[spec.data_type_index]
+    return registry.lookup(sig.func, _first(m).place, _first(m).layout, _first(d).dtype,
+                           op=spec.name)
+
+
 def _record(spec, ins, outs, attrs):
     """Record a grad node when grad mode is on and an input needs a gradient."""
-    for t in ins:
+    for t in (_flat(ins) if spec.general else ins):
         if isinstance(t, TensorBase) and not t._stop_gradient:
             break
     else:

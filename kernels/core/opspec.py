@@ -13,7 +13,13 @@ class Arg:
 
     @property
     def is_tensor(self):
-        return self.type == "Tensor"
+        """A Tensor input, single (``Tensor``) or a list (``Tensor[]``)."""
+        return self.type in ("Tensor", "Tensor[]")
+
+    @property
+    def is_list(self):
+        """A ``Tensor[]`` input: a list of tensors."""
+        return self.type == "Tensor[]"
 
 
 @dataclass(frozen=True)
@@ -32,7 +38,9 @@ class OpSpec:
     ``infer_meta`` returns the output ``MetaTensor`` (a tuple for several
     outputs), or a :class:`kernels.core.meta.Canonical` holding those and the
     attributes it resolved, which the kernel then receives instead of the
-    caller's.  ``bindings`` is dispatch's per-op cache of kernel choices.
+    caller's.  ``bindings`` is dispatch's per-op cache of kernel choices;
+    ``general`` marks ops (``Tensor[]`` arguments, no tensor inputs) that take
+    dispatch's general path.
     """
 
     name: str
@@ -55,6 +63,7 @@ class OpSpec:
     attr_index: dict = field(init=False, repr=False, compare=False)
     layout_index: int = field(init=False, repr=False, compare=False)
     data_type_index: int = field(init=False, repr=False, compare=False)
+    general: bool = field(init=False, repr=False, compare=False)
     bindings: dict = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self):
@@ -66,7 +75,8 @@ class OpSpec:
                    "layout_index": names.index(self.layout_arg)
                    if self.layout_arg in names else 0,
                    "data_type_index": names.index(self.data_type_arg)
-                   if self.data_type_arg in names else 0}
+                   if self.data_type_arg in names else 0,
+                   "general": not tensors or any(a.is_list for a in tensors)}
         for name, value in derived.items():
             object.__setattr__(self, name, value)
 
