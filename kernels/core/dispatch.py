@@ -25,6 +25,8 @@ _OPS = {}
 _SCALARS = (numbers.Number, np.bool_)
 _LOADED = set()
 _INPUTS = (TensorBase, MetaTensor)
+#: Calls remembered per op by :func:`_prepared` (the oldest are forgotten at once).
+MEMO_SIZE = 256
 
 
 def register_ops(specs):
@@ -351,13 +353,7 @@ def run(spec, tensors, attrs):
         if t.is_global:
             return global_runtime(spec.name).run(spec, ins, attrs)
         metas.append(t.meta)
-    result = spec.infer_meta(*metas, *attrs)
-    kernel_attrs = attrs
-    if type(result) is Canonical:
-        result, canonical = result
-        kernel_attrs = _canonical(spec, attrs, canonical)
-    kernel, out_layouts, place, classes = _binding(spec, metas)
-    out_metas = _out_metas(result, out_layouts, place)
+    kernel, kernel_attrs, out_metas, classes = _prepared(spec, metas, attrs)
     datas = [t if type(t) is MetaTensor else t._data() for t in ins]
     result = kernel(*datas, *kernel_attrs)
     if len(out_metas) == 1 and type(out_metas[0]) is MetaTensor:
@@ -368,6 +364,37 @@ def run(spec, tensors, attrs):
     if spec.backward_fn is not None:
         _record(spec, ins, outs, attrs)
     return outs[0] if len(outs) == 1 else outs
+
+
+def _prepared(spec, metas, attrs):
+    """(kernel, kernel attributes, output metas, output classes) of a call, remembered.
+
+    The infer-meta is a pure function of the inputs' metadata and the
+    attributes, so a call repeating them (a loop) reuses its result and the
+    kernel binding, as JAX caches a primitive's abstract evaluation; the
+    attributes' types are part of the key (``2`` and ``2.0`` are different
+    Scalars).  A registration made later (the registry's generation) clears
+    the reuse.  Errors are raised, never remembered.
+    """
+    key = (*metas, *attrs, *map(type, attrs))
+    try:
+        hit = spec.memo.get(key)
+    except TypeError:                       # an unhashable attribute value
+        key, hit = None, None
+    if hit is not None and hit[0] == GENERATION[0]:
+        return hit[1]
+    result = spec.infer_meta(*metas, *attrs)
+    kernel_attrs = attrs
+    if type(result) is Canonical:
+        result, canonical = result
+        kernel_attrs = _canonical(spec, attrs, canonical)
+    kernel, out_layouts, place, classes = _binding(spec, metas)
+    prepared = (kernel, kernel_attrs, _out_metas(result, out_layouts, place), classes)
+    if key is not None:
+        if len(spec.memo) >= MEMO_SIZE:
+            spec.memo.clear()
+        spec.memo[key] = (GENERATION[0], prepared)
+    return prepared
 
 
 def _run_general(spec, ins, attrs):

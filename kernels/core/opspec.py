@@ -38,7 +38,8 @@ class OpSpec:
     ``infer_meta`` returns the output ``MetaTensor`` (a tuple for several
     outputs), or a :class:`kernels.core.meta.Canonical` holding those and the
     attributes it resolved, which the kernel then receives instead of the
-    caller's.  ``bindings`` is dispatch's per-op cache of kernel choices;
+    caller's.  ``bindings`` and ``memo`` are dispatch's per-op caches (kernel
+    choices; infer-meta results of repeated calls);
     ``general`` marks ops (``Tensor[]`` arguments, no tensor inputs) that take
     dispatch's general path.
     """
@@ -65,6 +66,7 @@ class OpSpec:
     data_type_index: int = field(init=False, repr=False, compare=False)
     general: bool = field(init=False, repr=False, compare=False)
     bindings: dict = field(init=False, repr=False, compare=False, default_factory=dict)
+    memo: dict = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self):
         tensors = tuple(a for a in self.args if a.is_tensor)
