@@ -3,9 +3,10 @@
 Inputs are plain numpy arrays built from a fixed seed, so every peer's
 subprocess builds the same data and converts it to its own types untimed.
 A workload ``op`` names what the peers implement; ``*_grad`` workloads carry an
-``out_grad`` input and time the backward alone.  ``tiny/*`` workloads run an op
-on 10 elements (or 10 nonzeros) ``calls`` times per sample and report the time
-per call: the fixed cost of one call, which a library called in a loop pays.
+``out_grad`` input and time the backward alone.  ``tiny/*`` workloads (ops
+``tiny_<op>``) run an op on 10 elements (or 10 nonzeros) :data:`TINY_CALLS`
+= 1000 times per timed sample, so their milliseconds are microseconds per
+call: the fixed cost of one call, which a library called in a loop pays.
 
 Traffic (``read``, ``write`` in bytes) is what the op cannot avoid moving:
 indices are counted as int64, sparse values are not counted (a reshape can
@@ -19,6 +20,10 @@ import numpy as np
 
 SEED = 20240531
 F32 = 4
+#: Calls per timed sample of a tiny workload: its milliseconds are microseconds per call.
+TINY_CALLS = 1000
+#: The op-name prefix of the tiny workloads (see :func:`bench.peers.tiny`).
+TINY = "tiny_"
 I64 = 8
 
 
@@ -30,25 +35,21 @@ class Workload:
     op: str
     full: dict
     quick: dict
-    calls: int = 1
 
     def params(self, quick):
         """The parameters at the chosen size."""
         return self.quick if quick else self.full
 
-    def calls_per_sample(self, quick):
-        """Calls of the op per timed sample (a tenth under ``--quick``)."""
-        return max(1, self.calls // 10) if quick else self.calls
 
     def describe(self, quick):
         """A one-line description with the shapes."""
-        return DESCRIBE[self.op.removesuffix("_grad")](self.params(quick))
+        return DESCRIBE[base_op(self.op)](self.params(quick))
 
     def inputs(self, quick):
         """The input arrays and attributes, built with the fixed seed."""
         p = self.params(quick)
         rng = np.random.default_rng(SEED)
-        base = self.op.removesuffix("_grad")
+        base = base_op(self.op)
         inp = {**p, **BUILD[base](p, rng)}
         if self.op.endswith("_grad"):
             inp["out_grad"] = rng.random(OUT_SHAPE[base](p), dtype=np.float32)
@@ -57,10 +58,15 @@ class Workload:
     def traffic(self, quick):
         """(read, write) bytes the op must move at the chosen size."""
         p = self.params(quick)
-        base = self.op.removesuffix("_grad")
+        base = base_op(self.op)
         if base in OUT_SHAPE:
             return _dense_traffic(base, p, grad=self.op.endswith("_grad"))
         return TRAFFIC[base](p)
+
+
+def base_op(op):
+    """The op a workload runs: ``tiny_expand`` and ``expand_grad`` run ``expand``."""
+    return op.removeprefix(TINY).removesuffix("_grad")
 
 
 # ------------------------------------------------------------------ index helpers
@@ -234,8 +240,6 @@ def _dense_workloads():
             for op, (full, quick) in sizes.items() for grad in ("", "_grad")]
 
 
-#: Calls per timed sample of a tiny workload.
-TINY_CALLS = 2000
 
 
 def _tiny_workloads():
@@ -246,7 +250,7 @@ def _tiny_workloads():
         "gather": {"shape": (10,), "axis": 0, "n_index": 3},
         "coo_reshape": {"shape": (10, 10), "new_shape": (100,), "nnz": 10, "dense": ()},
     }
-    return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS) for op, p in params.items()]
+    return [Workload(f"tiny/{op}", TINY + op, p, p) for op, p in params.items()]
 
 
 WORKLOADS = (_coo_workloads() + _csr_workloads() + _dense_workloads()

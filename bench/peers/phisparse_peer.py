@@ -11,6 +11,8 @@ import dense
 import sparse
 
 from ..measure import Case
+from ..workloads import base_op
+from . import tiny
 
 BACKENDS = ("cpu", "gpu")
 NEEDS = {
@@ -34,7 +36,7 @@ def version():
 
 def unsupported(op, p):
     """Why this checkout cannot run ``op`` yet (a public name it lacks), or None."""
-    names = NEEDS[op.removesuffix("_grad")]
+    names = NEEDS[base_op(op)]
     missing = [n for n in names if not hasattr(_MODULES[n.split(".")[0]], n.split(".")[1])]
     return f"phisparse has no {', '.join(missing)} yet" if missing else None
 
@@ -96,3 +98,5 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}
+
+IMPLS.update(tiny(IMPLS))

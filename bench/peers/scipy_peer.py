@@ -10,6 +10,7 @@ import scipy
 import scipy.sparse as sp
 
 from ..measure import Case
+from . import tiny
 from ._grad import split_axis
 
 BACKENDS = ("cpu",)
@@ -79,3 +80,5 @@ IMPLS = {
     "gather_grad": {"one-hot csc @ dense": gather_grad},
     "batch_gather_grad": {"one-hot csc @ dense": batch_gather_grad},
 }
+
+IMPLS.update(tiny(IMPLS))

@@ -6,6 +6,8 @@ built once, untimed, with ``x.grad`` cleared between calls.
 import torch
 
 from ..measure import Case
+from ..workloads import base_op
+from . import tiny
 
 BACKENDS = ("cpu",)
 
@@ -16,7 +18,7 @@ def version():
 
 def unsupported(op, p):
     """Why torch cannot run this workload, or None."""
-    if op in ("coo_reshape", "csr_reshape"):
+    if base_op(op) in ("coo_reshape", "csr_reshape"):
         return "torch has no reshape for sparse tensors ('not implemented for sparse tensors')"
     return None
 
@@ -66,3 +68,5 @@ IMPLS = {"reshape": {"reshape": forward("reshape")}}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}
+
+IMPLS.update(tiny(IMPLS))
