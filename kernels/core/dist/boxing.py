@@ -22,7 +22,7 @@ later axis travel as strided MPI datatypes, not moved axes (see :mod:`.comm`).
 import numpy as np
 
 from ...funcs.shape import prod
-from ..xp import to_numpy, xp_of
+from ..xp import xp_of
 from . import comm
 from .sbp import shard_sizes, shard_start
 
@@ -79,8 +79,8 @@ def _slice(a, axis, group):
 
 def _to_partial(a, shape, src, group):
     xp = xp_of(a)
-    if src.kind == "B":
-        return a if group.rank == 0 else xp.zeros(shape, a.dtype)
+    if src.kind == "B":              # the other ranks' addends: a read-only zero view
+        return a if group.rank == 0 else xp.broadcast_to(xp.zeros((), a.dtype), shape)
     out = xp.zeros(shape, a.dtype)
     lo = shard_start(shape[src.axis], group.size, group.rank)
     out[(slice(None),) * src.axis + (slice(lo, lo + a.shape[src.axis]),)] = a
@@ -132,10 +132,10 @@ def _coo_filter(indices, values, shape, axis, group):
     return _coo_shift(indices[:, keep], shape, axis, group, -1), values[keep]
 
 
-def _exchange(group, indices, values, send_counts):
-    """All-to-all(v) of nonzeros as packed records, after an exchange of the counts."""
-    recv = comm.allgather_ints(group, send_counts)[:, group.rank]
-    records = _pack(indices, values)
+def _exchange(group, records, indices, values, send_counts):
+    """All-to-all(v) of packed nonzero records (grouped by destination), after an
+    all-to-all of the counts: O(P) integers per rank, never a P x P matrix."""
+    recv = comm.alltoall_ints(group, send_counts)
     return _unpack(comm.alltoall(group, records, 0, send_counts, 0, recv), indices, values)
 
 
@@ -165,11 +165,28 @@ def _unpack(rows, indices, values):
 
 
 def _coo_route(indices, values, shape, axis, group):
-    """Send each nonzero to the rank whose split(axis) slice holds it."""
-    xp = xp_of(indices)
-    starts = xp.asarray([shard_start(shape[axis], group.size, r) for r in range(group.size)])
-    owner = xp.searchsorted(starts, indices[axis], side="right") - 1
-    order = xp.argsort(owner, kind="stable")
-    send = [int(c) for c in to_numpy(xp.bincount(owner, minlength=group.size))]
-    idx, val = _exchange(group, indices[:, order], values[order], send)
+    """Send each nonzero to the rank whose split(axis) slice holds it.
+
+    The owner comes from arithmetic on the ``array_split`` sizes, and the
+    records are grouped by owner with one stable counting sort (numpy's radix
+    sort on 16-bit keys) applied once to the packed records.
+    """
+    owner = owner_of(comm.host(indices[axis]), shape[axis], group.size)
+    order = np.argsort(owner, kind="stable")
+    send = np.bincount(owner, minlength=group.size).tolist()
+    rows = _pack(indices, values)
+    rows = rows.view(np.dtype((np.void, rows.shape[1])))[order].view(np.uint8)
+    idx, val = _exchange(group, rows, indices, values, send)
     return _coo_shift(idx, shape, axis, group, -1), val
+
+
+def owner_of(coords, n, size):
+    """The rank holding each coordinate of an axis of length ``n`` split ``size`` ways
+    (``numpy.array_split`` sizes: the first ``n % size`` ranks hold one more)."""
+    base, extra = divmod(n, size)
+    big = (base + 1) * extra               # coordinates held by the larger shards
+    coords = coords.astype(np.int64, copy=False)
+    low = coords // (base + 1)
+    high = extra + (coords - big) // max(base, 1)
+    dtype = np.uint16 if size <= 2**16 else np.int64
+    return np.where(coords < big, low, high).astype(dtype)
