@@ -55,6 +55,21 @@ def test_bookkeeping_per_rank_grows_linearly_in_ranks():
     assert all(seen[n]["seed_peak_bytes"] < 1 << 20 for n in (2, 4, 8))
 
 
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_scale_model_predicts_each_boxing_step_within_2x(n):
+    """The README's scale model against measurement: bytes sent and received,
+    messages, and peak memory (tracemalloc) of every boxing step."""
+    proc, _ = _run(n, "scale_model.py", "-m", "mpi4py", timeout=240)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(rows) == 8
+    for row in rows:
+        wire, msgs, peak = row["model"]
+        sent, received, got_msgs, got_peak = row["measured"]
+        for got, want in ((sent, wire), (received, wire), (got_msgs, msgs), (got_peak, peak)):
+            assert want / 2 <= got <= 2 * want, row
+
+
 @pytest.mark.parametrize("launcher", [("-m", "mpi4py"), ()], ids=["python-m-mpi4py", "hook"])
 def test_a_rank_that_raises_ends_the_job(launcher):
     proc, took = _run(2, "raise_on_rank.py", *launcher, timeout=30)

@@ -132,13 +132,6 @@ def _coo_filter(indices, values, shape, axis, group):
     return _coo_shift(indices[:, keep], shape, axis, group, -1), values[keep]
 
 
-def _exchange(group, records, indices, values, send_counts):
-    """All-to-all(v) of packed nonzero records (grouped by destination), after an
-    all-to-all of the counts: O(P) integers per rank, never a P x P matrix."""
-    recv = comm.alltoall_ints(group, send_counts)
-    return _unpack(comm.alltoall(group, records, 0, send_counts, 0, recv), indices, values)
-
-
 def _coo_allgather(indices, values, group):
     counts = comm.allgather_ints(group, [values.shape[0]])[:, 0]
     return _unpack(comm.allgather(group, _pack(indices, values), 0, counts), indices, values)
@@ -148,45 +141,69 @@ def _pack(indices, values):
     """The nonzeros as rows of bytes, one per nonzero (its coordinates, then its
     value), so one collective moves indices and values together."""
     idx, val = comm.host(indices), comm.host(values)
-    n, ib = val.shape[0], idx.shape[0] * idx.itemsize
-    rows = np.empty((n, ib + val.itemsize * prod(val.shape[1:])), np.uint8)
-    rows[:, :ib].view(idx.dtype)[...] = idx.T
-    rows[:, ib:].view(val.dtype).reshape(val.shape)[...] = val
+    rows = np.empty((val.shape[0], _record_bytes(idx, val)), np.uint8)
+    cols, vals = _fields(rows, idx.shape[0], idx.dtype, val.dtype, val.shape[1:])
+    for k, col in enumerate(cols):
+        col[...] = idx[k]
+    vals[...] = val
     return rows
 
 
+def _record_bytes(idx, val):
+    return idx.shape[0] * idx.itemsize + val.itemsize * prod(val.shape[1:])
+
+
+def _fields(rows, sd, idx_dtype, val_dtype, dense_shape):
+    """Views of ``rows``: one column per coordinate, and the values."""
+    w = np.dtype(idx_dtype).itemsize
+    cols = [rows[:, k * w:(k + 1) * w].view(idx_dtype)[:, 0] for k in range(sd)]
+    vals = rows[:, sd * w:].view(val_dtype).reshape((rows.shape[0],) + tuple(dense_shape))
+    return cols, vals
+
+
 def _unpack(rows, indices, values):
-    """(indices, values) from :func:`_pack`'s rows, like the originals in dtype and place."""
+    """(indices, values) from :func:`_pack`'s rows, like the originals in dtype and place:
+    one contiguous copy per field."""
     sd, n = indices.shape[0], rows.shape[0]
-    ib = sd * indices.dtype.itemsize
-    idx = np.ascontiguousarray(rows[:, :ib].view(indices.dtype).T)
-    val = np.ascontiguousarray(rows[:, ib:]).view(values.dtype).reshape((n,) + values.shape[1:])
+    cols, vals = _fields(rows, sd, indices.dtype, values.dtype, values.shape[1:])
+    idx = np.empty((sd, n), indices.dtype)
+    for k, col in enumerate(cols):
+        np.copyto(idx[k], col)
+    val = np.empty(vals.shape, values.dtype)
+    np.copyto(val, vals)
     return comm.like(idx, indices), comm.like(val, values)
 
 
 def _coo_route(indices, values, shape, axis, group):
     """Send each nonzero to the rank whose split(axis) slice holds it.
 
-    The owner comes from arithmetic on the ``array_split`` sizes, and the
-    records are grouped by owner with one stable counting sort (numpy's radix
-    sort on 16-bit keys) applied once to the packed records.
+    The owner comes from arithmetic on the ``array_split`` sizes; one stable
+    counting sort (numpy's radix sort on 16-bit keys) groups the nonzeros by
+    owner, one ``take`` per coordinate row and for the values puts them in
+    that order, and one all-to-all moves every field straight into the result.
     """
-    owner = owner_of(comm.host(indices[axis]), shape[axis], group.size)
+    idx, val = comm.host(indices), comm.host(values)
+    owner = owner_of(idx[axis], shape[axis], group.size)
     order = np.argsort(owner, kind="stable")
     send = np.bincount(owner, minlength=group.size).tolist()
-    rows = _pack(indices, values)
-    rows = rows.view(np.dtype((np.void, rows.shape[1])))[order].view(np.uint8)
-    idx, val = _exchange(group, rows, indices, values, send)
-    return _coo_shift(idx, shape, axis, group, -1), val
+    recv = comm.alltoall_ints(group, send).tolist()
+    fields = [row.take(order) for row in idx] + [val.take(order, axis=0)]
+    out_idx = np.empty((idx.shape[0], sum(recv)), idx.dtype)
+    out_val = np.empty((sum(recv),) + val.shape[1:], val.dtype)
+    comm.alltoall_fields(group, fields, list(out_idx) + [out_val], send, recv)
+    out_idx[axis] -= shard_start(shape[axis], group.size, group.rank)
+    return comm.like(out_idx, indices), comm.like(out_val, values)
 
 
 def owner_of(coords, n, size):
     """The rank holding each coordinate of an axis of length ``n`` split ``size`` ways
     (``numpy.array_split`` sizes: the first ``n % size`` ranks hold one more)."""
     base, extra = divmod(n, size)
+    dtype = np.uint16 if size <= 2**16 else np.int64
+    if extra == 0:                         # an even split: one division
+        return (coords // max(base, 1)).astype(dtype)
     big = (base + 1) * extra               # coordinates held by the larger shards
     coords = coords.astype(np.int64, copy=False)
     low = coords // (base + 1)
     high = extra + (coords - big) // max(base, 1)
-    dtype = np.uint16 if size <= 2**16 else np.int64
     return np.where(coords < big, low, high).astype(dtype)

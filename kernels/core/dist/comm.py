@@ -304,6 +304,51 @@ def _alltoallw(group, src, src_axis, src_spans, out, out_axis, out_spans):
     return out
 
 
+def alltoall_fields(group, fields, outs, send_counts, recv_counts):
+    """Rank q gets entries ``[lo_q, lo_q + send_counts[q])`` of every array in
+    ``fields`` (arrays sharing their leading length: a COO's coordinate rows
+    and its values, grouped by destination); the entries received land rank
+    by rank in the matching arrays of ``outs`` (C-contiguous), which are returned.
+
+    One ``Alltoallw`` whose datatype per peer is a struct of one byte run per
+    field at its absolute address (``MPI_BOTTOM``), so entries go straight
+    from the fields into the results: nothing is packed or unpacked.
+    """
+    from mpi4py import MPI
+    fields = [host(f) for f in fields]
+    send, recv = _spans(send_counts), _spans(recv_counts)
+    for f, o in zip(fields, outs):                     # our own entries: a local copy
+        np.copyto(o[recv[group.rank][0]:][:recv[group.rank][1]],
+                  f[send[group.rank][0]:][:send[group.rank][1]])
+    s_types = [_struct(fields, span, q != group.rank) for q, span in enumerate(send)]
+    r_types = [_struct(outs, span, q != group.rank) for q, span in enumerate(recv)]
+    zeros = [0] * group.size
+    try:
+        group.mpi.Alltoallw([MPI.BOTTOM, ([1] * group.size, zeros), s_types],
+                            [MPI.BOTTOM, ([1] * group.size, zeros), r_types])
+    finally:
+        for t in s_types + r_types:
+            t.Free()
+    width = sum(f.itemsize * prod(f.shape[1:]) for f in fields)
+    _count_blocks(group, "alltoall_fields", [c * width for c in send_counts],
+                  [c * width for c in recv_counts])
+    return outs
+
+
+def _struct(arrays, span, peer):
+    """A datatype for entries ``span = (lo, n)`` of each array (empty if not ``peer``)."""
+    from mpi4py import MPI
+    lo, n = span
+    runs, addrs = [], []
+    for a in arrays:
+        w = a.itemsize * prod(a.shape[1:])
+        if peer and n * w:
+            runs.append(n * w)
+            addrs.append(MPI.Get_address(a) + lo * w)
+    check_counts(runs)
+    return MPI.Datatype.Create_struct(runs, addrs, [MPI.BYTE] * len(runs)).Commit()
+
+
 def _block_bytes(a, axis, spans):
     outer, _, row = _geometry(a.shape, axis, a.itemsize)
     return [outer * size * row for _, size in spans]
@@ -331,7 +376,8 @@ def allgather_ints(group, values):
         return mine.reshape(1, -1).copy()
     out = np.empty((group.size, mine.size), np.int64)
     group.mpi.Allgather(mine, out)
-    traffic.count("allgather_ints", mine.nbytes, out.nbytes - mine.nbytes, _tree(group))
+    traffic.count("allgather_ints", out.nbytes - mine.nbytes, out.nbytes - mine.nbytes,
+                  _tree(group))
     return out
 
 
@@ -403,7 +449,8 @@ def _allgatherv(group, src, out, counts):
     displs = np.cumsum([0] + counts[:-1]).tolist()
     check_counts(counts, displs)
     group.mpi.Allgatherv(_bytes(src), [_bytes(out), counts, displs, MPI.BYTE])
-    traffic.count("allgatherv", src.nbytes, sum(counts) - src.nbytes, _tree(group))
+    others = sum(counts) - src.nbytes      # ring or recursive doubling: each rank
+    traffic.count("allgatherv", others, others, _tree(group))    # forwards what it gets
 
 
 def allreduce(group, a):
@@ -414,7 +461,8 @@ def allreduce(group, a):
     out = pool.empty(src.shape, src.dtype)
     check_counts([src.size])
     group.mpi.Allreduce(src, out)
-    traffic.count("allreduce", 2 * src.nbytes, 2 * src.nbytes, _tree(group))
+    wire = 2 * src.nbytes * (group.size - 1) // group.size    # reduce-scatter + all-gather
+    traffic.count("allreduce", wire, wire, _tree(group))
     return out
 
 
@@ -436,8 +484,8 @@ def reduce_scatter(group, a, axis, sizes):
     counts = [b.size for b in _blocks(*blocks)]
     check_counts(counts, [src.size])
     group.mpi.Reduce_scatter(blocks[0], out, counts)
-    traffic.count("reduce_scatter", src.nbytes - out.nbytes, src.nbytes - out.nbytes,
-                  2 * (group.size - 1))
+    wire = src.nbytes * (group.size - 1) // group.size
+    traffic.count("reduce_scatter", wire, wire, 2 * (group.size - 1))
     return out
 
 

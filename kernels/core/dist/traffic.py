@@ -2,10 +2,13 @@
 
 Every collective of :mod:`.comm` adds to one process-wide :class:`Traffic`;
 tests and the scale model in the README read it through :func:`measure`.
-Bytes are the payload this rank sends to and receives from other ranks (its
-own block is a local copy and not counted); messages are the point-to-point
-transfers it takes part in, as the MPI algorithm would make them (a
-recursive-doubling estimate, ``2 log2 P``, for the tree collectives).
+Bytes are what this rank sends to and receives from other ranks (its own
+block is a local copy and not counted).  For the all-to-all exchanges they
+are the blocks handed to MPI; for all-gather, all-reduce and reduce-scatter
+they are the volume of the ring and recursive-doubling algorithms MPICH
+uses, ``(P - 1) / P`` of the data per pass (all-reduce makes two passes).
+Messages are the point-to-point transfers a rank takes part in, as those
+algorithms make them (``2 log2 P`` for the tree collectives).
 """
 import contextlib
 import threading
