@@ -1,4 +1,4 @@
-"""Multi-rank runs: mpiexec -n 1, 2, 4 of the rank scripts in tests/mpi/."""
+"""Multi-rank runs: mpiexec -n 1, 2, 4 and 8 (oversubscribed) of the rank scripts in tests/mpi/."""
 import json
 import os
 import subprocess

@@ -1,7 +1,7 @@
 """Rank script: every SBP signature, forward and backward, against one process.
 
 Run as ``mpiexec -n N python -m mpi4py tests/mpi/global_checks.py`` (tests/
-test_global_mpi.py does, for N = 1, 2, 4).  Every rank computes the
+test_global_mpi.py does, for N = 1, 2, 4, 8).  Every rank computes the
 single-process reference itself with local ops and compares: integer
 forwards bit for bit, float gradients within tolerance.  A failed check
 raises, which aborts the job with a non-zero exit.
