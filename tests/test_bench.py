@@ -380,3 +380,35 @@ def test_busy_spinners_end_with_the_run(monkeypatch):
     runner.execute(runner.Options(busy=2), None, None)
     assert seen == [[None, None]]                       # both spinning during the run
     assert all(p.poll() is not None for p in procs)     # and ended after it
+
+
+TINY = [w.name for w in workloads.WORKLOADS if w.name.startswith("tiny/")]
+
+
+@pytest.mark.parametrize("name", TINY)
+def test_tiny_workloads_agree_with_numpy(name):
+    w = workloads.BY_NAME[name]
+    inp, p = w.inputs(quick=True), w.quick
+    assert w.calls_per_sample(quick=False) == workloads.TINY_CALLS > 1
+    if w.op == "coo_reshape":
+        assert p["nnz"] == 10
+        expected = _sparse_reference(w, inp)
+    else:
+        assert inp["x"].size == 10
+        expected = {"reshape": lambda x: x.reshape(p["new_shape"]),
+                    "expand": lambda x: np.broadcast_to(x, p["new_shape"]),
+                    "repeat": lambda x: np.tile(x, p["repeats"]),
+                    "gather": lambda x: np.take(x, inp["index"], axis=p["axis"])}[w.op](inp["x"])
+    outputs = [o for peer in (US, "numpy", "scipy") for o in _outputs(peer, w)]
+    assert outputs
+    for impl, out in outputs:
+        np.testing.assert_allclose(out, expected, rtol=1e-6, err_msg=impl)
+
+
+def test_batched_case_runs_the_op_that_many_times():
+    from bench.worker import batched
+    calls = []
+    case = batched(measure.Case(lambda: calls.append(1) or len(calls)), 5)
+    assert case.run() == 5 and len(calls) == 5
+    one = measure.Case(lambda: 1)
+    assert batched(one, 1) is one
