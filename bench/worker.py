@@ -83,7 +83,17 @@ def run(req, out_path):
         gc.collect()
 
 
+def pin_threads():
+    """With ``PHISPARSE_BENCH_THREADS=n`` (``--threads n``), run on the first n
+    cores this process may use, so no library can use more."""
+    n = os.environ.get("PHISPARSE_BENCH_THREADS")
+    if n and hasattr(os, "sched_setaffinity"):
+        cores = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, cores[:max(1, int(n))])
+
+
 def main(argv):
+    pin_threads()
     mode, request_path, out_path = argv
     with open(request_path) as f:
         req = json.load(f)
