@@ -866,16 +866,16 @@ def _meta_dense_expand_grad(x, out_grad, shape):
 
 
 # dense.repeat_grad  (yaml/backward.yaml:42)
-def _invoke_dense_repeat_grad(x, out_grad, repeats):
-    return _d.call('dense', 'sum', _d.call('dense', 'reshape', out_grad, _resolve('repeat_grad_shape')(x.shape, repeats)), axis=_resolve('repeat_grad_axes')(x.shape, repeats))
+def _meta_dense_repeat_grad(x, out_grad, repeats):
+    return _im.unchanged_infer_meta(x)
 
 
-# dense.gather_grad  (yaml/backward.yaml:49)
+# dense.gather_grad  (yaml/backward.yaml:55)
 def _meta_dense_gather_grad(x, index, out_grad, axis, batch_dims):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.batch_gather_grad  (yaml/backward.yaml:62)
+# dense.batch_gather_grad  (yaml/backward.yaml:68)
 def _meta_dense_batch_gather_grad(x, index, out_grad):
     return _im.unchanged_infer_meta(x)
 
@@ -1674,7 +1674,11 @@ OPS = (
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('repeats', 'IntArray')),
            outputs=('x_grad',),
-           invoke=_invoke_dense_repeat_grad),
+           kernels=(KernelSig('repeat_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_repeat_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.repeat'),
     OpSpec(name='gather_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, None), Arg('batch_dims', 'int', True, 0)),
