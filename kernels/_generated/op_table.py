@@ -331,6 +331,84 @@ _sbp_sparse_coalesce = _r.SbpTable(
     local=None)
 
 
+# sparse.transpose  (yaml/sparse_ops.yaml:224)
+def _meta_sparse_transpose(x, perm):
+    return _im.sparse_transpose_infer_meta(x, perm)
+
+
+def _backward_sparse_transpose(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'transpose_grad', node.saved['x'], out_grad, node.attrs['perm'])
+    return {'x': result}
+
+
+_sbp_sparse_transpose = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
+                   None,
+                   'S(i) -> S(kernels.funcs.permute.moved_axis(perm, i))'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.slice  (yaml/sparse_ops.yaml:283)
+def _meta_sparse_slice(x, axes, starts, ends):
+    return _im.sparse_slice_infer_meta(x, axes, starts, ends)
+
+
+def _backward_sparse_slice(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'slice_grad', node.saved['x'], out_grad, node.attrs['axes'], node.attrs['starts'], node.attrs['ends'])
+    return {'x': result}
+
+
+_sbp_sparse_slice = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
+                   'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.index_select  (yaml/sparse_ops.yaml:338)
+def _meta_sparse_index_select(x, index, axis):
+    return _im.sparse_index_select_infer_meta(x, index, axis)
+
+
+def _backward_sparse_index_select(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'index_select_grad', node.saved['x'], node.saved['index'], out_grad, node.attrs['axis'])
+    return {'x': result}
+
+
+_sbp_sparse_index_select = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                   lambda e: e.i != _r.norm_axis(e.axis, e.x.ndim),
+                   'S(i), B -> S(i) if i != norm_axis(axis, x.ndim)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
 def _meta_sparse_reshape_grad(x, out_grad, order):
     return _im.unchanged_infer_meta(x)
@@ -353,6 +431,21 @@ def _meta_sparse_to_sparse_csr_grad(x, out_grad):
 
 # sparse.coalesce_grad  (yaml/sparse_backward.yaml:51)
 def _meta_sparse_coalesce_grad(x, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.transpose_grad  (yaml/sparse_backward.yaml:63)
+def _meta_sparse_transpose_grad(x, out_grad, perm):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.slice_grad  (yaml/sparse_backward.yaml:75)
+def _meta_sparse_slice_grad(x, out_grad, axes, starts, ends):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.index_select_grad  (yaml/sparse_backward.yaml:87)
+def _meta_sparse_index_select_grad(x, index, out_grad, axis):
     return _im.unchanged_infer_meta(x)
 
 
@@ -560,6 +653,48 @@ OPS = (
            saved=('x',),
            saved_meta=(),
            extra={'sbp': _sbp_sparse_coalesce}),
+    OpSpec(name='transpose',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('transpose_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('transpose_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_transpose,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='transpose_grad',
+           backward_fn=_backward_sparse_transpose,
+           saved=('x',),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_transpose}),
+    OpSpec(name='slice',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('slice_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('slice_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_slice,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='slice_grad',
+           backward_fn=_backward_sparse_slice,
+           saved=('x',),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_slice}),
+    OpSpec(name='index_select',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('index_select_coo', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('index_select_csr', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_index_select,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='index_select_grad',
+           backward_fn=_backward_sparse_index_select,
+           saved=('x', 'index'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_index_select}),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -602,6 +737,33 @@ OPS = (
            outputs=('x_grad',),
            kernels=(KernelSig('coalesce_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_coalesce_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='transpose_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('transpose_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('transpose_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_transpose_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='slice_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('slice_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('slice_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_slice_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='index_select_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('index_select_coo_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('index_select_csr_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_index_select_grad,
            layout_arg='x',
            data_type_arg='out_grad',
            module='kernels.sparse'),
