@@ -4,7 +4,7 @@
 from kernels._generated import op_table as _table
 from kernels.core import dispatch as _d
 
-__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'transpose', 'slice', 'index_select']
+__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'transpose', 'slice', 'index_select', 'concat', 'stack']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'sparse'}
 
 
@@ -347,3 +347,102 @@ def index_select(x, index, axis=0):
 
 
 index_select.infer_meta = _d.meta_binding(_SPECS['index_select'])
+
+
+def concat(xs, axis=0):
+    r"""Join sparse tensors of one layout along an existing dim.
+
+    Every tensor has the same rank and the same dims except along ``axis``.
+    COO, any rank with dense dims: inputs with fewer sparse dims have dense
+    dims folded into sparse dims to match the others, and a concat along a
+    dense dim folds the dense dims through it, so the result's sparse_dim
+    is ``max(max(x.sparse_dim()), axis + 1)``.  Entries come out input by
+    input in storage order; the result is flagged coalesced when every
+    input is and ``axis`` is 0.  CSR, all 2-D or all batched 3-D, along any
+    axis (axis 0 is a plain join of the buffers, ``scipy.sparse.vstack``).
+    Index dtypes follow numpy's promotion (int32 with int32 stays int32)
+    and widen to int64 only when the joined dim or nnz needs it; values
+    follow numpy's promotion.
+
+    Each input's gradient has its own pattern: the upstream values at its
+    entries' images.
+
+    Parameters
+    ----------
+    xs : list of SparseCooTensor or list of SparseCsrTensor
+    axis : int
+        Negative counts from the end.
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    TypeError
+        The list mixes layouts, or holds dense tensors.
+    ValueError
+        The ranks or the dims other than ``axis`` differ, or ``axis`` is out
+        of range.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> a = sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2])
+    >>> b = sparse.sparse_coo_tensor([[0], [0]], [3.0], [1, 2])
+    >>> sparse.concat([a, b], axis=0).to_dense().numpy()
+    array([[0., 1.],
+           [2., 0.],
+           [3., 0.]])
+    >>> c = sparse.concat([a.to_sparse_csr(), a.to_sparse_csr()], axis=1)
+    >>> c.crows().numpy().tolist(), c.cols().numpy().tolist()
+    ([0, 2, 4], [1, 3, 0, 2])
+    """
+    return _d.run(_SPECS['concat'], [xs], [axis])
+
+
+concat.infer_meta = _d.meta_binding(_SPECS['concat'])
+
+
+def stack(xs, axis=0):
+    r"""Stack sparse tensors of one layout and one shape along a new dim ``axis``.
+
+    Each input gets a size-1 dim at ``axis``, then they are concatenated
+    along it (see :func:`sparse.concat`).  COO: the new dim is a sparse dim
+    when ``axis <= sparse_dim`` (so stacking a hybrid COO on axis 0 adds a
+    sparse dim and keeps the dense dims); a new dim among the dense dims
+    folds the dense dims through it.  CSR: 2-D tensors stack into a
+    batched 3-D CSR, along any of its three axes.
+
+    Parameters
+    ----------
+    xs : list of SparseCooTensor or list of SparseCsrTensor
+    axis : int
+        In ``[-(ndim + 1), ndim]``; negative counts from the end.
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    TypeError
+        The list mixes layouts, or holds dense tensors.
+    ValueError
+        The shapes differ, ``axis`` is out of range, or a CSR input is 3-D.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> a = sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2])
+    >>> b = sparse.sparse_coo_tensor([[1], [1]], [3.0], [2, 2])
+    >>> s = sparse.stack([a, b])
+    >>> s.shape, s.indices().numpy().tolist()
+    ([2, 2, 2], [[0, 0, 1], [0, 1, 1], [1, 0, 1]])
+    >>> sparse.stack([a.to_sparse_csr(), b.to_sparse_csr()], axis=0).crows().numpy().tolist()
+    [0, 1, 2, 0, 0, 1]
+    """
+    return _d.run(_SPECS['stack'], [xs], [axis])
+
+
+stack.infer_meta = _d.meta_binding(_SPECS['stack'])

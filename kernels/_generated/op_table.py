@@ -409,6 +409,30 @@ _sbp_sparse_index_select = _r.SbpTable(
     local=None)
 
 
+# sparse.concat  (yaml/sparse_ops.yaml:399)
+def _meta_sparse_concat(xs, axis):
+    return _im.sparse_concat_infer_meta(xs, axis)
+
+
+def _backward_sparse_concat(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'concat_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# sparse.stack  (yaml/sparse_ops.yaml:457)
+def _meta_sparse_stack(xs, axis):
+    return _im.sparse_stack_infer_meta(xs, axis)
+
+
+def _backward_sparse_stack(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'stack_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
 def _meta_sparse_reshape_grad(x, out_grad, order):
     return _im.unchanged_infer_meta(x)
@@ -447,6 +471,16 @@ def _meta_sparse_slice_grad(x, out_grad, axes, starts, ends):
 # sparse.index_select_grad  (yaml/sparse_backward.yaml:87)
 def _meta_sparse_index_select_grad(x, index, out_grad, axis):
     return _im.unchanged_infer_meta(x)
+
+
+# sparse.concat_grad  (yaml/sparse_backward.yaml:99)
+def _meta_sparse_concat_grad(xs, out_grad, axis):
+    return _im.each_unchanged_infer_meta(xs)
+
+
+# sparse.stack_grad  (yaml/sparse_backward.yaml:111)
+def _meta_sparse_stack_grad(xs, out_grad, axis):
+    return _im.each_unchanged_infer_meta(xs)
 
 
 OPS = (
@@ -695,6 +729,32 @@ OPS = (
            saved=('x', 'index'),
            saved_meta=(),
            extra={'sbp': _sbp_sparse_index_select}),
+    OpSpec(name='concat',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('concat_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('concat_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_concat,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.sparse',
+           backward='concat_grad',
+           backward_fn=_backward_sparse_concat,
+           saved=('xs',),
+           saved_meta=()),
+    OpSpec(name='stack',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('stack_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('stack_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_stack,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.sparse',
+           backward='stack_grad',
+           backward_fn=_backward_sparse_stack,
+           saved=('xs',),
+           saved_meta=()),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -765,6 +825,24 @@ OPS = (
            kernels=(KernelSig('index_select_coo_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('index_select_csr_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr',)),),
            infer_meta=_meta_sparse_index_select_grad,
            layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='concat_grad',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('concat_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('concat_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_concat_grad,
+           layout_arg='xs',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='stack_grad',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('stack_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('stack_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_stack_grad,
+           layout_arg='xs',
            data_type_arg='out_grad',
            module='kernels.sparse'),
 )

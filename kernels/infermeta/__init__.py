@@ -10,7 +10,8 @@ from .expand import (expand_infer_meta, repeat_grad_axes, repeat_grad_shape,
                      repeat_infer_meta, resolve_expand, resolve_repeat)
 from .reduce import sum_infer_meta, sum_keepdim_shape
 from .reshape import reshape_infer_meta, resolve_reshape
-from .structure import (sparse_index_select_infer_meta, sparse_slice_infer_meta,
+from .structure import (each_unchanged_infer_meta, sparse_concat_infer_meta, sparse_index_select_infer_meta,
+                        sparse_slice_infer_meta, sparse_stack_infer_meta,
                         sparse_transpose_infer_meta)
 from .sparse import (coo_reshape_sparse_dim, sparse_reshape_infer_meta, to_dense_infer_meta,
                      to_sparse_coo_infer_meta, to_sparse_csr_infer_meta)
@@ -23,4 +24,5 @@ __all__ += ["sparse_reshape_infer_meta", "coo_reshape_sparse_dim", "to_dense_inf
             "to_sparse_coo_infer_meta", "to_sparse_csr_infer_meta"]
 __all__ += ["gather_infer_meta", "batch_gather_infer_meta"]
 __all__ += ["sparse_transpose_infer_meta", "sparse_slice_infer_meta",
-            "sparse_index_select_infer_meta"]
+            "sparse_index_select_infer_meta", "sparse_concat_infer_meta",
+            "sparse_stack_infer_meta", "each_unchanged_infer_meta"]

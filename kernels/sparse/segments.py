@@ -43,11 +43,11 @@ def row_ranges(crows, batch, rows):
     return (c2[:, :-1] + offsets[:, None]).reshape(-1), lengths
 
 
-def crows_of_lengths(lengths, batch, dtype):
+def crows_of_lengths(lengths, batch, rows, dtype):
     """Paddle's crows (restarting in every batch) from each row's entry count."""
     xp = xp_of(lengths)
-    counts = lengths.reshape(batch, -1)
-    crows = xp.zeros((batch, counts.shape[1] + 1), dtype=dtype)
+    counts = lengths.reshape(batch, rows)
+    crows = xp.zeros((batch, rows + 1), dtype=dtype)
     xp.cumsum(counts, axis=1, out=crows[:, 1:])
     return crows.reshape(-1)
 
@@ -117,16 +117,21 @@ def group_by_key(row_starts, keys, n_keys, payload):
         regrouped order; ``rows``: each regrouped entry's row; ``payload`` in
         the regrouped order.  Within a key, entries keep their storage order.
     """
-    xp = xp_of(keys)
-    n_rows = row_starts.shape[0] - 1
-    if xp is np:
+    if xp_of(keys) is np:
+        n_rows = row_starts.shape[0] - 1
         view = payload.view(np.int16) if payload.dtype == np.float16 else payload
         m = sp.csr_array((view, keys, row_starts), shape=(n_rows, n_keys), copy=False).tocsc()
         return (m.indptr.astype(np.int64, copy=False), m.indices,
                 m.data.view(payload.dtype))
+    return group_by_argsort(row_starts, keys, n_keys, payload)
+
+
+def group_by_argsort(row_starts, keys, n_keys, payload):
+    """:func:`group_by_key` by a stable argsort: the path for cupy (any xp)."""
+    xp = xp_of(keys)
     order = xp.argsort(keys, kind="stable")
     bounds = xp.searchsorted(keys[order], xp.arange(n_keys + 1), side="left")
-    rows = xp.repeat(xp.arange(n_rows), xp.diff(row_starts))[order]
+    rows = xp.repeat(xp.arange(row_starts.shape[0] - 1), xp.diff(row_starts))[order]
     return bounds.astype(xp.int64), rows, payload[order]
 
 

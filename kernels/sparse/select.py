@@ -112,7 +112,7 @@ def csr_build(x, lengths, src, cols, out_shape):
     xp = xp_of(x.cols)
     batch = out_shape[0] if len(out_shape) == 3 else 1
     dtype = index_dtype(out_shape, x.cols.dtype, extent=int(lengths.sum()), xp=xp)
-    crows = crows_of_lengths(lengths.astype(dtype), batch, dtype)
+    crows = crows_of_lengths(lengths.astype(dtype), batch, out_shape[-2], dtype)
     return CsrData(crows, cols.astype(dtype, copy=False), x.values[src], tuple(out_shape))
 
 

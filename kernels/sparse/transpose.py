@@ -101,7 +101,7 @@ def csr_transpose_parts(x, perm, payload):
     keys = new[0].astype(xp.int64) * shape[1] + new[1]
     bounds, _, order = group_by_key(row_starts, keys, shape[0] * shape[1],
                                     xp.arange(x.nnz, dtype=xp.int64))
-    crows = crows_of_lengths(xp.diff(bounds), shape[0], dtype)
+    crows = crows_of_lengths(xp.diff(bounds), shape[0], shape[1], dtype)
     return crows, new[2][order].astype(dtype, copy=False), payload[order]
 
 
