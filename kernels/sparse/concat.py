@@ -112,19 +112,19 @@ def csr_concat_parts(xs, axis):
     -------
     lengths, src
         Each output row's entry count; the position, among all inputs'
-        entries laid end to end, of every output entry (a slice for axis 0,
-        where the order is unchanged).
+        entries laid end to end, of every output entry.  Along axis 0 the
+        order is unchanged: (None, a slice).
     """
     xp = xp_of(xs[0].cols)
     nd = len(xs[0].shape)
+    if axis == 0:
+        return None, slice(0, sum(x.nnz for x in xs))
     starts, lengths, pos = [], [], 0
     for x in xs:
         s, n = row_ranges(x.crows, x.batch, x.shape[-2])
         starts.append(s + pos)
         lengths.append(n)
         pos += x.nnz
-    if axis == 0:
-        return xp.concatenate(lengths), slice(0, pos)
     if axis == nd - 1:
         s, n = xp.stack(starts, axis=1).reshape(-1), xp.stack(lengths, axis=1)
         return n.sum(axis=1), expand_ranges(s, n.reshape(-1))
@@ -141,16 +141,31 @@ def concat_csr(xs, axis=0):
     nd = len(xs[0].shape)
     axis = normalize_axis(axis, nd, "concat")
     shape = _join_shape(xs, axis)
-    lengths, src = csr_concat_parts(xs, axis)
     total = sum(x.nnz for x in xs)
     dtype = _index_dtype([x.cols for x in xs] + [x.crows for x in xs], shape, total, xp)
     offs = np.cumsum([0] + [x.shape[-1] for x in xs])[:-1] if axis == nd - 1 else [0] * len(xs)
-    cols = xp.concatenate([x.cols.astype(dtype) + int(o) if o else x.cols.astype(dtype)
+    cols = xp.concatenate([x.cols.astype(dtype) + int(o) if o else x.cols.astype(dtype, copy=False)
                            for x, o in zip(xs, offs)])
     vdtype = _value_dtype(xs)
     values = xp.concatenate([x.values.astype(vdtype, copy=False) for x in xs])
+    if axis == 0:
+        return CsrData(join_crows(xs, dtype), cols, values, shape)
+    lengths, src = csr_concat_parts(xs, axis)
     crows = crows_of_lengths(lengths.astype(dtype), shape[0] if nd == 3 else 1, shape[-2], dtype)
     return CsrData(crows, cols[src], values[src], shape)
+
+
+def join_crows(xs, dtype):
+    """crows of CSR xs joined along axis 0: batches (3-D) follow each other as they are;
+    2-D rows continue each from the entries before them."""
+    xp = xp_of(xs[0].crows)
+    if len(xs[0].shape) == 3:
+        return xp.concatenate([x.crows.astype(dtype, copy=False) for x in xs])
+    parts, off = [xs[0].crows.astype(dtype, copy=False)], xs[0].nnz
+    for x in xs[1:]:
+        parts.append(x.crows[1:].astype(dtype) + off)
+        off += x.nnz
+    return xp.concatenate(parts)
 
 
 @register_kernel("concat_csr_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)

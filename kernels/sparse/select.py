@@ -19,6 +19,9 @@ dense slice and index_select.
 Gradient: each stored entry of x gets the upstream value at its image, zero
 where it was cut away, summed over its images where it was repeated.
 """
+import numpy as np
+import scipy.sparse as sp
+
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
@@ -83,6 +86,13 @@ def slice_coo_grad(x, out_grad, axes, starts, ends):
 
 
 # ---------------------------------------------------------------- CSR rows
+def _first_of_run(xp, grows):
+    """The first row when ``grows`` are consecutive rows (one run of entries), else None."""
+    if grows.shape[0] and bool(xp.all(xp.diff(grows) == 1)):
+        return int(grows[0])
+    return None
+
+
 def csr_runs(x, grows):
     """Crows lengths and sources of a CSR whose output rows copy x's global rows ``grows``.
 
@@ -94,12 +104,31 @@ def csr_runs(x, grows):
     """
     xp = xp_of(x.cols)
     starts, lengths = row_ranges(x.crows, x.batch, x.shape[-2])
-    n = grows.shape[0]
-    if n and bool(xp.all(xp.diff(grows) == 1)):
-        g0 = int(grows[0])
-        first = int(starts[g0])
-        return lengths[g0:g0 + n], slice(first, first + int(lengths[g0:g0 + n].sum()))
+    g0 = _first_of_run(xp, grows)
+    if g0 is not None:
+        n = lengths[g0:g0 + grows.shape[0]]
+        return n, slice(int(starts[g0]), int(starts[g0]) + int(n.sum()))
     return lengths[grows], expand_ranges(starts[grows], lengths[grows])
+
+
+def take_rows(x, grows):
+    """Row lengths, cols and values of the CSR whose rows are x's global rows ``grows``.
+
+    The forward of :func:`csr_runs`: on the CPU the runs are copied by
+    scipy's compiled row gather (``csr_row_index``, behind its fancy row
+    indexing) over x seen as one ``[batch * rows, cols]`` matrix; a
+    consecutive run of rows shares x's buffers.
+    """
+    xp = xp_of(x.cols)
+    if xp is not np or _first_of_run(xp, grows) is not None:
+        lengths, src = csr_runs(x, grows)
+        return lengths, x.cols[src], x.values[src]
+    starts, lengths = row_ranges(x.crows, x.batch, x.shape[-2])
+    bounds = np.append(starts, x.nnz)
+    view = x.values.view(np.int16) if x.values.dtype == np.float16 else x.values
+    m = sp.csr_array((view, x.cols, bounds), shape=(starts.shape[0], x.shape[-1]), copy=False)
+    m = m[grows]
+    return lengths[grows], m.indices, m.data.view(x.values.dtype)
 
 
 def _global_rows(xp, shape, batches, rows):
@@ -107,13 +136,13 @@ def _global_rows(xp, shape, batches, rows):
     return (batches[:, None] * shape[-2] + rows[None, :]).reshape(-1)
 
 
-def csr_build(x, lengths, src, cols, out_shape):
-    """A CsrData of ``out_shape`` from row lengths, entry sources and new cols."""
+def csr_build(x, lengths, cols, values, out_shape):
+    """A CsrData of ``out_shape`` from row lengths, cols and values in output order."""
     xp = xp_of(x.cols)
     batch = out_shape[0] if len(out_shape) == 3 else 1
     dtype = index_dtype(out_shape, x.cols.dtype, extent=int(lengths.sum()), xp=xp)
     crows = crows_of_lengths(lengths.astype(dtype), batch, out_shape[-2], dtype)
-    return CsrData(crows, cols.astype(dtype, copy=False), x.values[src], tuple(out_shape))
+    return CsrData(crows, cols.astype(dtype, copy=False), values, tuple(out_shape))
 
 
 def csr_slice_parts(x, window):
@@ -138,7 +167,7 @@ def slice_csr(x, axes, starts, ends):
     """The entries of x inside the window, as CSR; see the module docstring."""
     window = resolve_slice(x.shape, axes, starts, ends)
     lengths, src, cols = csr_slice_parts(x, window)
-    return csr_build(x, lengths, src, cols, tuple(w.stop - w.start for w in window))
+    return csr_build(x, lengths, cols, x.values[src], tuple(w.stop - w.start for w in window))
 
 
 @register_kernel("slice_csr_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
@@ -188,35 +217,40 @@ def index_select_coo_grad(x, index, out_grad, axis=0):
     return x._replace(values=scatter_back(x.nnz, src, g))
 
 
-def csr_select_parts(x, index, axis):
-    """Row lengths, sources and cols of CSR x index-selected along ``axis``."""
+def select_rows(x, index, axis):
+    """x's global rows, in output order, of an index_select along the batch or row axis."""
     xp = xp_of(x.cols)
-    nd = len(x.shape)
     index = index.astype(xp.int64, copy=False)
-    if axis == nd - 1:
-        starts, lengths = row_ranges(x.crows, x.batch, x.shape[-2])
-        src, new = select_expansion(x.cols, index, x.shape[-1])
-        counts = xp.bincount(src, minlength=x.nnz)
-        return segment_counts(counts, lengths), src, new
-    all_rows, all_batches = xp.arange(x.shape[-2]), xp.arange(x.batch)
-    grows = (_global_rows(xp, x.shape, all_batches, index) if axis == nd - 2
-             else _global_rows(xp, x.shape, index, all_rows))
-    lengths, src = csr_runs(x, grows)
-    return lengths, src, x.cols[src]
+    if axis == len(x.shape) - 2:
+        return _global_rows(xp, x.shape, xp.arange(x.batch), index)
+    return _global_rows(xp, x.shape, index, xp.arange(x.shape[-2]))
+
+
+def select_cols(x, index):
+    """Row lengths, sources and new cols of an index_select along the col axis."""
+    xp = xp_of(x.cols)
+    lengths = row_ranges(x.crows, x.batch, x.shape[-2])[1]
+    src, new = select_expansion(x.cols, index, x.shape[-1])
+    return segment_counts(xp.bincount(src, minlength=x.nnz), lengths), src, new
 
 
 @register_kernel("index_select_csr", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
 def index_select_csr(x, index, axis=0):
     """x's batches, rows or cols selected by ``index``, as CSR; see the module docstring."""
     axis = _checked(x, index, axis)
-    lengths, src, cols = csr_select_parts(x, index, axis)
     shape = x.shape[:axis] + (index.shape[0],) + tuple(x.shape[axis + 1:])
-    return csr_build(x, lengths, src, cols, shape)
+    if axis == len(x.shape) - 1:
+        lengths, src, cols = select_cols(x, index)
+        return csr_build(x, lengths, cols, x.values[src], shape)
+    return csr_build(x, *take_rows(x, select_rows(x, index, axis)), shape)
 
 
 @register_kernel("index_select_csr_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
 def index_select_csr_grad(x, index, out_grad, axis=0):
     """Each entry's upstream values summed over its images (zero where none)."""
     axis = _checked(x, index, axis, "index_select_grad")
-    src = csr_select_parts(x, index, axis)[1]
+    if axis == len(x.shape) - 1:
+        src = select_cols(x, index)[1]
+    else:
+        src = csr_runs(x, select_rows(x, index, axis))[1]
     return x._replace(values=scatter_back(x.nnz, src, out_grad.values))
