@@ -402,3 +402,12 @@ def test_infer_meta_without_data():
     assert s.shape == (2, 3, 4, 5) and s.sparse_dim == 2
     r = MetaTensor((3, 4), np.float64, "sparse_csr")
     assert sparse.stack.infer_meta([r, r, r], axis=1).shape == (3, 3, 4)
+
+
+def test_dense_inputs_raise_type_error():
+    d = dense.to_tensor(np.ones((2, 3)))
+    for call in (lambda: sparse.transpose(d, [1, 0]), lambda: sparse.slice(d, [0], [0], [1]),
+                 lambda: sparse.index_select(d, np.array([0]), 0),
+                 lambda: sparse.concat([d, d], 0), lambda: sparse.stack([d, d], 0)):
+        with pytest.raises(TypeError, match="no kernel for input layouts"):
+            call()
