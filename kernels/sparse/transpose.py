@@ -30,7 +30,7 @@ COO, CSR = "sparse_coo", "sparse_csr"
 
 
 # ---------------------------------------------------------------- COO
-def take_rows(indices, rows):
+def permute_rows(indices, rows):
     """``indices[rows]`` for an index matrix, copied by threads on the CPU."""
     xp = xp_of(indices)
     if xp is not np:
@@ -54,7 +54,7 @@ def transpose_coo(x, perm):
         x = fold_dense(x)
     sd = x.sparse_dim
     moved = perm[:sd] != tuple(range(sd))
-    indices = take_rows(x.indices, perm[:sd]) if moved else x.indices
+    indices = permute_rows(x.indices, perm[:sd]) if moved else x.indices
     values = x.values
     if perm[sd:] != tuple(range(sd, len(perm))):
         xp = xp_of(values)
