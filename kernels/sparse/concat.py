@@ -179,7 +179,8 @@ def concat_csr_grad(xs, out_grad, axis=0):
 
 # ---------------------------------------------------------------- stack
 def unsqueeze_coo(x, axis):
-    """COO x with a size-1 dim at ``axis``: a zero index row, or a size-1 dense dim."""
+    """COO x with a size-1 dim at ``axis`` (a zero index row, or a size-1 dense dim), and None:
+    the entry order is kept."""
     xp = xp_of(x.indices)
     shape = tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis:])
     sd = x.sparse_dim
@@ -217,35 +218,41 @@ def unsqueeze_csr(x, axis):
     return CsrData(crows, xp.zeros(x.nnz, dtype=x.cols.dtype), x.values[order], shape), order
 
 
-UNSQUEEZE = {COO: unsqueeze_coo, CSR: unsqueeze_csr}
-CONCAT = {COO: (concat_coo, concat_coo_grad), CSR: (concat_csr, concat_csr_grad)}
-
-
-def _stack_inputs(xs, axis, layout):
+def stack_by(unsqueeze, concat, xs, axis):
+    """xs stacked along a new dim ``axis``: each unsqueezed there, then concatenated."""
     axis = normalize_axis(axis, len(xs[0].shape) + 1, "stack")
-    return axis, [UNSQUEEZE[layout](x, axis) for x in xs]
+    return concat([unsqueeze(x, axis)[0] for x in xs], axis)
 
 
-def _stack(layout):
-    def stack(xs, axis=0):
-        axis, parts = _stack_inputs(xs, axis, layout)
-        return CONCAT[layout][0]([p for p, _ in parts], axis)
-    stack.__doc__ = f"xs ({layout}) stacked along a new dim ``axis``; see the module docstring."
-    return stack
+def stack_grad_by(unsqueeze, concat_grad, xs, out_grad, axis):
+    """Each input's gradient: the concat gradient of the unsqueezed inputs, the new dim
+    removed (and the entry order :func:`unsqueeze_csr` used undone)."""
+    axis = normalize_axis(axis, len(xs[0].shape) + 1, "stack")
+    parts = [unsqueeze(x, axis) for x in xs]
+    grads = concat_grad([p for p, _ in parts], out_grad, axis)
+    return [x._replace(values=unpermute(g.values, order).reshape(x.values.shape))
+            for x, g, (_, order) in zip(xs, grads, parts)]
 
 
-def _stack_grad(layout):
-    def stack_grad(xs, out_grad, axis=0):
-        axis, parts = _stack_inputs(xs, axis, layout)
-        grads = CONCAT[layout][1]([p for p, _ in parts], out_grad, axis)
-        return [x._replace(values=unpermute(g.values, order).reshape(x.values.shape))
-                for x, g, (_, order) in zip(xs, grads, parts)]
-    stack_grad.__doc__ = "Each input's gradient: the concat gradient, the new dim removed."
-    return stack_grad
+@register_kernel("stack_coo", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
+def stack_coo(xs, axis=0):
+    """COO xs of one shape stacked along a new dim ``axis``; see the module docstring."""
+    return stack_by(unsqueeze_coo, concat_coo, xs, axis)
 
 
-for _layout, _name in ((COO, "coo"), (CSR, "csr")):
-    register_kernel(f"stack_{_name}", layout=_layout, backends=("cpu", "gpu"),
-                    dtypes=ALL)(_stack(_layout))
-    register_kernel(f"stack_{_name}_grad", layout=_layout, backends=("cpu", "gpu"),
-                    dtypes=ALL)(_stack_grad(_layout))
+@register_kernel("stack_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
+def stack_coo_grad(xs, out_grad, axis=0):
+    """Each input's gradient on its own pattern."""
+    return stack_grad_by(unsqueeze_coo, concat_coo_grad, xs, out_grad, axis)
+
+
+@register_kernel("stack_csr", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
+def stack_csr(xs, axis=0):
+    """2-D CSR xs of one shape stacked into a batched 3-D CSR along ``axis``."""
+    return stack_by(unsqueeze_csr, concat_csr, xs, axis)
+
+
+@register_kernel("stack_csr_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
+def stack_csr_grad(xs, out_grad, axis=0):
+    """Each input's gradient on its own pattern."""
+    return stack_grad_by(unsqueeze_csr, concat_csr_grad, xs, out_grad, axis)
