@@ -1006,9 +1006,7 @@ _sbp_sparse_transpose = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.slice  (yaml/sparse_ops.yaml:283)
@@ -1032,9 +1030,7 @@ _sbp_sparse_slice = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.index_select  (yaml/sparse_ops.yaml:338)
@@ -1058,9 +1054,7 @@ _sbp_sparse_index_select = _r.SbpTable(
                    None,
                    'P, B -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.concat  (yaml/sparse_ops.yaml:399)
