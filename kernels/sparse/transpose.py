@@ -91,11 +91,11 @@ def csr_transpose_parts(x, perm, payload):
     xp = xp_of(x.cols)
     shape = tuple(x.shape[p] for p in perm)
     dtype = index_dtype(shape, x.cols.dtype, extent=x.nnz, xp=xp)
-    starts, lengths = row_ranges(x.crows, x.batch, x.shape[-2])
-    row_starts = xp.concatenate([starts, xp.asarray([x.nnz], dtype=starts.dtype)])
     if len(shape) == 2:
-        bounds, cols, payload = group_by_key(row_starts, x.cols, shape[0], payload)
+        bounds, cols, payload = group_by_key(x.crows, x.cols, shape[0], payload)
         return bounds.astype(dtype), cols.astype(dtype, copy=False), payload
+    starts = row_ranges(x.crows, x.batch, x.shape[-2])[0]
+    row_starts = xp.concatenate([starts, xp.asarray([x.nnz], dtype=starts.dtype)])
     coords = csr_coords(x)
     new = [coords[p] for p in perm]
     keys = new[0].astype(xp.int64) * shape[1] + new[1]
