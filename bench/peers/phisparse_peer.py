@@ -15,6 +15,7 @@ from ..measure import Case
 
 BACKENDS = ("cpu", "gpu")
 NEEDS = {
+    "reshape": ("dense.reshape",),
     "coo_reshape": ("sparse.sparse_coo_tensor", "sparse.reshape"),
     "csr_reshape": ("sparse.sparse_csr_tensor", "sparse.reshape"),
     "coo_transpose": ("sparse.sparse_coo_tensor", "sparse.transpose"),
@@ -98,6 +99,7 @@ def _forwards(inp, be):
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = _tensor(inp["index"], be) if "index" in inp else None
     return {
+        "reshape": lambda x: dense.reshape(x, list(new_shape)),
         "expand": lambda x: dense.expand(x, list(new_shape)),
         "repeat": lambda x: dense.repeat(x, list(repeats)),
         "gather": lambda x: dense.gather(x, index, axis=axis),
@@ -132,7 +134,8 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_transpose": {"sparse.transpose": csr_transpose},
          "csr_row_slice": {"sparse.slice": csr_row_slice},
          "csr_index_select": {"sparse.index_select": csr_index_select},
-         "csr_vstack": {"sparse.concat": csr_vstack}}
+         "csr_vstack": {"sparse.concat": csr_vstack},
+         "reshape": {"reshape": forward("reshape")}}
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

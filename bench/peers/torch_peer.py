@@ -50,6 +50,7 @@ def _forwards(inp):
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = torch.from_numpy(inp["index"]) if "index" in inp else None
     return {
+        "reshape": lambda x: x.reshape(*new_shape),
         "expand": lambda x: x.expand(*new_shape).contiguous(),
         "repeat": lambda x: x.repeat(*repeats),
         "gather": lambda x: torch.index_select(x, axis, index),
@@ -85,7 +86,8 @@ def backward(op):
 
 OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
        "gather": "index_select", "batch_gather": "take_along_dim"}
-IMPLS = {"coo_transpose": {"permute": coo_transpose},
+IMPLS = {"reshape": {"reshape": forward("reshape")},
+         "coo_transpose": {"permute": coo_transpose},
          "csr_transpose": {"t().to_sparse_csr()": csr_transpose}}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
