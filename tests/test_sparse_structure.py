@@ -411,3 +411,23 @@ def test_dense_inputs_raise_type_error():
                  lambda: sparse.concat([d, d], 0), lambda: sparse.stack([d, d], 0)):
         with pytest.raises(TypeError, match="no kernel for input layouts"):
             call()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.complex64, np.bool_])
+def test_index_select_rows_through_scipy_row_gather(dtype):
+    """Above SCIPY_MIN_NNZ the CPU row gather is scipy's: same result as numpy's path."""
+    from kernels.sparse.select import SCIPY_MIN_NNZ
+    m = sp.random_array((400, 300), density=0.7, format="csr", random_state=8)
+    assert m.nnz >= SCIPY_MIN_NNZ
+    x = sparse.sparse_csr_tensor(m.indptr, m.indices, m.data.astype(dtype), [400, 300])
+    idx = np.array([399, 0, 5, 5, 200, 17])
+    y = sparse.index_select(x, idx, 0)
+    ref = m[idx]
+    assert y.values().dtype == dtype
+    np.testing.assert_array_equal(y.crows().numpy(), ref.indptr)
+    np.testing.assert_array_equal(y.cols().numpy(), ref.indices)
+    np.testing.assert_array_equal(y.values().numpy(), ref.data.astype(dtype))
+    d = m.toarray().astype(dtype)
+    b = dense.to_tensor(np.stack([d[:200], d[200:]])).to_sparse_csr()
+    np.testing.assert_array_equal(dense_of(sparse.index_select(b, np.array([199, 3, 3]), 1)),
+                                  np.stack([d[:200], d[200:]])[:, [199, 3, 3]])

@@ -32,6 +32,8 @@ from .segments import (crows_of_lengths, expand_ranges, row_ranges, scatter_back
                        segment_counts, select_expansion)
 
 COO, CSR = "sparse_coo", "sparse_csr"
+#: Entries from which a CSR row gather goes through scipy's compiled loop on the CPU.
+SCIPY_MIN_NNZ = 1 << 16
 
 
 def _cut(window, shape, axis):
@@ -102,9 +104,12 @@ def csr_runs(x, grows):
         Each output row's entry count, and the input entry of every output
         entry: a slice when the rows are one consecutive run of x's rows.
     """
-    xp = xp_of(x.cols)
-    starts, lengths = row_ranges(x.crows, x.batch, x.shape[-2])
-    g0 = _first_of_run(xp, grows)
+    return runs_of(*row_ranges(x.crows, x.batch, x.shape[-2]), grows)
+
+
+def runs_of(starts, lengths, grows):
+    """:func:`csr_runs` from every row's global start and length."""
+    g0 = _first_of_run(xp_of(grows), grows)
     if g0 is not None:
         n = lengths[g0:g0 + grows.shape[0]]
         return n, slice(int(starts[g0]), int(starts[g0]) + int(n.sum()))
@@ -116,14 +121,15 @@ def take_rows(x, grows):
 
     The forward of :func:`csr_runs`: on the CPU the runs are copied by
     scipy's compiled row gather (``csr_row_index``, behind its fancy row
-    indexing) over x seen as one ``[batch * rows, cols]`` matrix; a
-    consecutive run of rows shares x's buffers.
+    indexing) over x seen as one ``[batch * rows, cols]`` matrix, once x
+    holds :data:`SCIPY_MIN_NNZ` entries (below, scipy's fixed cost is
+    more than the copy); a consecutive run of rows shares x's buffers.
     """
     xp = xp_of(x.cols)
-    if xp is not np or _first_of_run(xp, grows) is not None:
-        lengths, src = csr_runs(x, grows)
-        return lengths, x.cols[src], x.values[src]
     starts, lengths = row_ranges(x.crows, x.batch, x.shape[-2])
+    if xp is not np or x.nnz < SCIPY_MIN_NNZ or _first_of_run(xp, grows) is not None:
+        out_lengths, src = runs_of(starts, lengths, grows)
+        return out_lengths, x.cols[src], x.values[src]
     bounds = np.append(starts, x.nnz)
     view = x.values.view(np.int16) if x.values.dtype == np.float16 else x.values
     m = sp.csr_array((view, x.cols, bounds), shape=(starts.shape[0], x.shape[-1]), copy=False)
