@@ -199,7 +199,7 @@ def test_unique_flat_is_distinct_sorted_and_in_range():
 @pytest.mark.parametrize("w", workloads.WORKLOADS, ids=lambda w: w.name)
 def test_quick_inputs_are_valid(w):
     inp = w.inputs(quick=True)
-    if workloads.base_op(w.op) == "coo_reshape":
+    if w.op == "coo_reshape":
         sd = len(w.quick["shape"])
         assert inp["indices"].shape == (sd, w.quick["nnz"])
         assert np.all(inp["indices"] < np.array(w.quick["shape"])[:, None])
@@ -332,7 +332,7 @@ def _reference(w, inp):
 def _sparse_reference(w, inp):
     """The reshaped dense array, built with numpy alone."""
     full = np.zeros(inp["shape"], np.float32)
-    if workloads.base_op(w.op) == "coo_reshape":
+    if w.op == "coo_reshape":
         full[tuple(inp["indices"])] = inp["values"]
     else:
         rows, cols = inp["shape"][-2:]
@@ -389,8 +389,8 @@ TINY = [w.name for w in workloads.WORKLOADS if w.name.startswith("tiny/")]
 def test_tiny_workloads_agree_with_numpy(name):
     w = workloads.BY_NAME[name]
     inp, p = w.inputs(quick=True), w.quick
-    op = workloads.base_op(w.op)
-    if op == "coo_reshape":
+    assert w.calls_per_sample(quick=False) == workloads.TINY_CALLS > 1
+    if w.op == "coo_reshape":
         assert p["nnz"] == 10
         expected = _sparse_reference(w, inp)
     else:
@@ -398,18 +398,17 @@ def test_tiny_workloads_agree_with_numpy(name):
         expected = {"reshape": lambda x: x.reshape(p["new_shape"]),
                     "expand": lambda x: np.broadcast_to(x, p["new_shape"]),
                     "repeat": lambda x: np.tile(x, p["repeats"]),
-                    "gather": lambda x: np.take(x, inp["index"], axis=p["axis"])}[op](inp["x"])
+                    "gather": lambda x: np.take(x, inp["index"], axis=p["axis"])}[w.op](inp["x"])
     outputs = [o for peer in (US, "numpy", "scipy") for o in _outputs(peer, w)]
     assert outputs
     for impl, out in outputs:
         np.testing.assert_allclose(out, expected, rtol=1e-6, err_msg=impl)
 
 
-def test_tiny_impls_run_the_op_tiny_calls_times_per_sample():
-    from bench.peers import tiny
+def test_batched_case_runs_the_op_that_many_times():
+    from bench.worker import batched
     calls = []
-    factory = lambda inp, be: measure.Case(lambda: calls.append(1) or len(calls))  # noqa: E731
-    impls = tiny({"expand": {"expand": factory}, "expand_grad": {"autograd": factory}})
-    assert list(impls) == ["tiny_expand"]
-    assert impls["tiny_expand"]["expand"]({}, None).run() == workloads.TINY_CALLS
-    assert workloads.TINY_CALLS == 1000     # so a tiny row's ms are us per call
+    case = batched(measure.Case(lambda: calls.append(1) or len(calls)), 5)
+    assert case.run() == 5 and len(calls) == 5
+    one = measure.Case(lambda: 1)
+    assert batched(one, 1) is one

@@ -21,8 +21,6 @@ import sys
 from pathlib import Path
 
 from .. import ROOT
-from ..measure import Case
-from ..workloads import TINY, TINY_CALLS
 
 RECIPE = "bench/PEERS.md"
 
@@ -78,24 +76,3 @@ PEERS = {p.name: p for p in [
     PeerSpec("paddle", "paddle_peer", venv="venv-paddle"),
     PeerSpec("tensorflow", "tf_peer", venv="venv-tf"),
 ]}
-
-
-def tiny(impls):
-    """``tiny_<op>`` entries for a peer's ``IMPLS``: each ``<op>`` impl run
-    :data:`~bench.workloads.TINY_CALLS` times per timed sample (so the sample's
-    milliseconds are microseconds per call)."""
-    return {TINY + op: {label: _repeated(factory) for label, factory in by_label.items()}
-            for op, by_label in impls.items() if not op.endswith("_grad")}
-
-
-def _repeated(factory):
-    def make(inp, be):
-        case = factory(inp, be)
-        run = case.run
-
-        def calls():
-            for _ in range(TINY_CALLS - 1):
-                run()
-            return run()
-        return Case(calls, case.reset)
-    return make

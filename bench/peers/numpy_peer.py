@@ -7,7 +7,6 @@ axes, a reshape-and-sum for tile and a scatter-add (``np.add.at``,
 import numpy as np
 
 from ..measure import Case
-from . import tiny
 from ._grad import split_axis, sum_to_shape, tile_grad
 
 BACKENDS = ("cpu", "gpu")
@@ -111,5 +110,3 @@ IMPLS = {
     "batch_gather": {"take_along_axis": batch_gather, "flat take": batch_gather_flat},
     "batch_gather_grad": {"add.at": batch_gather_grad},
 }
-
-IMPLS.update(tiny(IMPLS))

@@ -6,7 +6,6 @@ built once, untimed, with the gradient released between calls.
 import paddle
 
 from ..measure import Case
-from . import tiny
 
 paddle.set_device("cpu")
 BACKENDS = ("cpu",)
@@ -74,5 +73,3 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}
-
-IMPLS.update(tiny(IMPLS))

@@ -6,7 +6,6 @@ would replace our ``sparse`` package.
 import sparse
 
 from ..measure import Case
-from . import tiny
 
 if not hasattr(sparse, "COO"):
     raise ImportError("the 'sparse' package importable here is not pydata's sparse "
@@ -46,5 +45,3 @@ IMPLS = {
     "coo_reshape": {"COO.reshape": coo_reshape},
     "csr_reshape": {"GCXS.reshape": csr_reshape},
 }
-
-IMPLS.update(tiny(IMPLS))

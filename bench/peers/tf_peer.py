@@ -9,7 +9,6 @@ import numpy as np
 import tensorflow as tf
 
 from ..measure import Case
-from . import tiny
 
 BACKENDS = ("cpu",)
 
@@ -75,5 +74,3 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"GradientTape": backward(_op)}
-
-IMPLS.update(tiny(IMPLS))
