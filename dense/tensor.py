@@ -53,9 +53,13 @@ class Tensor(TensorBase):
 
     @classmethod
     def _from_kernel(cls, data, meta):
+        """Wrap a kernel's output (made for this tensor): frozen, with the fresh
+        tensor's state (the class defaults), nothing checked again."""
         if type(data) is not np.ndarray:
             data = (xp_of(data) if not isinstance(data, numbers.Number) else np).asarray(data)
-        return cls(data)
+        t = cls.__new__(cls)
+        t._array = _freeze(data)
+        return t
 
     def _data(self):
         return self._array

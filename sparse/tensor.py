@@ -40,7 +40,14 @@ class _SparseTensor(TensorBase):
     # ------------------------------------------------------------ internals
     @classmethod
     def _from_kernel(cls, data, meta):
-        return cls(data)
+        """Wrap a kernel's bundle as it is: its arrays are marked read-only, nothing
+        is rebuilt or checked again (the infer-meta checked the call), and the
+        autograd state is the fresh tensor's (the class defaults)."""
+        for v in data:
+            _freeze(v)
+        t = cls.__new__(cls)
+        t._d = data
+        return t
 
     def _data(self):
         return self._d

@@ -45,7 +45,8 @@ def scatter_add_ref(x_shape, index, out_grad, axis=None, batch_dims=0):
 
 @pytest.fixture
 def tiny_blocks(monkeypatch):
-    """Blocks of a few rows, each piece of work on its own thread."""
+    """Blocks of a few rows, each piece of work on its own thread (no ``take`` shortcut)."""
+    monkeypatch.setattr(gather_kernels, "SMALL_BYTES", -1)
     monkeypatch.setattr(row_blocks, "BLOCK_ELEMENTS", 7)
     monkeypatch.setattr(row_blocks, "MAX_BLOCK_ROWS", 3)
     monkeypatch.setattr(row_blocks, "ROW_BYTES_PER_THREAD", 1)
@@ -425,6 +426,7 @@ def test_property_tiny_threaded_blocks_give_the_same_results(case):
     x = rng.standard_normal(x_shape)
     g = rng.standard_normal(gather_ref(x, index, axis, batch_dims).shape)
     with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gather_kernels, "SMALL_BYTES", -1)      # the row blocks, not ``take``
         mp.setattr(row_blocks, "BLOCK_ELEMENTS", 5)
         mp.setattr(row_blocks, "MAX_BLOCK_ROWS", 2)
         mp.setattr(row_blocks, "ROW_BYTES_PER_THREAD", 1)

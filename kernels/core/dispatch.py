@@ -185,16 +185,27 @@ def _convert_attr(value, spec, arg):
     return value
 
 
+#: Attribute types whose values of exactly this Python type need no conversion.
+_PLAIN = {"int": int, "bool": bool, "float": float, "str": str}
+
+
 def _attrs(spec, values):
     specs = spec.attr_args
     if len(values) < len(specs):
         values = list(values) + [a.default for a in specs[len(values):]]
     out = []
-    for v, a in zip(values, specs):
-        if a.type == "IntArray" and type(v) is list and all(type(i) is int for i in v):
-            out.append(tuple(v))            # the common case, without a call
-        else:
-            out.append(_convert_attr(v, spec, a))
+    for v, a in zip(values, specs):       # the common cases inline, without a call
+        if type(v) is _PLAIN.get(a.type):
+            out.append(v)
+            continue
+        if type(v) is list and a.type == "IntArray":
+            for i in v:
+                if type(i) is not int:
+                    break
+            else:
+                out.append(tuple(v))
+                continue
+        out.append(_convert_attr(v, spec, a))
     return out
 
 

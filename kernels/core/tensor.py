@@ -50,6 +50,13 @@ class TensorBase:
     """
 
     layout = None
+    #: The state of a fresh tensor, as class defaults: an instance holds its own
+    #: only once it differs, so wrapping a kernel's output sets none of them.
+    _meta = None
+    _stop_gradient = True
+    _grad = None
+    _grad_fn = None
+    _out_index = 0
 
     def _init_autograd(self, stop_gradient):
         self._stop_gradient = bool(stop_gradient)

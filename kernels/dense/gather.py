@@ -16,8 +16,9 @@ tensor split on that axis); indices are checked against ``bound``, and one
 outside the slice gives a zero row (forward) or contributes nothing
 (gradient), so the shards' results sum to the full gather.
 
-The CPU moves whole rows in threaded blocks (:mod:`kernels.funcs.row_blocks`)
-and scatter-adds the gradient (:mod:`kernels.funcs.scatter_add`); the GPU
+The CPU moves whole rows in threaded blocks (:mod:`kernels.funcs.row_blocks`);
+a small unbatched, unsplit gather is one ``ndarray.take`` instead.  It
+scatter-adds the gradient (:mod:`kernels.funcs.scatter_add`); the GPU
 runs ``gather.cu`` (:mod:`kernels.gpu.gather`), its gradient with atomics.
 """
 import numpy as np
@@ -31,6 +32,10 @@ from ..gpu import gather as cuda
 from ..gpu.backend import device
 
 GRAD_DTYPES = FLOATS + COMPLEX
+#: CPU outputs up to this many bytes are one ``ndarray.take`` after the bounds
+#: check: below it the row-block set-up (view, row map, block list, threads)
+#: costs more than the copy (see the README's per-call table).
+SMALL_BYTES = 1 << 16
 
 
 def _prepare(x_shape, index, axis, batch_dims, offset, bound, op):
@@ -48,8 +53,22 @@ def _local(view, index, offset):
 
 
 def _forward_cpu(x, index, axis, batch_dims, offset, bound, op):
+    ax = _small_axis(x, index, axis, batch_dims, offset, bound)
+    if ax is not None:
+        return x.take(checked_index(index, x.shape[ax], ax, op), axis=ax)
     view, index, split = _prepare(x.shape, index, axis, batch_dims, offset, bound, op)
     return take_rows(x, view, _local(view, index, offset), split)
+
+
+def _small_axis(x, index, axis, batch_dims, offset, bound):
+    """The gathered axis of a small plain call (no batch dims, x whole, at most
+    :data:`SMALL_BYTES` out), which one ``ndarray.take`` serves; else None."""
+    if batch_dims or offset or bound is not None or x.ndim == 0:
+        return None
+    ax = 0 if axis is None else axis + x.ndim if axis < 0 else axis
+    if not 0 <= ax < x.ndim or x.shape[ax] == 0:
+        return None
+    return ax if index.size * (x.size // x.shape[ax]) * x.itemsize <= SMALL_BYTES else None
 
 
 def _forward_gpu(x, index, axis, batch_dims, offset, bound, op):

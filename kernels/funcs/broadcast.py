@@ -156,11 +156,12 @@ def expand_copy(x, out_shape):
     shares memory with x.  ``out_shape`` must be a valid expand of x's shape
     with -1 resolved (:func:`kernels.infermeta.expand.resolve_expand`).
     """
-    xp = xp_of(x)
-    if xp is np and prod(out_shape) * x.itemsize < min(SMALL_COPY_BYTES, pool.MIN_BYTES):
+    if type(x) is np.ndarray and prod(out_shape) * x.itemsize < min(SMALL_COPY_BYTES,
+                                                                     pool.MIN_BYTES):
         out = np.empty(out_shape, x.dtype)
         np.copyto(out, x)            # numpy's broadcasting is expand's rule
         return out
+    xp = xp_of(x)
     out = pool.new_array(x, tuple(out_shape))
     if out.size:
         stride = expand_output_stride(x.shape, out.shape, x.strides)

@@ -220,9 +220,9 @@ def checked_index(index, bound, axis, op="gather"):
     """
     if prod(index.shape) == 0:
         return index
-    xp = namespace(index)
-    low, high = int(xp.min(index)), int(xp.max(index))
+    low, high = _extremes(index)
     if low < -bound or high >= bound:
+        xp = namespace(index)
         flat = xp.reshape(index, (-1,))
         at = int(xp.argmax(xp.astype((flat < -bound) | (flat >= bound), xp.int8)))
         where = tuple(int(c) for c in OffsetHelper(*index.shape).to_nd(at))
@@ -231,6 +231,18 @@ def checked_index(index, bound, axis, op="gather"):
                          f"[{-bound}, {bound})")
     if low >= 0:
         return index
+    xp = namespace(index)
     if bound > INT32_MAX:
         index = xp.astype(index, xp.int64)
     return xp.where(index < 0, index + bound, index)
+
+
+def _extremes(index):
+    """``(min, max)`` of ``index`` as ints: by the array's own methods where it
+    has them (numpy, cupy: one reduction each, without ``np.min``'s Python
+    wrapper, which costs more than the reduction on a tiny index), else by
+    its namespace's functions."""
+    if hasattr(index, "min"):
+        return int(index.min()), int(index.max())
+    xp = namespace(index)
+    return int(xp.min(index)), int(xp.max(index))

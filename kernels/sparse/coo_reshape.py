@@ -39,11 +39,14 @@ def _restride_gpu(indices, old_shape, new_shape, order):
 
 def restride_indices(indices, old_shape, new_shape, order):
     """An index matrix's coordinates after the reshape (:func:`restride`; a few
-    entries by one ``np.ravel_multi_index`` and ``np.unravel_index`` pair)."""
+    entries by Horner's rule for their flat offsets and one ``np.unravel_index``)."""
     nnz = indices.shape[1]
     if type(indices) is np.ndarray and 0 < nnz <= SMALL_NNZ and prod(old_shape) <= INT64_SAFE:
-        flat = np.ravel_multi_index(indices, old_shape, order=order)
-        return np.array(np.unravel_index(flat, new_shape, order=order),
+        rows, dims = (indices, old_shape) if order == "C" else (indices[::-1], old_shape[::-1])
+        flat = rows[0]
+        for row, size in zip(rows[1:], dims[1:]):
+            flat = flat * np.int64(size) + row      # int64: no int32 offset overflows
+        return np.array(np.unravel_index(flat, new_shape, order),
                         dtype=index_dtype(new_shape, indices.dtype))
     return restride(index_rows(indices), old_shape, new_shape, order)
 
@@ -58,7 +61,7 @@ def reshape_coo_by(remap, x, shape, order):
     if new == tuple(x.shape):
         return x
     sparse_dim = coo_reshape_sparse_dim(x.shape, x.sparse_dim, new)
-    if sparse_dim == len(new):
+    if sparse_dim == len(new) and x.values.ndim > 1:
         x = fold_dense(x)
     indices = remap(x.indices, x.shape[:x.sparse_dim], new[:sparse_dim], order)
     return CooData(indices, x.values, new, x.coalesced and order == "C")
