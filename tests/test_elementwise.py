@@ -172,6 +172,6 @@ def test_family_entries_are_strict(tmp_path, text, message):
 def test_family_entry_expands_to_forward_backward_and_sbp(tmp_path):
     (tmp_path / "ops.yaml").write_text(FAMILY.replace("exp", "neg"))
     fwd, bwd = load_yaml_dir(str(tmp_path))
-    assert fwd.backward == "neg_grad" and bwd.forward[0] == "neg"
+    assert fwd.backward == "neg_grad" and bwd.forward.name == "neg"
     assert [a.name for a in bwd.args] == ["x", "out", "out_grad"]
     assert [r.text for r in fwd.sbp.rules] == ["S(i) -> S(i)", "P -> P"]

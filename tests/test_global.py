@@ -14,7 +14,7 @@ import dense
 import sparse
 from kernels.codegen import load_yaml_dir
 from kernels.codegen.loader import CodegenError, Located
-from kernels.codegen.sbp import check_sbp, parse_sbp
+from kernels.codegen.sbp import SplitPattern, check_sbp, parse_sbp
 from kernels.core import dispatch
 from kernels.core.dist import rules
 from kernels.core.dist.runtime import canonical_attrs
@@ -150,7 +150,7 @@ def _field(rules_, **extra):
 def test_sbp_field_parses_rules():
     sbp = parse_sbp(_field(["S(i) -> S(i if keepdim else i - 1) if i > 0", "P -> P"]))
     first = sbp.rules[0]
-    assert first.ins == (("S", "i"),) and first.cond == "i > 0"
+    assert first.ins == (SplitPattern("i"),) and first.cond == "i > 0"
     assert first.outs == ("S(i if keepdim else i - 1)",)
 
 

@@ -55,13 +55,13 @@ def _check_backward_link(op, table):
     if target is None or not target.is_backward:
         raise _err(op, f"backward '{op.backward}' names no backward_op in the "
                        f"{op.namespace} backward YAML")
-    if target.forward[0] != op.name:
-        raise _err(target, f"its forward is '{target.forward[0]}' but op '{op.name}' "
+    if target.forward.name != op.name:
+        raise _err(target, f"its forward is '{target.forward.name}' but op '{op.name}' "
                            "names it as backward")
 
 
 def _check_backward_entry(op, table):
-    fname, fargs, fouts = op.forward
+    fname, fargs = op.forward.name, op.forward.args
     fwd = table.get((op.namespace, fname))
     if fwd is None or fwd.is_backward:
         raise _err(op, f"forward op '{fname}' does not exist")

@@ -14,7 +14,7 @@ member is built the same way:
   input broadcasts over (which stays B), plus the table's partial-sum rules.
 """
 from .loader import Located
-from .model import InferMetaDef, OpDef, parse_args
+from .model import ForwardDef, InferMetaDef, OpDef, parse_args
 from ..core.opspec import Arg, KernelSig
 
 FAMILY_KEYS = {"op", "family", "args", "doc"}
@@ -105,7 +105,7 @@ def expand_family(entry, namespace):
     grad = OpDef(
         name=backward, is_backward=True, args=bargs,
         outputs=tuple(t + "_grad" for t in tensors), data_type_arg="out_grad",
-        forward=(name, args, ("out",)), infer_meta=grad_meta,
+        forward=ForwardDef(name, args, ("out",)), infer_meta=grad_meta,
         kernels=(KernelSig(backward, ("dense",) * (len(tensors) + 2), ("dense",) * len(tensors)),),
         **common)
     return [forward, grad]

@@ -34,6 +34,32 @@ class InferMetaDef:
 
 
 @dataclass(frozen=True)
+class OutputDef:
+    """One declared output: ``Tensor(name)``, or ``Tensor[](name)`` (``is_list``)."""
+
+    name: str
+    is_list: bool
+
+
+@dataclass(frozen=True)
+class KernelDef:
+    """A ``kernel:`` field: its signatures and the arguments picking layout and dtype."""
+
+    sigs: tuple
+    layout_arg: str | None
+    data_type_arg: str | None
+
+
+@dataclass(frozen=True)
+class ForwardDef:
+    """A backward op's ``forward:`` field: the forward op's name, args and outputs."""
+
+    name: str
+    args: tuple
+    outputs: tuple
+
+
+@dataclass(frozen=True)
 class OpDef:
     """One YAML entry, forward (``op``) or backward (``backward_op``)."""
 
@@ -50,7 +76,7 @@ class OpDef:
     data_type_arg: str | None = None
     module: str | None = None
     backward: str | None = None
-    forward: tuple | None = None
+    forward: ForwardDef | None = None
     invoke: str | None = None
     no_need_buffer: tuple = ()
     doc: str = ""
@@ -147,7 +173,7 @@ def parse_outputs(loc, allow_list=False):
     ``Tensor[](xs_grad)`` (a list of tensors) is allowed where ``allow_list``
     is set: in a backward op, as the gradient of a ``Tensor[]`` input.
     """
-    return tuple(name for name, _ in _typed_outputs(loc, allow_list))
+    return tuple(o.name for o in _typed_outputs(loc, allow_list))
 
 
 def _typed_outputs(loc, allow_list):
@@ -157,7 +183,7 @@ def _typed_outputs(loc, allow_list):
         if not m or (m.group(1) == "Tensor[]" and not allow_list):
             what = "'Tensor(name)' or 'Tensor[](name)'" if allow_list else "'Tensor(name)'"
             raise loc.error(f"output '{part}' is not {what}")
-        outs.append((m.group(2), m.group(1) == "Tensor[]"))
+        outs.append(OutputDef(m.group(2), m.group(1) == "Tensor[]"))
     return outs
 
 
@@ -215,7 +241,7 @@ def parse_kernel(loc, args, outputs):
                                         f"expected one of {tensor_names}")
             picked[key] = name
     first = tensor_names[0] if tensor_names else None
-    return sigs, picked.get("layout", first), picked.get("data_type", first)
+    return KernelDef(sigs, picked.get("layout", first), picked.get("data_type", first))
 
 
 def parse_infer_meta(loc, args):
@@ -230,13 +256,13 @@ def parse_infer_meta(loc, args):
 
 
 def parse_forward(loc):
-    """'reshape (Tensor x, IntArray shape) -> Tensor(out)' -> (name, args, outputs)."""
+    """'reshape (Tensor x, IntArray shape) -> Tensor(out)' -> ForwardDef."""
     m = _FORWARD_RE.match(_str(loc, "forward"))
     if not m:
         raise loc.error("forward must read 'name (args) -> Tensor(out)'")
     name, args, outs = m.groups()
-    return (name, parse_args(Located(args, loc.file, loc.line)),
-            parse_outputs(Located(outs, loc.file, loc.line)))
+    return ForwardDef(name, parse_args(Located(args, loc.file, loc.line)),
+                      parse_outputs(Located(outs, loc.file, loc.line)))
 
 
 # ------------------------------------------------------------------ entries
@@ -249,8 +275,8 @@ def parse_entry(entry, namespace, is_backward):
     if not re.match(r"^[A-Za-z_]\w*$", name):
         raise fields[head].error(f"{head} name '{name}' is not an identifier")
     args, outputs = parse_args(fields["args"]), parse_outputs(fields["output"], is_backward)
-    kw = {"list_outputs": tuple(n for n, is_list in _typed_outputs(fields["output"], True)
-                                if is_list)}
+    kw = {"list_outputs": tuple(o.name for o in _typed_outputs(fields["output"], True)
+                                if o.is_list)}
     has_kernel, has_invoke = "kernel" in fields, "invoke" in fields
     if has_kernel == has_invoke:
         raise entry.error(f"{head} '{name}': give exactly one of 'kernel' or 'invoke'")
@@ -258,8 +284,9 @@ def parse_entry(entry, namespace, is_backward):
         for key in ("infer_meta", "module"):
             if key not in fields:
                 raise entry.error(f"{head} '{name}': missing key '{key}' (needed with kernel)")
-        kw["kernels"], kw["layout_arg"], kw["data_type_arg"] = parse_kernel(
-            fields["kernel"], args, outputs)
+        kernel = parse_kernel(fields["kernel"], args, outputs)
+        kw.update(kernels=kernel.sigs, layout_arg=kernel.layout_arg,
+                  data_type_arg=kernel.data_type_arg)
         kw["infer_meta"] = parse_infer_meta(fields["infer_meta"], args)
         kw["module"] = _str(fields["module"], "module")
     else:

@@ -19,6 +19,7 @@ returns the attributes a shard's kernel gets (see
 import ast
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..core.resolve import resolve_function
 from .loader import CodegenError
@@ -31,8 +32,28 @@ _NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.I
 
 
 @dataclass(frozen=True)
+class SplitPattern:
+    """``S(var)`` among a rule's inputs: split on the axis the variable names."""
+
+    var: str
+
+    def literal(self):
+        """The runtime's form of the pattern, ``('S', var)`` (see
+        :class:`kernels.core.dist.rules.SbpRule`)."""
+        return ("S", self.var)
+
+
+class RuleText(NamedTuple):
+    """A rule line cut at its top-level ``->`` and ``if``."""
+
+    ins: str
+    outs: str
+    cond: str | None
+
+
+@dataclass(frozen=True)
 class RuleDef:
-    ins: tuple          # 'B', 'P' or ('S', var)
+    ins: tuple          # "B", "P" or a SplitPattern
     outs: tuple         # expression texts
     cond: str | None
     text: str
@@ -58,7 +79,8 @@ def _expr(text, where):
 
 
 def _split_rule(text):
-    """'IN -> OUT if COND' -> (IN, OUT, COND or None); the 'if' is the first at depth 0."""
+    """'IN -> OUT if COND' -> RuleText (cond None without 'if'); the 'if' is the first at
+    depth 0."""
     if "->" not in text:
         return None
     ins, rest = text.split("->", 1)
@@ -67,8 +89,8 @@ def _split_rule(text):
         depth += ch in "([{"
         depth -= ch in ")]}"
         if depth == 0 and re.match(r"\sif\s", rest[k:k + 4]):
-            return ins.strip(), rest[:k].strip(), rest[k + 4:].strip()
-    return ins.strip(), rest.strip(), None
+            return RuleText(ins.strip(), rest[:k].strip(), rest[k + 4:].strip())
+    return RuleText(ins.strip(), rest.strip(), None)
 
 
 def _pattern(node, where, text):
@@ -76,7 +98,7 @@ def _pattern(node, where, text):
         return node.id
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "S"
             and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name)):
-        return ("S", node.args[0].id)
+        return SplitPattern(node.args[0].id)
     raise CodegenError(f"{where}: sbp: rule '{text}': input pattern '{ast.unparse(node)}' "
                        "must be S(name), B or P")
 
@@ -90,10 +112,10 @@ def parse_rule(loc):
     text = loc.value.strip() if isinstance(loc.value, str) else ""
     where = f"{loc.file}:{loc.line}"
     parts = _split_rule(text)
-    if not parts or not all(parts[:2]):
+    if not parts or not (parts.ins and parts.outs):
         raise _err(loc, f"rule '{text}' must read 'IN, ... -> OUT, ... [if CONDITION]'")
-    ins = tuple(_pattern(n, where, text) for n in _elts(_expr(parts[0], where)))
-    outs = _elts(_expr(parts[1], where))
+    ins = tuple(_pattern(n, where, text) for n in _elts(_expr(parts.ins, where)))
+    outs = _elts(_expr(parts.outs, where))
     for node in outs:
         ok = (isinstance(node, ast.Name) and node.id in ("B", "P")) or (
             isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
@@ -101,7 +123,7 @@ def parse_rule(loc):
         if not ok:
             raise _err(loc, f"rule '{text}': output '{ast.unparse(node)}' must be "
                             "S(expression), B or P")
-    cond = parts[2]
+    cond = parts.cond
     if cond is not None:
         _expr(cond, where)
     return RuleDef(ins, tuple(ast.unparse(n) for n in outs), cond, text, where)
@@ -181,7 +203,7 @@ def check_sbp(op):
             raise CodegenError(f"{rule.where}: sbp: rule '{rule.text}' has {len(rule.ins)} "
                                f"inputs and {len(rule.outs)} outputs; the op has {n_in} "
                                f"Tensor arguments and {n_out} outputs")
-        scope = base | {p[1] for p in rule.ins if isinstance(p, tuple)}
+        scope = base | {p.var for p in rule.ins if isinstance(p, SplitPattern)}
         for text in rule.outs + ((rule.cond,) if rule.cond else ()):
             check_expr(text, rule.where, scope)
     if sbp.physical and resolve_function(sbp.physical) is None:
@@ -227,7 +249,8 @@ def sbp_source(op, ident):
     rules = []
     for r in sbp.rules:
         cond = _lambda(r.cond) if r.cond else "None"
-        rules.append(f"        _r.SbpRule({r.ins!r}, {_lambdas(r.outs)},\n"
+        ins = tuple(p.literal() if isinstance(p, SplitPattern) else p for p in r.ins)
+        rules.append(f"        _r.SbpRule({ins!r}, {_lambdas(r.outs)},\n"
                      f"                   {cond},\n"
                      f"                   {r.text!r}),\n")
     physical = "None"
@@ -238,4 +261,4 @@ def sbp_source(op, ident):
             f"    physical={physical})\n")
 
 
-__all__ = ["SbpDef", "RuleDef", "parse_sbp", "check_sbp", "sbp_source"]
+__all__ = ["SbpDef", "RuleDef", "SplitPattern", "parse_sbp", "check_sbp", "sbp_source"]
