@@ -103,8 +103,10 @@ def to_sparse_coo(x, sparse_dim):
     are stored (coalesced, int64 indices); the rest of the dims are dense.
     CSR x: ``sparse_dim`` must be x's rank; entries keep their order and the
     values are shared.  COO x: ``sparse_dim`` at least x's folds leading
-    dense dims into sparse dims.  The gradient of a dense x is zero where
-    nothing was stored.
+    dense dims into sparse dims.  From a dense x the conversion is the
+    identity on the logical tensor (Paddle's rule): ``backward(G)`` on the
+    result gives x the whole of G, made dense; a gradient coming from sparse
+    ops further down is on the result's pattern, so it is zero elsewhere.
 
     Parameters
     ----------
@@ -137,7 +139,9 @@ to_sparse_coo.infer_meta = _d.meta_binding(_SPECS['to_sparse_coo'])
 def to_sparse_csr(x):
     r"""A 2-D or batched 3-D x as a CSR tensor.
 
-    Dense x: its nonzeros, with int64 crows and cols.  COO x: dense dims
+    Dense x: its nonzeros, with int64 crows and cols; as for
+    ``to_sparse_coo``, ``backward(G)`` on the result gives x the whole of G.
+    COO x: dense dims
     are folded first; entries are stably sorted by row where needed and
     duplicates are kept, one CSR entry per COO entry; the index dtype is
     kept unless a dim or nnz needs int64.

@@ -9,6 +9,8 @@ sharing that memory.
 import numpy as np
 
 import dense
+from kernels.core.autograd import grad_enabled
+from kernels.core.dispatch import get_op
 from kernels.core.meta import MetaTensor
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
@@ -58,6 +60,9 @@ class _SparseTensor(TensorBase):
         if g.shape != self.shape:
             raise ValueError(f"backward: grad_tensor has shape {g.shape}, expected "
                              f"{self.shape} (the tensor's shape)")
+        if self._takes_dense_grad():
+            g = g if g.layout == "dense" else g.to_dense()
+            return dense.Tensor(to_place(g._data(), self.place).astype(values.dtype, copy=False))
         if g.layout == "dense":
             got = gather_dense(to_place(g._data(), self.place), self._coords(), "backward")
         elif g.layout == self.layout and self._unique() and g._same_pattern(self):
@@ -65,6 +70,25 @@ class _SparseTensor(TensorBase):
         else:
             got = lookup_values(self._coords(), self._d.shape, g._coo(), "backward")
         return self._with_values(to_place(got, self.place).astype(values.dtype, copy=False))
+
+    def _takes_dense_grad(self):
+        """True if the op that made this tensor has a backward kernel for a dense gradient.
+
+        Such an op (a dense -> sparse conversion) is the identity on the
+        logical tensor, so a ``backward(G)`` seed reaches it whole instead of
+        being read at this tensor's stored entries.
+        """
+        node = self._grad_fn
+        if node is None or node.spec.backward is None:
+            return False
+        bwd = get_op(node.spec.namespace, node.spec.backward)
+        layouts = []
+        for a in bwd.tensor_args:
+            t = node.saved.get(a.name) if a.name != "out_grad" else None
+            if a.name != "out_grad" and t is None:
+                return False
+            layouts.append("dense" if t is None else t.layout)
+        return any(sig.in_layouts == tuple(layouts) for sig in bwd.kernels)
 
     def _add_grad(self, other):
         if not (other.layout == self.layout and other._same_pattern(self)):
@@ -97,8 +121,15 @@ class _SparseTensor(TensorBase):
         return int(self._d.nnz)
 
     def values(self):
-        """The stored values as a dense Tensor sharing this tensor's memory."""
-        return dense.Tensor(self._d.values)
+        """The stored values as a dense Tensor sharing this tensor's memory.
+
+        Differentiable (see :func:`sparse.values`): when this tensor needs a
+        gradient, the result does too, and its gradient reaches the stored
+        entries.
+        """
+        if self.stop_gradient or not grad_enabled():
+            return dense.Tensor(self._d.values)
+        return _api().values(self)
 
     def is_sparse_coo(self):
         return self.layout == "sparse_coo"

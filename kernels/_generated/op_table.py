@@ -293,7 +293,7 @@ _sbp_sparse_to_sparse_coo = _r.SbpTable(
     local=None)
 
 
-# sparse.to_sparse_csr  (yaml/sparse_ops.yaml:150)
+# sparse.to_sparse_csr  (yaml/sparse_ops.yaml:152)
 def _meta_sparse_to_sparse_csr(x):
     return _im.to_sparse_csr_infer_meta(x)
 
@@ -305,7 +305,7 @@ def _backward_sparse_to_sparse_csr(node, out_grad):
     return {'x': result}
 
 
-# sparse.coalesce  (yaml/sparse_ops.yaml:188)
+# sparse.coalesce  (yaml/sparse_ops.yaml:192)
 def _meta_sparse_coalesce(x):
     return _im.unchanged_infer_meta(x)
 
@@ -331,7 +331,7 @@ _sbp_sparse_coalesce = _r.SbpTable(
     local=None)
 
 
-# sparse.mask_as  (yaml/sparse_ops.yaml:224)
+# sparse.mask_as  (yaml/sparse_ops.yaml:228)
 def _meta_sparse_mask_as(x, mask):
     return _im.mask_as_infer_meta(x, mask)
 
@@ -343,7 +343,7 @@ def _backward_sparse_mask_as(node, out_grad):
     return {'x': result}
 
 
-# sparse.values  (yaml/sparse_ops.yaml:270)
+# sparse.values  (yaml/sparse_ops.yaml:274)
 def _meta_sparse_values(x):
     return _im.values_infer_meta(x)
 
@@ -355,7 +355,7 @@ def _backward_sparse_values(node, out_grad):
     return {'x': result}
 
 
-# sparse.with_values  (yaml/sparse_ops.yaml:307)
+# sparse.with_values  (yaml/sparse_ops.yaml:311)
 def _meta_sparse_with_values(x, values):
     return _im.with_values_infer_meta(x, values)
 
@@ -672,7 +672,7 @@ OPS = (
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
            outputs=('x_grad',),
-           kernels=(KernelSig('dense_to_coo_grad', ('dense', 'sparse_coo'), ('dense',)), KernelSig('csr_to_coo_grad', ('sparse_csr', 'sparse_coo'), ('sparse_csr',)), KernelSig('coo_to_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
+           kernels=(KernelSig('dense_to_coo_grad', ('dense', 'sparse_coo'), ('dense',)), KernelSig('dense_to_sparse_grad', ('dense', 'dense'), ('dense',)), KernelSig('csr_to_coo_grad', ('sparse_csr', 'sparse_coo'), ('sparse_csr',)), KernelSig('coo_to_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_to_sparse_coo_grad,
            layout_arg='x',
            data_type_arg='out_grad',
@@ -681,7 +681,7 @@ OPS = (
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
            outputs=('x_grad',),
-           kernels=(KernelSig('dense_to_csr_grad', ('dense', 'sparse_csr'), ('dense',)), KernelSig('coo_to_csr_grad', ('sparse_coo', 'sparse_csr'), ('sparse_coo',)),),
+           kernels=(KernelSig('dense_to_csr_grad', ('dense', 'sparse_csr'), ('dense',)), KernelSig('dense_to_sparse_grad', ('dense', 'dense'), ('dense',)), KernelSig('coo_to_csr_grad', ('sparse_coo', 'sparse_csr'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_to_sparse_csr_grad,
            layout_arg='x',
            data_type_arg='out_grad',
