@@ -4,7 +4,7 @@
 from kernels._generated import op_table as _table
 from kernels.core import dispatch as _d
 
-__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'mask_as', 'values', 'with_values']
+__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'mask_as', 'values', 'with_values', 'add', 'subtract', 'multiply', 'divide']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'sparse'}
 
 
@@ -317,3 +317,176 @@ def with_values(x, values):
 
 
 with_values.infer_meta = _d.meta_binding(_SPECS['with_values'])
+
+
+def add(x, y):
+    r"""Add two tensors elementwise (``x + y``), at least one of them sparse, with numpy broadcasting.
+
+    Sparse with sparse (one layout, COO with COO or CSR with CSR): the
+    result has the union of the patterns, each coordinate stored once (coalesced), computed on
+    the logical values (duplicates summed first).  Broadcasting covers
+    sparse and dense dims; broadcasting a sparse dim repeats entries.
+    Add and subtract with a dense operand give a dense result.  A Python or numpy scalar y is accepted
+    by the operators and by this function (see ``sparse.arith``).  int32
+    indices stay int32 when both operands have them.  Each sparse operand's
+    gradient keeps its pattern, entry for entry.
+
+    Parameters
+    ----------
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Returns
+    -------
+    SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Raises
+    ------
+    TypeError
+        Mixed sparse layouts, two dense operands, or dtypes numpy's add rejects.
+    ValueError
+        Shapes that do not broadcast, or a CSR result above 3-D.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2])
+    >>> y = sparse.sparse_coo_tensor([[0], [0]], [5.0], [1, 2])     # broadcast over rows
+    >>> z = sparse.add(x, y)
+    >>> z.indices().numpy().tolist(), z.values().numpy().tolist()
+    ([[0, 0, 1], [0, 1, 0]], [5.0, 1.0, 7.0])
+    >>> (x + y).to_dense().numpy().tolist()
+    [[5.0, 1.0], [7.0, 0.0]]
+    """
+    return _d.run(_SPECS['add'], [x, y], [])
+
+
+add.infer_meta = _d.meta_binding(_SPECS['add'])
+
+
+def subtract(x, y):
+    r"""Subtract two tensors elementwise (``x - y``), at least one of them sparse, with numpy broadcasting.
+
+    Sparse with sparse (one layout, COO with COO or CSR with CSR): the
+    result has the union of the patterns, each coordinate stored once (coalesced), computed on
+    the logical values (duplicates summed first).  Broadcasting covers
+    sparse and dense dims; broadcasting a sparse dim repeats entries.
+    Add and subtract with a dense operand give a dense result.  A Python or numpy scalar y is accepted
+    by the operators and by this function (see ``sparse.arith``).  int32
+    indices stay int32 when both operands have them.  Each sparse operand's
+    gradient keeps its pattern, entry for entry.
+
+    Parameters
+    ----------
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Returns
+    -------
+    SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Raises
+    ------
+    TypeError
+        Mixed sparse layouts, two dense operands, or dtypes numpy's subtract rejects.
+    ValueError
+        Shapes that do not broadcast, or a CSR result above 3-D.
+
+    Examples
+    --------
+    >>> import numpy as np, dense, sparse
+    >>> x = sparse.sparse_csr_tensor([0, 1, 2], [1, 0], [1.0, 2.0], [2, 2])
+    >>> sparse.subtract(x, x).values().numpy().tolist()        # the union keeps its zeros
+    [0.0, 0.0]
+    >>> sparse.subtract(x, dense.to_tensor(np.ones(2))).numpy().tolist()   # dense result
+    [[-1.0, 0.0], [1.0, -1.0]]
+    """
+    return _d.run(_SPECS['subtract'], [x, y], [])
+
+
+subtract.infer_meta = _d.meta_binding(_SPECS['subtract'])
+
+
+def multiply(x, y):
+    r"""Multiply two tensors elementwise (``x * y``), at least one of them sparse, with numpy broadcasting.
+
+    Sparse with sparse (one layout, COO with COO or CSR with CSR): the
+    result has the intersection of the patterns, each coordinate stored once (coalesced), computed on
+    the logical values (duplicates summed first).  Broadcasting covers
+    sparse and dense dims; broadcasting a sparse dim repeats entries.
+    Multiply with a dense operand gives a sparse result on the sparse operand's pattern.  A Python or numpy scalar y is accepted
+    by the operators and by this function (see ``sparse.arith``).  int32
+    indices stay int32 when both operands have them.  Each sparse operand's
+    gradient keeps its pattern, entry for entry.
+
+    Parameters
+    ----------
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Returns
+    -------
+    SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Raises
+    ------
+    TypeError
+        Mixed sparse layouts, two dense operands, or dtypes numpy's multiply rejects.
+    ValueError
+        Shapes that do not broadcast, or a CSR result above 3-D.
+
+    Examples
+    --------
+    >>> import numpy as np, dense, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 2.0, 3.0], [2, 3])
+    >>> col = dense.to_tensor(np.array([10.0, 20.0, 30.0]))    # column scaling
+    >>> sparse.multiply(x, col).values().numpy().tolist()
+    [30.0, 20.0, 90.0]
+    >>> (x * 2.0).values().numpy().tolist()
+    [2.0, 4.0, 6.0]
+    """
+    return _d.run(_SPECS['multiply'], [x, y], [])
+
+
+multiply.infer_meta = _d.meta_binding(_SPECS['multiply'])
+
+
+def divide(x, y):
+    r"""Divide two tensors elementwise (``x / y``), at least one of them sparse, with numpy broadcasting.
+
+    Sparse with sparse (one layout, COO with COO or CSR with CSR): the
+    result has the union of the patterns, each coordinate stored once (coalesced), computed on
+    the logical values (duplicates summed first).  Broadcasting covers
+    sparse and dense dims; broadcasting a sparse dim repeats entries.
+    Divide with a dense operand gives a sparse result on the sparse operand's pattern.  A Python or numpy scalar y is accepted
+    by the operators and by this function (see ``sparse.arith``).  int32
+    indices stay int32 when both operands have them.  Each sparse operand's
+    gradient keeps its pattern, entry for entry.
+
+    Parameters
+    ----------
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Returns
+    -------
+    SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Raises
+    ------
+    TypeError
+        Mixed sparse layouts, two dense operands, or dtypes numpy's divide rejects.
+    ValueError
+        Shapes that do not broadcast, or a CSR result above 3-D.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1]], [6.0, 3.0], [3])
+    >>> y = sparse.sparse_coo_tensor([[0, 2]], [2.0, 4.0], [3])
+    >>> z = sparse.divide(x, y)
+    >>> z.indices().numpy().tolist(), z.values().numpy().tolist()
+    ([[0, 1, 2]], [3.0, inf, 0.0])
+    >>> (x / 3.0).values().numpy().tolist()
+    [2.0, 1.0]
+    """
+    return _d.run(_SPECS['divide'], [x, y], [])
+
+
+divide.infer_meta = _d.meta_binding(_SPECS['divide'])

@@ -30,6 +30,11 @@ def _api():
     return _generated_api
 
 
+def _arith():
+    from . import arith
+    return arith
+
+
 class _SparseTensor(TensorBase):
     """What COO and CSR tensors share: buffers, attributes, conversions, autograd."""
 
@@ -149,6 +154,36 @@ class _SparseTensor(TensorBase):
     def reshape(self, shape, order="C"):
         """See :func:`sparse.reshape`."""
         return _api().reshape(self, shape, order)
+
+    # ------------------------------------------------------------ operators
+    __array_ufunc__ = None     # numpy defers: np.float64(2) * s calls s.__rmul__
+
+    def __add__(self, other):
+        return _arith().add(self, other)
+
+    def __radd__(self, other):
+        return _arith().add(other, self)
+
+    def __sub__(self, other):
+        return _arith().subtract(self, other)
+
+    def __rsub__(self, other):
+        return _arith().subtract(other, self)
+
+    def __mul__(self, other):
+        return _arith().multiply(self, other)
+
+    def __rmul__(self, other):
+        return _arith().multiply(other, self)
+
+    def __truediv__(self, other):
+        return _arith().divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _arith().divide(other, self)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("np.asarray of a sparse tensor is not defined; use to_dense() first")
 
     def __repr__(self):
         head = (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "

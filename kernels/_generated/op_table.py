@@ -367,6 +367,113 @@ def _backward_sparse_with_values(node, out_grad):
     return {'values': result}
 
 
+# sparse.add  (yaml/sparse_ops.yaml:357)
+def _meta_sparse_add(x, y):
+    return _im.sparse_add_infer_meta(x, y)
+
+
+def _backward_sparse_add(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'add_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_add = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.subtract  (yaml/sparse_ops.yaml:408)
+def _meta_sparse_subtract(x, y):
+    return _im.sparse_subtract_infer_meta(x, y)
+
+
+def _backward_sparse_subtract(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'subtract_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_subtract = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.multiply  (yaml/sparse_ops.yaml:457)
+def _meta_sparse_multiply(x, y):
+    return _im.sparse_multiply_infer_meta(x, y)
+
+
+def _backward_sparse_multiply(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'multiply_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_multiply = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.divide  (yaml/sparse_ops.yaml:508)
+def _meta_sparse_divide(x, y):
+    return _im.sparse_divide_infer_meta(x, y)
+
+
+def _backward_sparse_divide(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'divide_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_divide = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
 def _meta_sparse_reshape_grad(x, out_grad, order):
     return _im.unchanged_infer_meta(x)
@@ -405,6 +512,26 @@ def _meta_sparse_values_grad(x, out_grad):
 # sparse.with_values_grad  (yaml/sparse_backward.yaml:89)
 def _meta_sparse_with_values_grad(x, out_grad):
     return _im.values_infer_meta(x)
+
+
+# sparse.add_grad  (yaml/sparse_backward.yaml:101)
+def _meta_sparse_add_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.subtract_grad  (yaml/sparse_backward.yaml:112)
+def _meta_sparse_subtract_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.multiply_grad  (yaml/sparse_backward.yaml:123)
+def _meta_sparse_multiply_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.divide_grad  (yaml/sparse_backward.yaml:134)
+def _meta_sparse_divide_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
 
 
 OPS = (
@@ -650,6 +777,62 @@ OPS = (
            backward_fn=_backward_sparse_with_values,
            saved=('x',),
            saved_meta=()),
+    OpSpec(name='add',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('add_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('add_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('add_coo_dense', ('sparse_coo', 'dense'), ('dense',)), KernelSig('add_csr_dense', ('sparse_csr', 'dense'), ('dense',)), KernelSig('add_dense_coo', ('dense', 'sparse_coo'), ('dense',)), KernelSig('add_dense_csr', ('dense', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_add,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='add_grad',
+           backward_fn=_backward_sparse_add,
+           saved=('x', 'y'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_add}),
+    OpSpec(name='subtract',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('subtract_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('subtract_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('subtract_coo_dense', ('sparse_coo', 'dense'), ('dense',)), KernelSig('subtract_csr_dense', ('sparse_csr', 'dense'), ('dense',)), KernelSig('subtract_dense_coo', ('dense', 'sparse_coo'), ('dense',)), KernelSig('subtract_dense_csr', ('dense', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_subtract,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='subtract_grad',
+           backward_fn=_backward_sparse_subtract,
+           saved=('x', 'y'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_subtract}),
+    OpSpec(name='multiply',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('multiply_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('multiply_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('multiply_coo_dense', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('multiply_csr_dense', ('sparse_csr', 'dense'), ('sparse_csr',)), KernelSig('multiply_dense_coo', ('dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('multiply_dense_csr', ('dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_multiply,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='multiply_grad',
+           backward_fn=_backward_sparse_multiply,
+           saved=('x', 'y'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_multiply}),
+    OpSpec(name='divide',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('divide_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('divide_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('divide_coo_dense', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('divide_csr_dense', ('sparse_csr', 'dense'), ('sparse_csr',)), KernelSig('divide_dense_coo', ('dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('divide_dense_csr', ('dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_divide,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='divide_grad',
+           backward_fn=_backward_sparse_divide,
+           saved=('x', 'y'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_divide}),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -721,6 +904,42 @@ OPS = (
            infer_meta=_meta_sparse_with_values_grad,
            layout_arg='x',
            data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='add_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('add_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('add_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('add_coo_dense_grad', ('sparse_coo', 'dense', 'dense'), ('sparse_coo', 'dense')), KernelSig('add_csr_dense_grad', ('sparse_csr', 'dense', 'dense'), ('sparse_csr', 'dense')), KernelSig('add_dense_coo_grad', ('dense', 'sparse_coo', 'dense'), ('dense', 'sparse_coo')), KernelSig('add_dense_csr_grad', ('dense', 'sparse_csr', 'dense'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_add_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='subtract_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('subtract_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('subtract_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('subtract_coo_dense_grad', ('sparse_coo', 'dense', 'dense'), ('sparse_coo', 'dense')), KernelSig('subtract_csr_dense_grad', ('sparse_csr', 'dense', 'dense'), ('sparse_csr', 'dense')), KernelSig('subtract_dense_coo_grad', ('dense', 'sparse_coo', 'dense'), ('dense', 'sparse_coo')), KernelSig('subtract_dense_csr_grad', ('dense', 'sparse_csr', 'dense'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_subtract_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='multiply_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('multiply_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('multiply_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('multiply_coo_dense_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo', 'dense')), KernelSig('multiply_csr_dense_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr', 'dense')), KernelSig('multiply_dense_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense', 'sparse_coo')), KernelSig('multiply_dense_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_multiply_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='divide_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('divide_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('divide_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('divide_coo_dense_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo', 'dense')), KernelSig('divide_csr_dense_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr', 'dense')), KernelSig('divide_dense_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense', 'sparse_coo')), KernelSig('divide_dense_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_divide_grad,
+           layout_arg='x',
+           data_type_arg='x',
            module='kernels.sparse'),
 )
 _d.register_ops(OPS)

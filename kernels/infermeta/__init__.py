@@ -12,6 +12,9 @@ from .reduce import sum_infer_meta, sum_keepdim_shape
 from .reshape import reshape_infer_meta, resolve_reshape
 from .sparse_values import (mask_as_infer_meta, require_sparse, values_infer_meta,
                             with_values_infer_meta)
+from .sparse_binary import (binary_grad_infer_meta, sparse_add_infer_meta,
+                            sparse_divide_infer_meta, sparse_multiply_infer_meta,
+                            sparse_subtract_infer_meta)
 from .sparse import (coo_reshape_sparse_dim, sparse_reshape_infer_meta, to_dense_infer_meta,
                      to_sparse_coo_infer_meta, to_sparse_csr_infer_meta)
 
@@ -23,3 +26,5 @@ __all__ += ["sparse_reshape_infer_meta", "coo_reshape_sparse_dim", "to_dense_inf
             "to_sparse_coo_infer_meta", "to_sparse_csr_infer_meta"]
 __all__ += ["gather_infer_meta", "batch_gather_infer_meta"]
 __all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse"]
+__all__ += ["sparse_add_infer_meta", "sparse_subtract_infer_meta", "sparse_multiply_infer_meta",
+            "sparse_divide_infer_meta", "binary_grad_infer_meta"]

@@ -81,6 +81,12 @@ class SparseArg:
         out[tuple(self.coords())] = True
         return out
 
+    def stored(self):
+        """True at every element of the full shape that a stored entry covers."""
+        m = self.mask().reshape(self.shape[:self.sparse_dim] + (1,) * (len(self.shape)
+                                                                       - self.sparse_dim))
+        return np.broadcast_to(m, self.shape)
+
     def build(self, place="cpu", stop_gradient=True):
         if self.layout == "coo":
             return sparse.sparse_coo_tensor(self.indices, self.values, list(self.shape),
