@@ -4,7 +4,7 @@
 from kernels._generated import op_table as _table
 from kernels.core import dispatch as _d
 
-__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'mask_as', 'values', 'with_values', 'add', 'subtract', 'multiply', 'divide']
+__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'mask_as', 'values', 'with_values', 'add', 'subtract', 'multiply', 'divide', 'sum', 'softmax']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'sparse'}
 
 
@@ -490,3 +490,93 @@ def divide(x, y):
 
 
 divide.infer_meta = _d.meta_binding(_SPECS['divide'])
+
+
+def sum(x, axis=None, dtype=None, keepdim=False):
+    r"""Sum a sparse tensor over ``axis`` (None: every dim), as ``paddle.sparse.sum``.
+
+    Any mix of sparse and dense dims may be summed.  Summed dense dims are
+    summed inside the values; summed sparse dims leave the coordinates and
+    the entries that then share one are added, so the result is coalesced
+    (summing only dense dims keeps x's indices).  The result keeps x's
+    layout: a COO result keeps at least one sparse dim, so a full reduction
+    has shape [1] ([1, ..., 1] with ``keepdim``); a CSR result stays 2-D or
+    3-D (a rank-1 result gets a trailing 1: [rows, 1] for the last axis of a
+    2-D tensor, [1, 1] for a full reduction).  bool and int values sum to
+    int64 unless ``dtype`` is given.  nnz 0 gives nnz 0.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    axis : int or list of int, optional
+    dtype : str or numpy dtype, optional
+    keepdim : bool
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        The gradient of each stored entry of x is the output gradient at
+        the coordinate it was summed into.
+
+    Raises
+    ------
+    ValueError
+        An axis out of range or repeated.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 2.0, 3.0], [2, 3])
+    >>> sparse.sum(x).values().numpy().tolist()
+    [6.0]
+    >>> rows = sparse.sum(x, axis=1)
+    >>> rows.shape, rows.indices().numpy().tolist(), rows.values().numpy().tolist()
+    ([2], [[0, 1]], [1.0, 5.0])
+    >>> c = sparse.sum(x.to_sparse_csr(), axis=-1)
+    >>> c.shape, c.to_dense().numpy().tolist()
+    ([2, 1], [[1.0], [5.0]])
+    """
+    return _d.run(_SPECS['sum'], [x], [axis, dtype, keepdim])
+
+
+sum.infer_meta = _d.meta_binding(_SPECS['sum'])
+
+
+def softmax(x, axis=-1):
+    r"""Softmax over the stored entries of each slice along ``axis``, as ``paddle.sparse.nn.functional.softmax``.
+
+    Implicit zeros take no part: each stored entry's result is
+    ``exp(v) / sum(exp(v'))`` over the stored entries v' of its slice (the
+    entries sharing every coordinate but ``axis``; duplicates count as
+    entries).  The result keeps x's pattern, and slices with no entries
+    stay empty.  CSR takes only the last axis.  On a COO tensor, an axis
+    that is a dense dim is an ordinary softmax of each stored entry's values.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+        Floating values.
+    axis : int
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    ValueError
+        An axis out of range, or other than the last for CSR.
+    TypeError
+        Values that are not floating.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_csr_tensor([0, 2, 2, 3], [0, 2, 1], np.log([1.0, 3.0, 5.0]), [3, 3])
+    >>> sparse.softmax(x).values().numpy().tolist()
+    [0.25, 0.75, 1.0]
+    """
+    return _d.run(_SPECS['softmax'], [x], [axis])
+
+
+softmax.infer_meta = _d.meta_binding(_SPECS['softmax'])

@@ -474,6 +474,58 @@ _sbp_sparse_divide = _r.SbpTable(
     local=None)
 
 
+# sparse.sum  (yaml/sparse_ops.yaml:559)
+def _meta_sparse_sum(x, axis, dtype, keepdim):
+    return _im.sparse_sum_infer_meta(x, axis, dtype, keepdim)
+
+
+def _backward_sparse_sum(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sum_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['dtype'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_sparse_sum = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
+                   lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> P if i in axes_of(axis, x.ndim)'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.keepdim and e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i) if keepdim and i not in axes_of(axis, x.ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.softmax  (yaml/sparse_ops.yaml:617)
+def _meta_sparse_softmax(x, axis):
+    return _im.sparse_softmax_infer_meta(x, axis)
+
+
+def _backward_sparse_softmax(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'softmax_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['axis'])
+    return {'x': result}
+
+
+_sbp_sparse_softmax = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i != e.axis % e.x.ndim,
+                   'S(i) -> S(i) if i != axis % x.ndim'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
 def _meta_sparse_reshape_grad(x, out_grad, order):
     return _im.unchanged_infer_meta(x)
@@ -532,6 +584,16 @@ def _meta_sparse_multiply_grad(x, y, out_grad):
 # sparse.divide_grad  (yaml/sparse_backward.yaml:134)
 def _meta_sparse_divide_grad(x, y, out_grad):
     return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.sum_grad  (yaml/sparse_backward.yaml:145)
+def _meta_sparse_sum_grad(x, out_grad, axis, dtype, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.softmax_grad  (yaml/sparse_backward.yaml:156)
+def _meta_sparse_softmax_grad(x, out, out_grad, axis):
+    return _im.unchanged_infer_meta(x)
 
 
 OPS = (
@@ -833,6 +895,34 @@ OPS = (
            saved=('x', 'y'),
            saved_meta=(),
            extra={'sbp': _sbp_sparse_divide}),
+    OpSpec(name='sum',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('dtype', 'DataType', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('sum_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sum_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sum,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sum_grad',
+           backward_fn=_backward_sparse_sum,
+           saved=('x',),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_sum}),
+    OpSpec(name='softmax',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'int', True, -1)),
+           outputs=('out',),
+           kernels=(KernelSig('softmax_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('softmax_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_softmax,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='softmax_grad',
+           backward_fn=_backward_sparse_softmax,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_softmax}),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -938,6 +1028,24 @@ OPS = (
            outputs=('x_grad', 'y_grad'),
            kernels=(KernelSig('divide_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('divide_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('divide_coo_dense_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo', 'dense')), KernelSig('divide_csr_dense_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr', 'dense')), KernelSig('divide_dense_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense', 'sparse_coo')), KernelSig('divide_dense_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense', 'sparse_csr')),),
            infer_meta=_meta_sparse_divide_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='sum_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('dtype', 'DataType', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sum_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sum_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sum_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='softmax_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('softmax_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('softmax_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_softmax_grad,
            layout_arg='x',
            data_type_arg='x',
            module='kernels.sparse'),

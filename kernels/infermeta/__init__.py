@@ -15,6 +15,7 @@ from .sparse_values import (mask_as_infer_meta, require_sparse, values_infer_met
 from .sparse_binary import (binary_grad_infer_meta, sparse_add_infer_meta,
                             sparse_divide_infer_meta, sparse_multiply_infer_meta,
                             sparse_subtract_infer_meta)
+from .sparse_reduce import sparse_softmax_infer_meta, sparse_sum_infer_meta, sum_plan
 from .sparse import (coo_reshape_sparse_dim, sparse_reshape_infer_meta, to_dense_infer_meta,
                      to_sparse_coo_infer_meta, to_sparse_csr_infer_meta)
 
@@ -28,3 +29,4 @@ __all__ += ["gather_infer_meta", "batch_gather_infer_meta"]
 __all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse"]
 __all__ += ["sparse_add_infer_meta", "sparse_subtract_infer_meta", "sparse_multiply_infer_meta",
             "sparse_divide_infer_meta", "binary_grad_infer_meta"]
+__all__ += ["sparse_sum_infer_meta", "sparse_softmax_infer_meta", "sum_plan"]

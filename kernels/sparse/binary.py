@@ -29,7 +29,7 @@ from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
 from ..infermeta.sparse_binary import UFUNCS
 from .convert import coo_of_csr, gather_dense, scatter_dense
-from .data import CooData, CsrData, crows_from_keys, fold_dense, index_rows
+from .data import CooData, CsrData, crows_from_keys, fold_dense, index_rows, sum_by_key
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
 BOTH = ("cpu", "gpu")
@@ -94,16 +94,10 @@ def align(x, out_shape, k, op):
     xf = fold_dense(x, k - pad - x.sparse_dim)
     ashape = (1,) * pad + tuple(xf.shape[:xf.sparse_dim])
     keys = flatten(index_rows(xf.indices), ashape[pad:], xp)
-    values, group = xf.values, None
-    if not (xf.coalesced or sorted_unique(keys, xp)):
-        perm = xp.argsort(keys, kind="stable")
-        sk = keys[perm]
-        new = xp.concatenate([xp.ones(1, dtype=bool), sk[1:] != sk[:-1]])
-        starts = xp.flatnonzero(new)
-        group = xp.empty(keys.shape[0], dtype=xp.int64)
-        group[perm] = xp.cumsum(new) - 1
-        values = xp.add.reduceat(values[perm], starts, axis=0).astype(values.dtype, copy=False)
-        keys = sk[starts]
+    if xf.coalesced:
+        values, group = xf.values, None
+    else:
+        keys, values, group = sum_by_key(keys, xf.values)
     ukeys, src = keys, None
     sshape = tuple(out_shape[:k])
     if ashape != sshape:

@@ -220,3 +220,32 @@ def flat_keys(indices, sparse_shape, op):
                          f"more than an int64 offset can address")
     xp = xp_of(indices)
     return restride(index_rows(indices), sparse_shape, (size,), dtype=xp.int64)[0]
+
+
+def sum_by_key(keys, values):
+    """Sum the values of equal keys.
+
+    Parameters
+    ----------
+    keys : 1-D int64 array
+        A key per entry (any order).
+    values : array [n, ...]
+
+    Returns
+    -------
+    ukeys, sums, group
+        The sorted unique keys, the summed values (in ``values``' dtype) and
+        each entry's position in ``ukeys``; ``group`` is None when the keys
+        already were sorted and unique (then nothing is summed).
+    """
+    xp = xp_of(keys)
+    if keys.shape[0] < 2 or not bool(xp.any(keys[1:] <= keys[:-1])):
+        return keys, values, None
+    perm = xp.argsort(keys, kind="stable")
+    sk = keys[perm]
+    new = xp.concatenate([xp.ones(1, dtype=bool), sk[1:] != sk[:-1]])
+    starts = xp.flatnonzero(new)
+    group = xp.empty(keys.shape[0], dtype=xp.int64)
+    group[perm] = xp.cumsum(new) - 1
+    sums = xp.add.reduceat(values[perm], starts, axis=0).astype(values.dtype, copy=False)
+    return sk[starts], sums, group
