@@ -4,7 +4,7 @@
 from kernels._generated import op_table as _table
 from kernels.core import dispatch as _d
 
-__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'mask_as', 'values', 'with_values', 'add', 'subtract', 'multiply', 'divide', 'sum', 'softmax']
+__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'mask_as', 'values', 'with_values', 'add', 'subtract', 'multiply', 'divide', 'sum', 'softmax', 'abs', 'neg', 'sqrt', 'square', 'sin', 'sinh', 'tan', 'tanh', 'asin', 'asinh', 'atan', 'atanh', 'expm1', 'log1p', 'deg2rad', 'rad2deg', 'relu', 'relu6', 'leaky_relu', 'pow', 'scale', 'isnan', 'cast']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'sparse'}
 
 
@@ -580,3 +580,796 @@ def softmax(x, axis=-1):
 
 
 softmax.infer_meta = _d.meta_binding(_SPECS['softmax'])
+
+
+def abs(x):
+    r"""Absolute value of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.abs(x).values().numpy(), 4).tolist()
+    [1.5, 2.0]
+    """
+    return _d.run(_SPECS['abs'], [x], [])
+
+
+abs.infer_meta = _d.meta_binding(_SPECS['abs'])
+
+
+def neg(x):
+    r"""Negation (the unary ``-`` operator) of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.neg(x).values().numpy(), 4).tolist()
+    [1.5, -2.0]
+    """
+    return _d.run(_SPECS['neg'], [x], [])
+
+
+neg.infer_meta = _d.meta_binding(_SPECS['neg'])
+
+
+def sqrt(x):
+    r"""Square root of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [4.0, 9.0], [3])
+    >>> np.round(sparse.sqrt(x).values().numpy(), 4).tolist()
+    [2.0, 3.0]
+    """
+    return _d.run(_SPECS['sqrt'], [x], [])
+
+
+sqrt.infer_meta = _d.meta_binding(_SPECS['sqrt'])
+
+
+def square(x):
+    r"""Square of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.square(x).values().numpy(), 4).tolist()
+    [2.25, 4.0]
+    """
+    return _d.run(_SPECS['square'], [x], [])
+
+
+square.infer_meta = _d.meta_binding(_SPECS['square'])
+
+
+def sin(x):
+    r"""Sine of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.sin(x).values().numpy(), 4).tolist()
+    [0.0, 0.4794]
+    """
+    return _d.run(_SPECS['sin'], [x], [])
+
+
+sin.infer_meta = _d.meta_binding(_SPECS['sin'])
+
+
+def sinh(x):
+    r"""Hyperbolic sine of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.sinh(x).values().numpy(), 4).tolist()
+    [0.0, 0.5211]
+    """
+    return _d.run(_SPECS['sinh'], [x], [])
+
+
+sinh.infer_meta = _d.meta_binding(_SPECS['sinh'])
+
+
+def tan(x):
+    r"""Tangent of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.tan(x).values().numpy(), 4).tolist()
+    [0.0, 0.5463]
+    """
+    return _d.run(_SPECS['tan'], [x], [])
+
+
+tan.infer_meta = _d.meta_binding(_SPECS['tan'])
+
+
+def tanh(x):
+    r"""Hyperbolic tangent of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.tanh(x).values().numpy(), 4).tolist()
+    [0.0, 0.4621]
+    """
+    return _d.run(_SPECS['tanh'], [x], [])
+
+
+tanh.infer_meta = _d.meta_binding(_SPECS['tanh'])
+
+
+def asin(x):
+    r"""Inverse sine of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.asin(x).values().numpy(), 4).tolist()
+    [0.0, 0.5236]
+    """
+    return _d.run(_SPECS['asin'], [x], [])
+
+
+asin.infer_meta = _d.meta_binding(_SPECS['asin'])
+
+
+def asinh(x):
+    r"""Inverse hyperbolic sine of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.asinh(x).values().numpy(), 4).tolist()
+    [0.0, 0.4812]
+    """
+    return _d.run(_SPECS['asinh'], [x], [])
+
+
+asinh.infer_meta = _d.meta_binding(_SPECS['asinh'])
+
+
+def atan(x):
+    r"""Inverse tangent of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 1.0], [3])
+    >>> np.round(sparse.atan(x).values().numpy(), 4).tolist()
+    [0.0, 0.7854]
+    """
+    return _d.run(_SPECS['atan'], [x], [])
+
+
+atan.infer_meta = _d.meta_binding(_SPECS['atan'])
+
+
+def atanh(x):
+    r"""Inverse hyperbolic tangent of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.atanh(x).values().numpy(), 4).tolist()
+    [0.0, 0.5493]
+    """
+    return _d.run(_SPECS['atanh'], [x], [])
+
+
+atanh.infer_meta = _d.meta_binding(_SPECS['atanh'])
+
+
+def expm1(x):
+    r"""``exp(x) - 1`` of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 1.0], [3])
+    >>> np.round(sparse.expm1(x).values().numpy(), 4).tolist()
+    [0.0, 1.7183]
+    """
+    return _d.run(_SPECS['expm1'], [x], [])
+
+
+expm1.infer_meta = _d.meta_binding(_SPECS['expm1'])
+
+
+def log1p(x):
+    r"""``log(1 + x)`` of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 1.0], [3])
+    >>> np.round(sparse.log1p(x).values().numpy(), 4).tolist()
+    [0.0, 0.6931]
+    """
+    return _d.run(_SPECS['log1p'], [x], [])
+
+
+log1p.infer_meta = _d.meta_binding(_SPECS['log1p'])
+
+
+def deg2rad(x):
+    r"""Degrees to radians of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [90.0, 180.0], [3])
+    >>> np.round(sparse.deg2rad(x).values().numpy(), 4).tolist()
+    [1.5708, 3.1416]
+    """
+    return _d.run(_SPECS['deg2rad'], [x], [])
+
+
+deg2rad.infer_meta = _d.meta_binding(_SPECS['deg2rad'])
+
+
+def rad2deg(x):
+    r"""Radians to degrees of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.5, 1.0], [3])
+    >>> np.round(sparse.rad2deg(x).values().numpy(), 4).tolist()
+    [28.6479, 57.2958]
+    """
+    return _d.run(_SPECS['rad2deg'], [x], [])
+
+
+rad2deg.infer_meta = _d.meta_binding(_SPECS['rad2deg'])
+
+
+def relu(x):
+    r"""``max(x, 0)`` of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.relu(x).values().numpy(), 4).tolist()
+    [0.0, 2.0]
+    """
+    return _d.run(_SPECS['relu'], [x], [])
+
+
+relu.infer_meta = _d.meta_binding(_SPECS['relu'])
+
+
+def relu6(x):
+    r"""``min(max(x, 0), 6)`` of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 8.0], [3])
+    >>> np.round(sparse.relu6(x).values().numpy(), 4).tolist()
+    [0.0, 6.0]
+    """
+    return _d.run(_SPECS['relu6'], [x], [])
+
+
+relu6.infer_meta = _d.meta_binding(_SPECS['relu6'])
+
+
+def leaky_relu(x, negative_slope=0.01):
+    r"""``x`` where positive, else ``negative_slope * x`` for each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    negative_slope : float
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.leaky_relu(x, 0.1).values().numpy(), 4).tolist()
+    [-0.15, 2.0]
+    """
+    return _d.run(_SPECS['leaky_relu'], [x], [negative_slope])
+
+
+leaky_relu.infer_meta = _d.meta_binding(_SPECS['leaky_relu'])
+
+
+def pow(x, factor):
+    r"""``x ** factor`` for each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    factor : float
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.pow(x, 3.0).values().numpy(), 4).tolist()
+    [-3.375, 8.0]
+    """
+    return _d.run(_SPECS['pow'], [x], [factor])
+
+
+pow.infer_meta = _d.meta_binding(_SPECS['pow'])
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True):
+    r"""``x * scale + bias`` (``(x + bias) * scale`` if not ``bias_after_scale``) for each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    scale, bias : float
+    bias_after_scale : bool
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.scale(x, 2.0, bias=1.0).values().numpy(), 4).tolist()
+    [-2.0, 5.0]
+    """
+    return _d.run(_SPECS['scale'], [x], [scale, bias, bias_after_scale])
+
+
+scale.infer_meta = _d.meta_binding(_SPECS['scale'])
+
+
+def isnan(x):
+    r"""Whether it is NaN (not differentiable) for each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [float('nan'), 2.0], [3])
+    >>> sparse.isnan(x).values().numpy().tolist()
+    [True, False]
+    """
+    return _d.run(_SPECS['isnan'], [x], [])
+
+
+isnan.infer_meta = _d.meta_binding(_SPECS['isnan'])
+
+
+def cast(x, index_dtype=None, value_dtype=None):
+    r"""A sparse tensor with its indices and/or values converted to new dtypes (Paddle's ``sparse.cast``).
+
+    ``index_dtype`` converts the indices (COO) or crows and cols (CSR);
+    ``value_dtype`` the values, as numpy's ``astype`` does (int casts
+    truncate).  None keeps a dtype.  The pattern and coalesced flag are
+    kept.  The gradient is cast back to x's value dtype; a cast to a
+    non-floating dtype is not differentiable.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    index_dtype : str or numpy dtype, optional
+        An integer dtype that holds every dim.
+    value_dtype : str or numpy dtype, optional
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    TypeError
+        A non-integer ``index_dtype``, an unknown dtype, or a dense x.
+    ValueError
+        An ``index_dtype`` too small for x's dims.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [1.7, -2.5], [3])
+    >>> y = sparse.cast(x, index_dtype="int32", value_dtype="int64")
+    >>> y.indices().numpy().dtype.name, y.values().numpy().tolist()
+    ('int32', [1, -2])
+    """
+    return _d.run(_SPECS['cast'], [x], [index_dtype, value_dtype])
+
+
+cast.infer_meta = _d.meta_binding(_SPECS['cast'])

@@ -1,11 +1,12 @@
-"""Scalars in sparse arithmetic, and the operators of sparse tensors.
+"""Scalars in sparse arithmetic (API2.md's settled rules).
 
 ``sparse.add``, ``subtract``, ``multiply`` and ``divide`` are the YAML ops
-(:mod:`sparse._generated_api`) taking a Python or numpy scalar as well: a
-scalar becomes a 0-d dense operand in numpy's result dtype, Python scalars
-being weak (NEP 50: float32 stays float32), so multiply and divide keep the
-sparse pattern.  Adding or subtracting a nonzero scalar would give a dense
-result and raises TypeError; a zero scalar returns x itself.
+(:mod:`sparse._generated_api`); dispatch turns a Python or numpy scalar into
+a 0-d dense operand (Python scalars are weak, NEP 50: float32 stays float32),
+so multiply and divide keep the sparse pattern.  These wrappers add what the
+ops alone would get wrong: adding or subtracting a nonzero scalar would give
+a dense result and raises TypeError (a zero scalar returns x itself, or -x),
+and so does a scalar divided by a sparse tensor.
 """
 import numbers
 
@@ -21,15 +22,6 @@ def is_scalar(value):
     return isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, TensorBase)
 
 
-def scalar_operand(op, x, value):
-    """``value`` as a 0-d numpy array in the dtype numpy gives ``x op value``."""
-    try:
-        dtype = np.result_type(x.dtype, value)
-    except TypeError:
-        raise TypeError(f"{op}: cannot combine a {x.dtype} tensor with {value!r}") from None
-    return np.asarray(value, dtype=dtype)
-
-
 def _dense_scalar_error(op, value):
     return TypeError(f"{op}: {op} of a sparse tensor and the nonzero scalar {value!r} would "
                      "be dense; convert with to_dense() first")
@@ -43,21 +35,17 @@ def _additive(name):
             if is_scalar(s) and isinstance(other, TensorBase) and other.layout != "dense":
                 if s != 0:
                     raise _dense_scalar_error(name, s)
-                return other if s is y or name == "add" else neg(other)
+                return other if s is y or name == "add" else _api.neg(other)
         return generated(x, y)
     return _wrap(fn, generated)
 
 
-def _scaling(name):
-    generated = getattr(_api, name)
+def _divide():
+    generated = _api.divide
 
     def fn(x, y):
-        if is_scalar(y) and isinstance(x, TensorBase):
-            return generated(x, scalar_operand(name, x, y))
-        if is_scalar(x) and isinstance(y, TensorBase):
-            if name == "divide":
-                raise _dense_scalar_error(name, x)
-            return generated(y, scalar_operand(name, y, x))
+        if is_scalar(x) and isinstance(y, TensorBase) and y.layout != "dense":
+            raise _dense_scalar_error("divide", x)
         return generated(x, y)
     return _wrap(fn, generated)
 
@@ -72,10 +60,12 @@ def _wrap(fn, generated):
 
 add = _additive("add")
 subtract = _additive("subtract")
-multiply = _scaling("multiply")
-divide = _scaling("divide")
+divide = _divide()
 
 
-def neg(x):
-    """-x (multiply by -1 until the value-wise family lands)."""
-    return multiply(x, -1)
+def power(x, factor):
+    """``x ** factor`` for a scalar factor: value-wise :func:`sparse.pow`."""
+    if not is_scalar(factor):
+        raise TypeError(f"pow: a sparse tensor's exponent must be a Python or numpy scalar, "
+                        f"got {type(factor).__name__}")
+    return _api.pow(x, factor)

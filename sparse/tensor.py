@@ -171,16 +171,25 @@ class _SparseTensor(TensorBase):
         return _arith().subtract(other, self)
 
     def __mul__(self, other):
-        return _arith().multiply(self, other)
+        return _api().multiply(self, other)
 
     def __rmul__(self, other):
-        return _arith().multiply(other, self)
+        return _api().multiply(other, self)
 
     def __truediv__(self, other):
         return _arith().divide(self, other)
 
     def __rtruediv__(self, other):
         return _arith().divide(other, self)
+
+    def __pow__(self, factor):
+        return _arith().power(self, factor)
+
+    def __neg__(self):
+        return _api().neg(self)
+
+    def __abs__(self):
+        return _api().abs(self)
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("np.asarray of a sparse tensor is not defined; use to_dense() first")

@@ -242,3 +242,31 @@ def test_training_a_sparse_weight_by_gradient_descent():
         loss.backward()
         wv = dense.to_tensor(wv.numpy() - 0.2 * wv.grad.numpy(), stop_gradient=False)
     np.testing.assert_allclose(wv.numpy(), target, atol=1e-6)
+
+
+# ---------------------------------------------------------------- value-wise ops and cast
+def test_valuewise_ops_act_on_each_stored_entry():
+    x = coo([[0, 0, 2]], [1.0, 2.0, -3.0], [4])                  # coordinate 0 twice
+    s = sparse.scale(x, 1.0, bias=10.0)
+    assert s.indices().numpy().tolist() == [[0, 0, 2]]
+    assert s.values().numpy().tolist() == [11.0, 12.0, 7.0]       # implicit zeros stay 0
+    assert s.to_dense().numpy().tolist() == [23.0, 0.0, 7.0, 0.0]  # f(a) + f(b), not f(a + b)
+    assert sparse.square(x).to_dense().numpy().tolist() == [5.0, 0.0, 9.0, 0.0]
+    c = sparse.sqrt(sparse.abs(x))
+    assert c.is_sparse_coo() and np.allclose(c.values().numpy(), np.sqrt([1.0, 2.0, 3.0]))
+    n = sparse.isnan(coo([[1]], [np.nan], [2], stop_gradient=False))
+    assert n.dtype == np.bool_ and n.stop_gradient
+    with pytest.raises(TypeError, match="sqrt"):
+        sparse.sqrt(dense.to_tensor(np.ones(3)))
+
+
+def test_cast():
+    x = coo(np.array([[0, 2]], np.int64), [1.9, -2.9], [3])
+    y = sparse.cast(x, index_dtype=np.int32, value_dtype="int32")
+    assert y.indices().numpy().dtype == np.int32 and y.values().numpy().tolist() == [1, -2]
+    c = sparse.cast(coo([[0, 1], [1, 0]], [1.0, 2.0], [2, 2]).to_sparse_csr(), index_dtype="int32")
+    assert c.crows().numpy().dtype == np.int32 and c.cols().numpy().dtype == np.int32
+    with pytest.raises(TypeError, match="index_dtype"):
+        sparse.cast(x, index_dtype="float32")
+    with pytest.raises(ValueError, match="cast"):
+        sparse.cast(coo([[299]], [1.0], [300]), index_dtype="int8")

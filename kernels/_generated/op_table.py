@@ -188,6 +188,730 @@ _sbp_dense_batch_gather = _r.SbpTable(
     local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('axis', lambda e: e.k - 1), ('batch_dims', lambda e: e.k - 1), ('offset', lambda e: e.x_slice[0] if e.x_axis == e.k - 1 else 0), ('size', lambda e: e.x.shape[e.k - 1]), ('op', lambda e: 'batch_gather'), )))
 
 
+# dense.abs  (yaml/ops.yaml:360)
+def _meta_dense_abs(x):
+    return _im.unary_infer_meta('abs', x)
+
+
+def _backward_dense_abs(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'abs_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_abs = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.abs_grad  (yaml/ops.yaml:360)
+def _meta_dense_abs_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.neg  (yaml/ops.yaml:389)
+def _meta_dense_neg(x):
+    return _im.unary_infer_meta('neg', x)
+
+
+def _backward_dense_neg(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'neg_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_neg = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.neg_grad  (yaml/ops.yaml:389)
+def _meta_dense_neg_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.exp  (yaml/ops.yaml:418)
+def _meta_dense_exp(x):
+    return _im.unary_infer_meta('exp', x)
+
+
+def _backward_dense_exp(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'exp_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_exp = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.exp_grad  (yaml/ops.yaml:418)
+def _meta_dense_exp_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.log  (yaml/ops.yaml:447)
+def _meta_dense_log(x):
+    return _im.unary_infer_meta('log', x)
+
+
+def _backward_dense_log(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'log_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_log = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.log_grad  (yaml/ops.yaml:447)
+def _meta_dense_log_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.sqrt  (yaml/ops.yaml:476)
+def _meta_dense_sqrt(x):
+    return _im.unary_infer_meta('sqrt', x)
+
+
+def _backward_dense_sqrt(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'sqrt_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_sqrt = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.sqrt_grad  (yaml/ops.yaml:476)
+def _meta_dense_sqrt_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.square  (yaml/ops.yaml:505)
+def _meta_dense_square(x):
+    return _im.unary_infer_meta('square', x)
+
+
+def _backward_dense_square(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'square_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_square = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.square_grad  (yaml/ops.yaml:505)
+def _meta_dense_square_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.sin  (yaml/ops.yaml:534)
+def _meta_dense_sin(x):
+    return _im.unary_infer_meta('sin', x)
+
+
+def _backward_dense_sin(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'sin_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_sin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.sin_grad  (yaml/ops.yaml:534)
+def _meta_dense_sin_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.cos  (yaml/ops.yaml:563)
+def _meta_dense_cos(x):
+    return _im.unary_infer_meta('cos', x)
+
+
+def _backward_dense_cos(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'cos_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_cos = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.cos_grad  (yaml/ops.yaml:563)
+def _meta_dense_cos_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.tanh  (yaml/ops.yaml:592)
+def _meta_dense_tanh(x):
+    return _im.unary_infer_meta('tanh', x)
+
+
+def _backward_dense_tanh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'tanh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_tanh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.tanh_grad  (yaml/ops.yaml:592)
+def _meta_dense_tanh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.sigmoid  (yaml/ops.yaml:621)
+def _meta_dense_sigmoid(x):
+    return _im.unary_infer_meta('sigmoid', x)
+
+
+def _backward_dense_sigmoid(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'sigmoid_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_sigmoid = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.sigmoid_grad  (yaml/ops.yaml:621)
+def _meta_dense_sigmoid_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.relu  (yaml/ops.yaml:650)
+def _meta_dense_relu(x):
+    return _im.unary_infer_meta('relu', x)
+
+
+def _backward_dense_relu(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'relu_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_relu = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.relu_grad  (yaml/ops.yaml:650)
+def _meta_dense_relu_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.add  (yaml/ops.yaml:679)
+def _meta_dense_add(x, y):
+    return _im.binary_infer_meta('add', x, y)
+
+
+def _backward_dense_add(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'add_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_add = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.add_grad  (yaml/ops.yaml:679)
+def _meta_dense_add_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.subtract  (yaml/ops.yaml:714)
+def _meta_dense_subtract(x, y):
+    return _im.binary_infer_meta('subtract', x, y)
+
+
+def _backward_dense_subtract(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'subtract_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_subtract = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.subtract_grad  (yaml/ops.yaml:714)
+def _meta_dense_subtract_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.multiply  (yaml/ops.yaml:749)
+def _meta_dense_multiply(x, y):
+    return _im.binary_infer_meta('multiply', x, y)
+
+
+def _backward_dense_multiply(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'multiply_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_multiply = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.multiply_grad  (yaml/ops.yaml:749)
+def _meta_dense_multiply_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.divide  (yaml/ops.yaml:784)
+def _meta_dense_divide(x, y):
+    return _im.binary_infer_meta('divide', x, y)
+
+
+def _backward_dense_divide(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'divide_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_divide = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.divide_grad  (yaml/ops.yaml:784)
+def _meta_dense_divide_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.pow  (yaml/ops.yaml:819)
+def _meta_dense_pow(x, y):
+    return _im.binary_infer_meta('pow', x, y)
+
+
+def _backward_dense_pow(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'pow_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_pow = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.pow_grad  (yaml/ops.yaml:819)
+def _meta_dense_pow_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.maximum  (yaml/ops.yaml:854)
+def _meta_dense_maximum(x, y):
+    return _im.binary_infer_meta('maximum', x, y)
+
+
+def _backward_dense_maximum(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'maximum_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_maximum = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.maximum_grad  (yaml/ops.yaml:854)
+def _meta_dense_maximum_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.minimum  (yaml/ops.yaml:889)
+def _meta_dense_minimum(x, y):
+    return _im.binary_infer_meta('minimum', x, y)
+
+
+def _backward_dense_minimum(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'minimum_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_minimum = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.minimum_grad  (yaml/ops.yaml:889)
+def _meta_dense_minimum_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.equal  (yaml/ops.yaml:924)
+def _meta_dense_equal(x, y):
+    return _im.binary_infer_meta('equal', x, y)
+
+
+_sbp_dense_equal = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.not_equal  (yaml/ops.yaml:954)
+def _meta_dense_not_equal(x, y):
+    return _im.binary_infer_meta('not_equal', x, y)
+
+
+_sbp_dense_not_equal = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.less_than  (yaml/ops.yaml:984)
+def _meta_dense_less_than(x, y):
+    return _im.binary_infer_meta('less_than', x, y)
+
+
+_sbp_dense_less_than = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.less_equal  (yaml/ops.yaml:1014)
+def _meta_dense_less_equal(x, y):
+    return _im.binary_infer_meta('less_equal', x, y)
+
+
+_sbp_dense_less_equal = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.greater_than  (yaml/ops.yaml:1044)
+def _meta_dense_greater_than(x, y):
+    return _im.binary_infer_meta('greater_than', x, y)
+
+
+_sbp_dense_greater_than = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.greater_equal  (yaml/ops.yaml:1074)
+def _meta_dense_greater_equal(x, y):
+    return _im.binary_infer_meta('greater_equal', x, y)
+
+
+_sbp_dense_greater_equal = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.clip  (yaml/ops.yaml:1104)
+def _meta_dense_clip(x, min, max):
+    return _im.unary_infer_meta('clip', x, min, max)
+
+
+def _backward_dense_clip(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'clip_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['min'], node.attrs['max'])
+    return {'x': result}
+
+
+_sbp_dense_clip = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# dense.clip_grad  (yaml/ops.yaml:1104)
+def _meta_dense_clip_grad(x, out, out_grad, min, max):
+    return _im.unchanged_infer_meta(x)
+
+
 # dense.reshape_grad  (yaml/backward.yaml:3)
 def _meta_dense_reshape_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
@@ -526,6 +1250,645 @@ _sbp_sparse_softmax = _r.SbpTable(
     local=None)
 
 
+# sparse.abs  (yaml/sparse_ops.yaml:663)
+def _meta_sparse_abs(x):
+    return _im.sparse_unary_infer_meta('abs', x)
+
+
+def _backward_sparse_abs(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'abs_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_abs = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.abs_grad  (yaml/sparse_ops.yaml:663)
+def _meta_sparse_abs_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.neg  (yaml/sparse_ops.yaml:694)
+def _meta_sparse_neg(x):
+    return _im.sparse_unary_infer_meta('neg', x)
+
+
+def _backward_sparse_neg(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'neg_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_neg = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.neg_grad  (yaml/sparse_ops.yaml:694)
+def _meta_sparse_neg_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.sqrt  (yaml/sparse_ops.yaml:725)
+def _meta_sparse_sqrt(x):
+    return _im.sparse_unary_infer_meta('sqrt', x)
+
+
+def _backward_sparse_sqrt(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sqrt_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_sqrt = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.sqrt_grad  (yaml/sparse_ops.yaml:725)
+def _meta_sparse_sqrt_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.square  (yaml/sparse_ops.yaml:756)
+def _meta_sparse_square(x):
+    return _im.sparse_unary_infer_meta('square', x)
+
+
+def _backward_sparse_square(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'square_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_square = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.square_grad  (yaml/sparse_ops.yaml:756)
+def _meta_sparse_square_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.sin  (yaml/sparse_ops.yaml:787)
+def _meta_sparse_sin(x):
+    return _im.sparse_unary_infer_meta('sin', x)
+
+
+def _backward_sparse_sin(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sin_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_sin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.sin_grad  (yaml/sparse_ops.yaml:787)
+def _meta_sparse_sin_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.sinh  (yaml/sparse_ops.yaml:818)
+def _meta_sparse_sinh(x):
+    return _im.sparse_unary_infer_meta('sinh', x)
+
+
+def _backward_sparse_sinh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sinh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_sinh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.sinh_grad  (yaml/sparse_ops.yaml:818)
+def _meta_sparse_sinh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.tan  (yaml/sparse_ops.yaml:849)
+def _meta_sparse_tan(x):
+    return _im.sparse_unary_infer_meta('tan', x)
+
+
+def _backward_sparse_tan(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'tan_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_tan = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.tan_grad  (yaml/sparse_ops.yaml:849)
+def _meta_sparse_tan_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.tanh  (yaml/sparse_ops.yaml:880)
+def _meta_sparse_tanh(x):
+    return _im.sparse_unary_infer_meta('tanh', x)
+
+
+def _backward_sparse_tanh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'tanh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_tanh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.tanh_grad  (yaml/sparse_ops.yaml:880)
+def _meta_sparse_tanh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.asin  (yaml/sparse_ops.yaml:911)
+def _meta_sparse_asin(x):
+    return _im.sparse_unary_infer_meta('asin', x)
+
+
+def _backward_sparse_asin(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'asin_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_asin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.asin_grad  (yaml/sparse_ops.yaml:911)
+def _meta_sparse_asin_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.asinh  (yaml/sparse_ops.yaml:942)
+def _meta_sparse_asinh(x):
+    return _im.sparse_unary_infer_meta('asinh', x)
+
+
+def _backward_sparse_asinh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'asinh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_asinh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.asinh_grad  (yaml/sparse_ops.yaml:942)
+def _meta_sparse_asinh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.atan  (yaml/sparse_ops.yaml:973)
+def _meta_sparse_atan(x):
+    return _im.sparse_unary_infer_meta('atan', x)
+
+
+def _backward_sparse_atan(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'atan_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_atan = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.atan_grad  (yaml/sparse_ops.yaml:973)
+def _meta_sparse_atan_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.atanh  (yaml/sparse_ops.yaml:1004)
+def _meta_sparse_atanh(x):
+    return _im.sparse_unary_infer_meta('atanh', x)
+
+
+def _backward_sparse_atanh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'atanh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_atanh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.atanh_grad  (yaml/sparse_ops.yaml:1004)
+def _meta_sparse_atanh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.expm1  (yaml/sparse_ops.yaml:1035)
+def _meta_sparse_expm1(x):
+    return _im.sparse_unary_infer_meta('expm1', x)
+
+
+def _backward_sparse_expm1(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'expm1_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_expm1 = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.expm1_grad  (yaml/sparse_ops.yaml:1035)
+def _meta_sparse_expm1_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.log1p  (yaml/sparse_ops.yaml:1066)
+def _meta_sparse_log1p(x):
+    return _im.sparse_unary_infer_meta('log1p', x)
+
+
+def _backward_sparse_log1p(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'log1p_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_log1p = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.log1p_grad  (yaml/sparse_ops.yaml:1066)
+def _meta_sparse_log1p_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.deg2rad  (yaml/sparse_ops.yaml:1097)
+def _meta_sparse_deg2rad(x):
+    return _im.sparse_unary_infer_meta('deg2rad', x)
+
+
+def _backward_sparse_deg2rad(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'deg2rad_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_deg2rad = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1097)
+def _meta_sparse_deg2rad_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.rad2deg  (yaml/sparse_ops.yaml:1128)
+def _meta_sparse_rad2deg(x):
+    return _im.sparse_unary_infer_meta('rad2deg', x)
+
+
+def _backward_sparse_rad2deg(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'rad2deg_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_rad2deg = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1128)
+def _meta_sparse_rad2deg_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.relu  (yaml/sparse_ops.yaml:1159)
+def _meta_sparse_relu(x):
+    return _im.sparse_unary_infer_meta('relu', x)
+
+
+def _backward_sparse_relu(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'relu_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_relu = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.relu_grad  (yaml/sparse_ops.yaml:1159)
+def _meta_sparse_relu_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.relu6  (yaml/sparse_ops.yaml:1190)
+def _meta_sparse_relu6(x):
+    return _im.sparse_unary_infer_meta('relu6', x)
+
+
+def _backward_sparse_relu6(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'relu6_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_relu6 = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.relu6_grad  (yaml/sparse_ops.yaml:1190)
+def _meta_sparse_relu6_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.leaky_relu  (yaml/sparse_ops.yaml:1221)
+def _meta_sparse_leaky_relu(x, negative_slope):
+    return _im.sparse_unary_infer_meta('leaky_relu', x, negative_slope)
+
+
+def _backward_sparse_leaky_relu(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'leaky_relu_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['negative_slope'])
+    return {'x': result}
+
+
+_sbp_sparse_leaky_relu = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1221)
+def _meta_sparse_leaky_relu_grad(x, out, out_grad, negative_slope):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.pow  (yaml/sparse_ops.yaml:1253)
+def _meta_sparse_pow(x, factor):
+    return _im.sparse_unary_infer_meta('pow', x, factor)
+
+
+def _backward_sparse_pow(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'pow_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['factor'])
+    return {'x': result}
+
+
+_sbp_sparse_pow = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.pow_grad  (yaml/sparse_ops.yaml:1253)
+def _meta_sparse_pow_grad(x, out, out_grad, factor):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.scale  (yaml/sparse_ops.yaml:1285)
+def _meta_sparse_scale(x, scale, bias, bias_after_scale):
+    return _im.sparse_unary_infer_meta('scale', x, scale, bias, bias_after_scale)
+
+
+def _backward_sparse_scale(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'scale_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['scale'], node.attrs['bias'], node.attrs['bias_after_scale'])
+    return {'x': result}
+
+
+_sbp_sparse_scale = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.scale_grad  (yaml/sparse_ops.yaml:1285)
+def _meta_sparse_scale_grad(x, out, out_grad, scale, bias, bias_after_scale):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.isnan  (yaml/sparse_ops.yaml:1318)
+def _meta_sparse_isnan(x):
+    return _im.sparse_unary_infer_meta('isnan', x)
+
+
+_sbp_sparse_isnan = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
+# sparse.cast  (yaml/sparse_ops.yaml:1349)
+def _meta_sparse_cast(x, index_dtype, value_dtype):
+    return _im.sparse_cast_infer_meta(x, index_dtype, value_dtype)
+
+
+def _backward_sparse_cast(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'cast_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_cast = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    let=(),
+    physical=(),
+    local=None)
+
+
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
 def _meta_sparse_reshape_grad(x, out_grad, order):
     return _im.unchanged_infer_meta(x)
@@ -593,6 +1956,11 @@ def _meta_sparse_sum_grad(x, out_grad, axis, dtype, keepdim):
 
 # sparse.softmax_grad  (yaml/sparse_backward.yaml:156)
 def _meta_sparse_softmax_grad(x, out, out_grad, axis):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.cast_grad  (yaml/sparse_backward.yaml:167)
+def _meta_sparse_cast_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
@@ -681,6 +2049,503 @@ OPS = (
            saved=('index',),
            saved_meta=('x',),
            extra={'sbp': _sbp_dense_batch_gather}),
+    OpSpec(name='abs',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('abs', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_abs,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='abs_grad',
+           backward_fn=_backward_dense_abs,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_abs}),
+    OpSpec(name='abs_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('abs_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_abs_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='neg',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('neg', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_neg,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='neg_grad',
+           backward_fn=_backward_dense_neg,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_neg}),
+    OpSpec(name='neg_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('neg_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_neg_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='exp',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('exp', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_exp,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='exp_grad',
+           backward_fn=_backward_dense_exp,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_exp}),
+    OpSpec(name='exp_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('exp_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_exp_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='log',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('log', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_log,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='log_grad',
+           backward_fn=_backward_dense_log,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_log}),
+    OpSpec(name='log_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('log_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_log_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='sqrt',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sqrt', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_sqrt,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='sqrt_grad',
+           backward_fn=_backward_dense_sqrt,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_sqrt}),
+    OpSpec(name='sqrt_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sqrt_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_sqrt_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='square',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('square', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_square,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='square_grad',
+           backward_fn=_backward_dense_square,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_square}),
+    OpSpec(name='square_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('square_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_square_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='sin',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sin', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_sin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='sin_grad',
+           backward_fn=_backward_dense_sin,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_sin}),
+    OpSpec(name='sin_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sin_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_sin_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='cos',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('cos', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_cos,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='cos_grad',
+           backward_fn=_backward_dense_cos,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_cos}),
+    OpSpec(name='cos_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('cos_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_cos_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='tanh',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('tanh', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_tanh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='tanh_grad',
+           backward_fn=_backward_dense_tanh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_tanh}),
+    OpSpec(name='tanh_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('tanh_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_tanh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='sigmoid',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sigmoid', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_sigmoid,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='sigmoid_grad',
+           backward_fn=_backward_dense_sigmoid,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_sigmoid}),
+    OpSpec(name='sigmoid_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sigmoid_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_sigmoid_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='relu',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('relu', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_relu,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='relu_grad',
+           backward_fn=_backward_dense_relu,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_relu}),
+    OpSpec(name='relu_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('relu_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_relu_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='add',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('add', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_add,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='add_grad',
+           backward_fn=_backward_dense_add,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_add}),
+    OpSpec(name='add_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('add_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_add_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='subtract',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('subtract', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_subtract,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='subtract_grad',
+           backward_fn=_backward_dense_subtract,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_subtract}),
+    OpSpec(name='subtract_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('subtract_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_subtract_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='multiply',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('multiply', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_multiply,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='multiply_grad',
+           backward_fn=_backward_dense_multiply,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_multiply}),
+    OpSpec(name='multiply_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('multiply_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_multiply_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='divide',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('divide', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_divide,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='divide_grad',
+           backward_fn=_backward_dense_divide,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_divide}),
+    OpSpec(name='divide_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('divide_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_divide_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='pow',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('pow', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_pow,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='pow_grad',
+           backward_fn=_backward_dense_pow,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_pow}),
+    OpSpec(name='pow_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('pow_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_pow_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='maximum',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('maximum', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_maximum,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='maximum_grad',
+           backward_fn=_backward_dense_maximum,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_maximum}),
+    OpSpec(name='maximum_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('maximum_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_maximum_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='minimum',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('minimum', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_minimum,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='minimum_grad',
+           backward_fn=_backward_dense_minimum,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_minimum}),
+    OpSpec(name='minimum_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('minimum_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_minimum_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='equal',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('equal', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_equal,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_equal}),
+    OpSpec(name='not_equal',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('not_equal', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_not_equal,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_not_equal}),
+    OpSpec(name='less_than',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('less_than', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_less_than,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_less_than}),
+    OpSpec(name='less_equal',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('less_equal', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_less_equal,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_less_equal}),
+    OpSpec(name='greater_than',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('greater_than', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_greater_than,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_greater_than}),
+    OpSpec(name='greater_equal',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('greater_equal', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_greater_equal,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_greater_equal}),
+    OpSpec(name='clip',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('min', 'Scalar', True, None), Arg('max', 'Scalar', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('clip', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_clip,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='clip_grad',
+           backward_fn=_backward_dense_clip,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_clip}),
+    OpSpec(name='clip_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('min', 'Scalar', True, None), Arg('max', 'Scalar', True, None)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('clip_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_clip_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
     OpSpec(name='reshape_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -923,6 +2788,513 @@ OPS = (
            saved=('x', 'out'),
            saved_meta=(),
            extra={'sbp': _sbp_sparse_softmax}),
+    OpSpec(name='abs',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('abs_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('abs_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_abs,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='abs_grad',
+           backward_fn=_backward_sparse_abs,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_abs}),
+    OpSpec(name='abs_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('abs_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('abs_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_abs_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='neg',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('neg_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('neg_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_neg,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='neg_grad',
+           backward_fn=_backward_sparse_neg,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_neg}),
+    OpSpec(name='neg_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('neg_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('neg_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_neg_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='sqrt',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sqrt_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sqrt_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sqrt,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sqrt_grad',
+           backward_fn=_backward_sparse_sqrt,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_sqrt}),
+    OpSpec(name='sqrt_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sqrt_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sqrt_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sqrt_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='square',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('square_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('square_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_square,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='square_grad',
+           backward_fn=_backward_sparse_square,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_square}),
+    OpSpec(name='square_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('square_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('square_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_square_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='sin',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sin_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sin_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sin_grad',
+           backward_fn=_backward_sparse_sin,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_sin}),
+    OpSpec(name='sin_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sin_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sin_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sin_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='sinh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sinh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sinh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sinh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sinh_grad',
+           backward_fn=_backward_sparse_sinh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_sinh}),
+    OpSpec(name='sinh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sinh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sinh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sinh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='tan',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('tan_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('tan_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tan,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='tan_grad',
+           backward_fn=_backward_sparse_tan,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_tan}),
+    OpSpec(name='tan_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('tan_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('tan_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tan_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='tanh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('tanh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('tanh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tanh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='tanh_grad',
+           backward_fn=_backward_sparse_tanh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_tanh}),
+    OpSpec(name='tanh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('tanh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('tanh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tanh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='asin',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('asin_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('asin_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='asin_grad',
+           backward_fn=_backward_sparse_asin,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_asin}),
+    OpSpec(name='asin_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('asin_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('asin_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asin_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='asinh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('asinh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('asinh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asinh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='asinh_grad',
+           backward_fn=_backward_sparse_asinh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_asinh}),
+    OpSpec(name='asinh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('asinh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('asinh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asinh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='atan',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('atan_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('atan_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atan,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='atan_grad',
+           backward_fn=_backward_sparse_atan,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_atan}),
+    OpSpec(name='atan_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('atan_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('atan_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atan_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='atanh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('atanh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('atanh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atanh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='atanh_grad',
+           backward_fn=_backward_sparse_atanh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_atanh}),
+    OpSpec(name='atanh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('atanh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('atanh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atanh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='expm1',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('expm1_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('expm1_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_expm1,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='expm1_grad',
+           backward_fn=_backward_sparse_expm1,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_expm1}),
+    OpSpec(name='expm1_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('expm1_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('expm1_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_expm1_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='log1p',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('log1p_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('log1p_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_log1p,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='log1p_grad',
+           backward_fn=_backward_sparse_log1p,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_log1p}),
+    OpSpec(name='log1p_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('log1p_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('log1p_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_log1p_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='deg2rad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('deg2rad_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('deg2rad_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_deg2rad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='deg2rad_grad',
+           backward_fn=_backward_sparse_deg2rad,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_deg2rad}),
+    OpSpec(name='deg2rad_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('deg2rad_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('deg2rad_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_deg2rad_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='rad2deg',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('rad2deg_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('rad2deg_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_rad2deg,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='rad2deg_grad',
+           backward_fn=_backward_sparse_rad2deg,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_rad2deg}),
+    OpSpec(name='rad2deg_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('rad2deg_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('rad2deg_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_rad2deg_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='relu',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('relu_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('relu_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='relu_grad',
+           backward_fn=_backward_sparse_relu,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_relu}),
+    OpSpec(name='relu_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('relu_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('relu_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='relu6',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('relu6_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('relu6_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu6,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='relu6_grad',
+           backward_fn=_backward_sparse_relu6,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_relu6}),
+    OpSpec(name='relu6_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('relu6_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('relu6_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu6_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='leaky_relu',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('negative_slope', 'float', True, 0.01)),
+           outputs=('out',),
+           kernels=(KernelSig('leaky_relu_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('leaky_relu_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_leaky_relu,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='leaky_relu_grad',
+           backward_fn=_backward_sparse_leaky_relu,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_leaky_relu}),
+    OpSpec(name='leaky_relu_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('negative_slope', 'float', True, 0.01)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('leaky_relu_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('leaky_relu_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_leaky_relu_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='pow',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('factor', 'float')),
+           outputs=('out',),
+           kernels=(KernelSig('pow_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('pow_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_pow,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='pow_grad',
+           backward_fn=_backward_sparse_pow,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_pow}),
+    OpSpec(name='pow_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('factor', 'float')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('pow_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('pow_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_pow_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='scale',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('scale', 'float', True, 1.0), Arg('bias', 'float', True, 0.0), Arg('bias_after_scale', 'bool', True, True)),
+           outputs=('out',),
+           kernels=(KernelSig('scale_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('scale_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_scale,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='scale_grad',
+           backward_fn=_backward_sparse_scale,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_scale}),
+    OpSpec(name='scale_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('scale', 'float', True, 1.0), Arg('bias', 'float', True, 0.0), Arg('bias_after_scale', 'bool', True, True)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('scale_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('scale_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_scale_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='isnan',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('isnan_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('isnan_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_isnan,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           extra={'sbp': _sbp_sparse_isnan}),
+    OpSpec(name='cast',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index_dtype', 'DataType', True, None), Arg('value_dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('cast_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('cast_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_cast,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='cast_grad',
+           backward_fn=_backward_sparse_cast,
+           saved=('x',),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_cast}),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -1046,6 +3418,15 @@ OPS = (
            outputs=('x_grad',),
            kernels=(KernelSig('softmax_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('softmax_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
            infer_meta=_meta_sparse_softmax_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='cast_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('cast_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('cast_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_cast_grad,
            layout_arg='x',
            data_type_arg='x',
            module='kernels.sparse'),

@@ -5,16 +5,17 @@ raising ValueError/TypeError with the op's name before any data is touched.
 Helper functions here may also be called from a backward's ``invoke``.
 """
 from .common import unchanged_infer_meta
+from .elementwise import (binary_grad_infer_meta, binary_infer_meta, broadcast_shape,
+                          unary_infer_meta)
 from .gather import batch_gather_infer_meta, gather_infer_meta
 from .expand import (expand_infer_meta, repeat_grad_axes, repeat_grad_shape,
                      repeat_infer_meta, resolve_expand, resolve_repeat)
 from .reduce import sum_infer_meta, sum_keepdim_shape
 from .reshape import reshape_infer_meta, resolve_reshape
-from .sparse_values import (mask_as_infer_meta, require_sparse, values_infer_meta,
-                            with_values_infer_meta)
-from .sparse_binary import (binary_grad_infer_meta, sparse_add_infer_meta,
-                            sparse_divide_infer_meta, sparse_multiply_infer_meta,
-                            sparse_subtract_infer_meta)
+from .sparse_values import (mask_as_infer_meta, require_sparse, sparse_cast_infer_meta,
+                            sparse_unary_infer_meta, values_infer_meta, with_values_infer_meta)
+from .sparse_binary import (sparse_add_infer_meta, sparse_divide_infer_meta,
+                            sparse_multiply_infer_meta, sparse_subtract_infer_meta)
 from .sparse_reduce import sparse_softmax_infer_meta, sparse_sum_infer_meta, sum_plan
 from .sparse import (coo_reshape_sparse_dim, sparse_reshape_infer_meta, to_dense_infer_meta,
                      to_sparse_coo_infer_meta, to_sparse_csr_infer_meta)
@@ -26,7 +27,10 @@ __all__ = ["unchanged_infer_meta", "sum_infer_meta", "sum_keepdim_shape",
 __all__ += ["sparse_reshape_infer_meta", "coo_reshape_sparse_dim", "to_dense_infer_meta",
             "to_sparse_coo_infer_meta", "to_sparse_csr_infer_meta"]
 __all__ += ["gather_infer_meta", "batch_gather_infer_meta"]
-__all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse"]
+__all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse",
+            "sparse_unary_infer_meta", "sparse_cast_infer_meta"]
 __all__ += ["sparse_add_infer_meta", "sparse_subtract_infer_meta", "sparse_multiply_infer_meta",
-            "sparse_divide_infer_meta", "binary_grad_infer_meta"]
+            "sparse_divide_infer_meta"]
 __all__ += ["sparse_sum_infer_meta", "sparse_softmax_infer_meta", "sum_plan"]
+__all__ += ["unary_infer_meta", "binary_infer_meta", "binary_grad_infer_meta",
+            "broadcast_shape"]

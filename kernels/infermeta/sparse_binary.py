@@ -3,36 +3,16 @@
 Sparse with sparse needs one layout; the result has it, with the union of the
 patterns (add, subtract, divide) or their intersection (multiply).  Sparse
 with dense: multiply and divide are sparse on the sparse operand's pattern,
-add and subtract dense.  The dtype is numpy's (``ufunc.resolve_dtypes``).
-A COO result's sparse dims are the sparse operands' sparse dims placed in the
-broadcast shape (the larger count when both are sparse: the other operand's
-leading dense dims are folded).
+add and subtract dense.  Shape and dtype follow the dense elementwise
+family (:mod:`kernels.infermeta.elementwise`).  A COO result's sparse dims
+are the sparse operands' sparse dims placed in the broadcast shape (the
+larger count when both are sparse: the other operand's leading dense dims
+are folded).
 """
-import numpy as np
-
+from ..funcs.elementwise import BINARY, result_dtype
+from .elementwise import broadcast_shape
 from .sparse import check_csr_rank
 from .sparse_values import SPARSE
-
-UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
-          "divide": np.divide}
-
-
-def broadcast_shape(op, x, y):
-    """numpy's broadcast of x's and y's shapes, or ValueError naming ``op``."""
-    try:
-        return tuple(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
-    except ValueError:
-        raise ValueError(f"{op}: shapes {list(x.shape)} and {list(y.shape)} do not "
-                         "broadcast") from None
-
-
-def result_dtype(op, x, y):
-    """numpy's result dtype of ``op`` on x's and y's dtypes, or TypeError naming ``op``."""
-    try:
-        return np.dtype(UFUNCS[op].resolve_dtypes((x.dtype, y.dtype, None))[2])
-    except TypeError:
-        raise TypeError(f"{op}: numpy's {op} does not take dtypes {x.dtype} and "
-                        f"{y.dtype}") from None
 
 
 def placed_sparse_dim(t, ndim):
@@ -48,8 +28,8 @@ def _binary(op, x, y):
     if xs and ys and x.layout != y.layout:
         raise TypeError(f"{op}: x is {x.layout} and y is {y.layout}; sparse with sparse "
                         "needs one layout (convert one of them first)")
-    shape = broadcast_shape(op, x, y)
-    dtype = result_dtype(op, x, y)
+    shape = broadcast_shape(op, x.shape, y.shape)
+    dtype = result_dtype(op, BINARY[op], x.dtype, y.dtype)
     s = x if xs else y
     if not (xs and ys) and op in ("add", "subtract"):
         return s.with_(shape=shape, dtype=dtype, layout="dense", sparse_dim=None)
@@ -80,8 +60,3 @@ def sparse_multiply_infer_meta(x, y):
 def sparse_divide_infer_meta(x, y):
     """See the module docstring."""
     return _binary("divide", x, y)
-
-
-def binary_grad_infer_meta(x, y):
-    """The gradients have their operands' metadata."""
-    return x, y

@@ -27,7 +27,7 @@ from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
-from ..infermeta.sparse_binary import UFUNCS
+from ..funcs.elementwise import BINARY, quiet, result_dtype
 from .convert import coo_of_csr, gather_dense, scatter_dense
 from .data import CooData, CsrData, crows_from_keys, fold_dense, index_rows, sum_by_key
 
@@ -171,7 +171,7 @@ def _dtype(t):
 def _meta(op, x, y):
     """The broadcast shape and numpy's result dtype of ``x op y``."""
     out_shape = tuple(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
-    return out_shape, np.dtype(UFUNCS[op].resolve_dtypes((_dtype(x), _dtype(y), None))[2])
+    return out_shape, result_dtype(op, BINARY[op], _dtype(x), _dtype(y))
 
 
 def union(a, b, xp):
@@ -228,21 +228,18 @@ def combine(op, a, b, dense, dtype, xp):
 
 
 def apply(op, xv, yv, dtype):
-    """``op`` on values, in ``dtype``, with numpy's inf and nan for a zero divisor."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return UFUNCS[op](xv, yv).astype(dtype, copy=False)
+    """The table's ``op`` on values, in ``dtype``, with numpy's inf and nan for a zero divisor."""
+    xp = xp_of(xv)
+    with quiet(xp, divide="ignore", invalid="ignore"):
+        return BINARY[op].fn(xp, xv, yv).astype(dtype, copy=False)
 
 
-def partials(op, g, xv, yv):
-    """The output gradient ``g`` times d op / d x and d op / d y, at the output entries."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if op == "add":
-            return g, g
-        if op == "subtract":
-            return g, -g
-        if op == "multiply":
-            return g * yv, g * xv
-        return g / yv, -g * xv / (yv * yv)
+def partials(op, g, xv, yv, dtype):
+    """The table's derivative: the output gradient ``g`` pulled back to x and y."""
+    xp = xp_of(g)
+    out = apply(op, xv, yv, dtype) if op == "divide" else None
+    with quiet(xp, divide="ignore", invalid="ignore"):
+        return BINARY[op].grad(xp, xv, yv, out, g)
 
 
 # ---------------------------------------------------------------- outputs
@@ -304,7 +301,7 @@ def sparse_sparse_grad(op, x, y, out_grad):
     xp = xp_of(xc.values)
     a, b = align(xc, out_shape, k, op), align(yc, out_shape, k, op)
     c = combine(op, a, b, out_shape[k:], dtype, xp)
-    tx, ty = partials(op, out_grad.values, c.xv, c.yv)
+    tx, ty = partials(op, out_grad.values, c.xv, c.yv, dtype)
     sshape = out_shape[:k]
     gx = reduce_to(a, c.keys, sshape, tx, xc.values.shape).astype(xc.values.dtype, copy=False)
     gy = reduce_to(b, c.keys, sshape, ty, yc.values.shape).astype(yc.values.dtype, copy=False)
@@ -383,18 +380,18 @@ def _sparse_grad(s, p, t, out_shape):
 
 def sparse_dense_grad(op, x, y, out_grad):
     """Sparse x's gradient on its pattern and dense y's gradient."""
-    out_shape, _ = _meta(op, x, y)
+    out_shape, dtype = _meta(op, x, y)
     p = on_pattern(x, y, out_shape, coalesce=not _linear(x))
-    tx, ty = partials(op, out_grad.values, p.sv, p.dv)
+    tx, ty = partials(op, out_grad.values, p.sv, p.dv, dtype)
     gy = to_grid(p.rows, ty, out_shape, p.k, y.shape).astype(y.dtype, copy=False)
     return _sparse_grad(x, p, tx, out_shape), gy
 
 
 def dense_sparse_grad(op, x, y, out_grad):
     """Dense x's gradient and sparse y's gradient on its pattern."""
-    out_shape, _ = _meta(op, x, y)
+    out_shape, dtype = _meta(op, x, y)
     p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _linear(y))
-    tx, ty = partials(op, out_grad.values, p.dv, p.sv)
+    tx, ty = partials(op, out_grad.values, p.dv, p.sv, dtype)
     gx = to_grid(p.rows, tx, out_shape, p.k, x.shape).astype(x.dtype, copy=False)
     return gx, _sparse_grad(y, p, ty, out_shape)
 
@@ -425,7 +422,7 @@ def _grad_of(t, g):
 
 def mixed_dense_grad(op, x, y, out_grad):
     """Each operand's share of the dense gradient (sparse ones read at their entries)."""
-    tx, ty = partials(op, out_grad, None, None)
+    tx, ty = BINARY[op].grad(xp_of(out_grad), None, None, None, out_grad)
     return _grad_of(x, tx), _grad_of(y, ty)
 
 
@@ -448,5 +445,5 @@ def _register(op):
         register_kernel(name + "_grad", layout=lx, backends=BOTH, dtypes=ALL)(partial(bwd, op))
 
 
-for _op in UFUNCS:
+for _op in ("add", "subtract", "multiply", "divide"):
     _register(_op)
