@@ -40,7 +40,12 @@ def _sum(x, plan, dtype):
     if plan.kept == tuple(range(x.sparse_dim)) and not any(a < x.sparse_dim for a in plan.axes):
         return None, values, None, None, None
     keys, free, shape = _grouped(x, plan)
-    ukeys, sums, group = sum_by_key(keys, values)
+    if not free:                     # one group: no keys to compare
+        xp = xp_of(values)
+        n = values.shape[0]
+        sums = xp.sum(values, axis=0, keepdims=True)[:n]
+        return keys[:1], sums, xp.zeros(n, dtype=xp.int64), free, shape
+    ukeys, sums, group = sum_by_key(keys, values, int(np.prod(shape)))
     return ukeys, sums, group, free, shape
 
 
@@ -82,12 +87,40 @@ def sum_coo_grad(x, out_grad, axis, dtype, keepdim):
 
 
 def sum_csr(x, axis, dtype, keepdim):
-    """Sum CSR x; the result is CSR of rank 2 or 3 (see the shape rule)."""
+    """Sum CSR x; the result is CSR of rank 2 or 3 (see the shape rule).
+
+    The full sum and the sum of each row (the last axis) read only the
+    values and crows; other axes go through COO.
+    """
     plan = sum_plan(x.shape, len(x.shape), axis, keepdim, csr=True)
+    dtype = sparse_sum_dtype(x.values.dtype, dtype)
+    if x.values.dtype != np.bool_ and len(plan.axes) == len(x.shape):
+        xp = xp_of(x.values)
+        n = min(x.nnz, 1)
+        total = xp.sum(x.values, dtype=dtype, keepdims=True)[:n]
+        return csr_out(xp.zeros(n, dtype=xp.int64), total, plan.shape, x.crows.dtype, xp)
+    if x.values.dtype != np.bool_ and plan.axes == (len(x.shape) - 1,):
+        return _row_sums(x, plan, dtype)
     out = sum_coo(coo_of_csr(x), axis, dtype, keepdim)
     xp = xp_of(out.values)
     keys = flatten(index_rows(out.indices), out.shape, xp)
     return csr_out(keys, out.values, plan.shape, x.crows.dtype, xp)
+
+
+def _row_sums(x, plan, dtype):
+    """Each row's sum by one segmented pass over the values (rows with no entries stay empty)."""
+    xp = xp_of(x.values)
+    rows = x.shape[-2]
+    c2 = x.crows.reshape(x.batch, rows + 1)
+    counts = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
+    offsets = xp.repeat(xp.concatenate([xp.zeros(1, c2.dtype), xp.cumsum(c2[:, -1])[:-1]]),
+                        rows)
+    starts = (c2[:, :-1].reshape(-1) + offsets)[counts > 0]
+    values = x.values.astype(dtype, copy=False)
+    sums = xp.add.reduceat(values, starts) if starts.shape[0] else values[:0]
+    filled = (counts > 0).reshape(-1)
+    keys = xp.flatnonzero(filled)
+    return csr_out(keys, sums.astype(dtype, copy=False), plan.shape, x.crows.dtype, xp)
 
 
 def sum_csr_grad(x, out_grad, axis, dtype, keepdim):
