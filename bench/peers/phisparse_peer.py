@@ -1,4 +1,5 @@
-"""phisparse, from this checkout: sparse.reshape, expand, repeat, gather, batch_gather.
+"""phisparse, from this checkout: sparse.reshape, expand, repeat, gather, batch_gather,
+and sparse add, multiply, sum and abs.
 
 Gradients run through phisparse's autograd: ``out.backward(out_grad)`` on a
 graph built once, untimed (``retain_graph=True``), with ``x.grad`` cleared
@@ -20,6 +21,10 @@ NEEDS = {
     "repeat": ("dense.repeat",),
     "gather": ("dense.gather",),
     "batch_gather": ("dense.batch_gather",),
+    "sparse_add": ("sparse.add",),
+    "sparse_multiply": ("sparse.multiply",),
+    "sparse_sum": ("sparse.sum",),
+    "sparse_abs": ("sparse.abs",),
 }
 _MODULES = {"dense": dense, "sparse": sparse}
 
@@ -56,6 +61,25 @@ def csr_reshape(inp, be):
     return Case(lambda: sparse.reshape(x, new))
 
 
+def _operand(inp, name, be):
+    """Operand ``name`` ('x' or 'y') as a COO tensor flagged coalesced, or as CSR."""
+    x = sparse.sparse_coo_tensor(be.asarray(inp[name + "_indices"]),
+                                 be.asarray(inp[name + "_values"]), list(inp["shape"]))
+    return sparse.coalesce(x) if inp["fmt"] == "coo" else x.to_sparse_csr()
+
+
+ARITH = {"sparse_add": lambda x, y: x + y, "sparse_multiply": lambda x, y: x * y,
+         "sparse_sum": lambda x, y: sparse.sum(x), "sparse_abs": lambda x, y: sparse.abs(x)}
+
+
+def arith(op):
+    """A factory timing the sparse arithmetic op on the operands built untimed."""
+    def factory(inp, be):
+        x, y, fn = _operand(inp, "x", be), _operand(inp, "y", be), ARITH[op]
+        return Case(lambda: fn(x, y))
+    return factory
+
+
 def _forwards(inp, be):
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = _tensor(inp["index"], be) if "index" in inp else None
@@ -90,6 +114,7 @@ def backward(op):
 
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape}}
+IMPLS.update({op: {f"sparse.{op.removeprefix('sparse_')}": arith(op)} for op in ARITH})
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

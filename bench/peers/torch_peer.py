@@ -1,4 +1,5 @@
-"""PyTorch (CPU): expand().contiguous(), repeat, index_select, take_along_dim.
+"""PyTorch (CPU): expand().contiguous(), repeat, index_select, take_along_dim;
+torch.sparse COO add and sum.
 
 Gradients run through torch's autograd: ``out.backward(out_grad)`` on a graph
 built once, untimed, with ``x.grad`` cleared between calls.
@@ -18,7 +19,26 @@ def unsupported(op, p):
     """Why torch cannot run this workload, or None."""
     if op in ("coo_reshape", "csr_reshape"):
         return "torch has no reshape for sparse tensors ('not implemented for sparse tensors')"
+    if op in ("sparse_multiply", "sparse_abs") or (op.startswith("sparse_") and p["fmt"] != "coo"):
+        return "timed for torch.sparse COO add and sum only"
     return None
+
+
+def _operand(inp, name):
+    return torch.sparse_coo_tensor(torch.from_numpy(inp[name + "_indices"]),
+                                   torch.from_numpy(inp[name + "_values"]),
+                                   inp["shape"], is_coalesced=True)
+
+
+ARITH = {"sparse_add": ("x + y", lambda x, y: x + y),
+         "sparse_sum": ("torch.sparse.sum", lambda x, y: torch.sparse.sum(x))}
+
+
+def arith(op):
+    def factory(inp, be):
+        x, y, fn = _operand(inp, "x"), _operand(inp, "y"), ARITH[op][1]
+        return Case(lambda: fn(x, y))
+    return factory
 
 
 def _forwards(inp):
@@ -61,7 +81,7 @@ def backward(op):
 
 OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
        "gather": "index_select", "batch_gather": "take_along_dim"}
-IMPLS = {}
+IMPLS = {op: {label: arith(op)} for op, (label, _) in ARITH.items()}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}
