@@ -270,3 +270,17 @@ def test_cast():
         sparse.cast(x, index_dtype="float32")
     with pytest.raises(ValueError, match="cast"):
         sparse.cast(coo([[299]], [1.0], [300]), index_dtype="int8")
+
+
+def test_readme_examples_of_sparse_computing_run():
+    """Every python block of the README's 'Computing with sparse tensors' section runs."""
+    import os
+    import re
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    section = text[text.index("## Computing with sparse tensors"):
+                   text.index("## Global tensors on many ranks")]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
