@@ -62,11 +62,6 @@ def unflatten(keys, shape, xp, dtype=np.int64):
     return rows
 
 
-def sorted_unique(keys, xp):
-    """True if ``keys`` strictly increase."""
-    return keys.shape[0] < 2 or not bool(xp.any(keys[1:] <= keys[:-1]))
-
-
 # ---------------------------------------------------------------- aligned operands
 class Aligned(NamedTuple):
     """A sparse operand in the broadcast shape's sparse dims, duplicates summed.
@@ -88,7 +83,7 @@ class Aligned(NamedTuple):
     dshape: tuple
 
 
-def align(x, out_shape, k, op):
+def align(x, out_shape, k):
     """COO ``x`` as an :class:`Aligned` operand with ``k`` sparse dims of ``out_shape``."""
     xp = xp_of(x.values)
     pad = len(out_shape) - len(x.shape)
@@ -98,7 +93,7 @@ def align(x, out_shape, k, op):
     if xf.coalesced:
         values, group = xf.values, None
     else:
-        keys, values, group = sum_by_key(keys, xf.values)
+        keys, values, group = sum_by_key(keys, xf.values, int(np.prod(ashape)))
     ukeys, src = keys, None
     sshape = tuple(out_shape[:k])
     if ashape != sshape:
@@ -284,7 +279,7 @@ def sparse_sparse(op, x, y):
     xc, yc = _coo(x), _coo(y)
     k = _k(xc, yc, out_shape)
     xp = xp_of(xc.values)
-    a, b = align(xc, out_shape, k, op), align(yc, out_shape, k, op)
+    a, b = align(xc, out_shape, k), align(yc, out_shape, k)
     c = combine(op, a, b, out_shape[k:], dtype, xp)
     values = apply(op, c.xv, c.yv, dtype)
     idt = _index_dtype(out_shape, _indices(x), _indices(y))
@@ -299,7 +294,7 @@ def sparse_sparse_grad(op, x, y, out_grad):
     xc, yc = _coo(x), _coo(y)
     k = _k(xc, yc, out_shape)
     xp = xp_of(xc.values)
-    a, b = align(xc, out_shape, k, op), align(yc, out_shape, k, op)
+    a, b = align(xc, out_shape, k), align(yc, out_shape, k)
     c = combine(op, a, b, out_shape[k:], dtype, xp)
     tx, ty = partials(op, out_grad.values, c.xv, c.yv, dtype)
     sshape = out_shape[:k]
@@ -332,7 +327,7 @@ def on_pattern(s, d, out_shape, coalesce):
     if not coalesce and tuple(out_shape[:k]) == tuple(sc.shape[:sc.sparse_dim]):
         rows, sv, a = index_rows(sc.indices), sc.values, None
     else:
-        a = align(sc, out_shape, k, "")
+        a = align(sc, out_shape, k)
         rows, sv = unflatten(a.keys, out_shape[:k], xp), a.values
     dv = xp.broadcast_to(d, out_shape)[tuple(rows)]
     return OnPattern(rows, sv, dv, a, k)
