@@ -29,12 +29,10 @@ _sbp_dense_reshape = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(('shape', lambda e: e.out_local.shape), ),
-    local=None)
+    physical=_im.shard_out_shape)
 
 
-# dense.sum  (yaml/ops.yaml:52)
+# dense.sum  (yaml/ops.yaml:51)
 def _meta_dense_sum(x, axis, keepdim):
     return _im.sum_infer_meta(x, axis, keepdim)
 
@@ -49,21 +47,19 @@ def _backward_dense_sum(node, out_grad):
 _sbp_dense_sum = _r.SbpTable(
     rules=(
         _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
-                   lambda e: e.i in e.axes,
-                   'S(i) -> P if i in axes'),
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(e.axes, e.i)),),
-                   lambda e: e.i not in e.axes,
-                   'S(i) -> S(i if keepdim else i - count_below(axes, i)) if i not in axes'),
+                   lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> P if i in axes_of(axis, x.ndim)'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('axes', lambda e: _r.axes_of(e.axis, e.x.ndim)), ),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.expand  (yaml/ops.yaml:94)
+# dense.expand  (yaml/ops.yaml:91)
 def _meta_dense_expand(x, shape):
     return _im.expand_infer_meta(x, shape)
 
@@ -77,19 +73,17 @@ def _backward_dense_expand(node, out_grad):
 
 _sbp_dense_expand = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.lead),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.lead],
-                   'S(i) -> S(i + lead) if x.shape[i] == out.shape[i + lead]'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim],
+                   'S(i) -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim]'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('lead', lambda e: len(e.shape) - e.x.ndim), ),
-    physical=(('shape', lambda e: _resolve('kernels.funcs.broadcast.physical_expand')(e.x.shape, e.shape, e.x_axis, e.x_slice)[0] if e.x_axis is not None else e.shape), ),
-    local=None)
+    physical=_im.shard_out_shape)
 
 
-# dense.repeat  (yaml/ops.yaml:153)
+# dense.repeat  (yaml/ops.yaml:147)
 def _meta_dense_repeat(x, repeats):
     return _im.repeat_infer_meta(x, repeats)
 
@@ -103,19 +97,17 @@ def _backward_dense_repeat(node, out_grad):
 
 _sbp_dense_repeat = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.lead),),
-                   lambda e: e.repeats[e.i + e.lead] == 1,
-                   'S(i) -> S(i + lead) if repeats[i + lead] == 1'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.repeats[e.i + e.out.ndim - e.x.ndim] == 1,
+                   'S(i) -> S(i + out.ndim - x.ndim) if repeats[i + out.ndim - x.ndim] == 1'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('lead', lambda e: len(e.repeats) - e.x.ndim), ),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.gather  (yaml/ops.yaml:205)
+# dense.gather  (yaml/ops.yaml:197)
 def _meta_dense_gather(x, index, axis, batch_dims):
     return _im.gather_infer_meta(x, index, axis, batch_dims)
 
@@ -129,31 +121,29 @@ def _backward_dense_gather(node, out_grad):
 
 _sbp_dense_gather = _r.SbpTable(
     rules=(
-        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.ax + e.i - e.bd),),
-                   lambda e: e.i >= e.bd,
-                   'B, S(i) -> S(ax + i - bd) if i >= bd'),
+        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i + _r.gather_axis(e.x, e.index, e.axis, e.batch_dims) - _r.norm_axis(e.batch_dims, e.index.ndim)),),
+                   lambda e: e.i >= _r.norm_axis(e.batch_dims, e.index.ndim),
+                   'B, S(i) -> S(i + gather_axis(x, index, axis, batch_dims) - norm_axis(batch_dims, index.ndim)) if i >= norm_axis(batch_dims, index.ndim)'),
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.bd,
-                   'S(i), S(i) -> S(i) if i < bd'),
+                   lambda e: e.i < _r.norm_axis(e.batch_dims, e.index.ndim),
+                   'S(i), S(i) -> S(i) if i < norm_axis(batch_dims, index.ndim)'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.bd <= e.d < e.ax,
-                   'S(d), B -> S(d) if bd <= d < ax'),
+                   lambda e: _r.norm_axis(e.batch_dims, e.index.ndim) <= e.d < _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> S(d) if norm_axis(batch_dims, index.ndim) <= d < gather_axis(x, index, axis, batch_dims)'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.ax,
-                   'S(d), B -> P if d == ax'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.k - e.bd - 1),),
-                   lambda e: e.d > e.ax,
-                   'S(d), B -> S(d + k - bd - 1) if d > ax'),
+                   lambda e: e.d == _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> P if d == gather_axis(x, index, axis, batch_dims)'),
+        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - _r.norm_axis(e.batch_dims, e.index.ndim) - 1),),
+                   lambda e: e.d > _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> S(d + index.ndim - norm_axis(batch_dims, index.ndim) - 1) if d > gather_axis(x, index, axis, batch_dims)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    None,
                    'P, B -> P'),
     ),
-    let=(('k', lambda e: e.index.ndim), ('bd', lambda e: _r.norm_axis(e.batch_dims, e.index.ndim)), ('ax', lambda e: e.bd if e.axis is None else _r.norm_axis(e.axis, e.x.ndim)), ),
-    physical=(),
-    local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('offset', lambda e: e.x_slice[0] if e.x_axis == e.ax else 0), ('size', lambda e: e.x.shape[e.ax]), )))
+    physical=_im.gather_sbp_physical)
 
 
-# dense.batch_gather  (yaml/ops.yaml:285)
+# dense.batch_gather  (yaml/ops.yaml:268)
 def _meta_dense_batch_gather(x, index):
     return _im.batch_gather_infer_meta(x, index)
 
@@ -168,27 +158,25 @@ def _backward_dense_batch_gather(node, out_grad):
 _sbp_dense_batch_gather = _r.SbpTable(
     rules=(
         _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == e.k - 1,
-                   'B, S(i) -> S(i) if i == k - 1'),
+                   lambda e: e.i == e.index.ndim - 1,
+                   'B, S(i) -> S(i) if i == index.ndim - 1'),
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.k - 1,
-                   'S(i), S(i) -> S(i) if i < k - 1'),
+                   lambda e: e.i < e.index.ndim - 1,
+                   'S(i), S(i) -> S(i) if i < index.ndim - 1'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.k - 1,
-                   'S(d), B -> P if d == k - 1'),
+                   lambda e: e.d == e.index.ndim - 1,
+                   'S(d), B -> P if d == index.ndim - 1'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.d > e.k - 1,
-                   'S(d), B -> S(d) if d > k - 1'),
+                   lambda e: e.d > e.index.ndim - 1,
+                   'S(d), B -> S(d) if d > index.ndim - 1'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    None,
                    'P, B -> P'),
     ),
-    let=(('k', lambda e: e.index.ndim), ),
-    physical=(),
-    local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('axis', lambda e: e.k - 1), ('batch_dims', lambda e: e.k - 1), ('offset', lambda e: e.x_slice[0] if e.x_axis == e.k - 1 else 0), ('size', lambda e: e.x.shape[e.k - 1]), ('op', lambda e: 'batch_gather'), )))
+    physical=_im.batch_gather_sbp_physical)
 
 
-# dense.abs  (yaml/ops.yaml:360)
+# dense.abs  (yaml/ops.yaml:333)
 def _meta_dense_abs(x):
     return _im.unary_infer_meta('abs', x)
 
@@ -206,17 +194,15 @@ _sbp_dense_abs = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.abs_grad  (yaml/ops.yaml:360)
+# dense.abs_grad  (yaml/ops.yaml:333)
 def _meta_dense_abs_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.neg  (yaml/ops.yaml:389)
+# dense.neg  (yaml/ops.yaml:362)
 def _meta_dense_neg(x):
     return _im.unary_infer_meta('neg', x)
 
@@ -237,17 +223,15 @@ _sbp_dense_neg = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.neg_grad  (yaml/ops.yaml:389)
+# dense.neg_grad  (yaml/ops.yaml:362)
 def _meta_dense_neg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.exp  (yaml/ops.yaml:418)
+# dense.exp  (yaml/ops.yaml:391)
 def _meta_dense_exp(x):
     return _im.unary_infer_meta('exp', x)
 
@@ -265,17 +249,15 @@ _sbp_dense_exp = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.exp_grad  (yaml/ops.yaml:418)
+# dense.exp_grad  (yaml/ops.yaml:391)
 def _meta_dense_exp_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.log  (yaml/ops.yaml:447)
+# dense.log  (yaml/ops.yaml:420)
 def _meta_dense_log(x):
     return _im.unary_infer_meta('log', x)
 
@@ -293,17 +275,15 @@ _sbp_dense_log = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.log_grad  (yaml/ops.yaml:447)
+# dense.log_grad  (yaml/ops.yaml:420)
 def _meta_dense_log_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.sqrt  (yaml/ops.yaml:476)
+# dense.sqrt  (yaml/ops.yaml:449)
 def _meta_dense_sqrt(x):
     return _im.unary_infer_meta('sqrt', x)
 
@@ -321,17 +301,15 @@ _sbp_dense_sqrt = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.sqrt_grad  (yaml/ops.yaml:476)
+# dense.sqrt_grad  (yaml/ops.yaml:449)
 def _meta_dense_sqrt_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.square  (yaml/ops.yaml:505)
+# dense.square  (yaml/ops.yaml:478)
 def _meta_dense_square(x):
     return _im.unary_infer_meta('square', x)
 
@@ -349,17 +327,15 @@ _sbp_dense_square = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.square_grad  (yaml/ops.yaml:505)
+# dense.square_grad  (yaml/ops.yaml:478)
 def _meta_dense_square_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.sin  (yaml/ops.yaml:534)
+# dense.sin  (yaml/ops.yaml:507)
 def _meta_dense_sin(x):
     return _im.unary_infer_meta('sin', x)
 
@@ -377,17 +353,15 @@ _sbp_dense_sin = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.sin_grad  (yaml/ops.yaml:534)
+# dense.sin_grad  (yaml/ops.yaml:507)
 def _meta_dense_sin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.cos  (yaml/ops.yaml:563)
+# dense.cos  (yaml/ops.yaml:536)
 def _meta_dense_cos(x):
     return _im.unary_infer_meta('cos', x)
 
@@ -405,17 +379,15 @@ _sbp_dense_cos = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.cos_grad  (yaml/ops.yaml:563)
+# dense.cos_grad  (yaml/ops.yaml:536)
 def _meta_dense_cos_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.tanh  (yaml/ops.yaml:592)
+# dense.tanh  (yaml/ops.yaml:565)
 def _meta_dense_tanh(x):
     return _im.unary_infer_meta('tanh', x)
 
@@ -433,17 +405,15 @@ _sbp_dense_tanh = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.tanh_grad  (yaml/ops.yaml:592)
+# dense.tanh_grad  (yaml/ops.yaml:565)
 def _meta_dense_tanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.sigmoid  (yaml/ops.yaml:621)
+# dense.sigmoid  (yaml/ops.yaml:594)
 def _meta_dense_sigmoid(x):
     return _im.unary_infer_meta('sigmoid', x)
 
@@ -461,17 +431,15 @@ _sbp_dense_sigmoid = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.sigmoid_grad  (yaml/ops.yaml:621)
+# dense.sigmoid_grad  (yaml/ops.yaml:594)
 def _meta_dense_sigmoid_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.relu  (yaml/ops.yaml:650)
+# dense.relu  (yaml/ops.yaml:623)
 def _meta_dense_relu(x):
     return _im.unary_infer_meta('relu', x)
 
@@ -489,17 +457,15 @@ _sbp_dense_relu = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.relu_grad  (yaml/ops.yaml:650)
+# dense.relu_grad  (yaml/ops.yaml:623)
 def _meta_dense_relu_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.add  (yaml/ops.yaml:679)
+# dense.add  (yaml/ops.yaml:652)
 def _meta_dense_add(x, y):
     return _im.binary_infer_meta('add', x, y)
 
@@ -526,17 +492,15 @@ _sbp_dense_add = _r.SbpTable(
                    None,
                    'P, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.add_grad  (yaml/ops.yaml:679)
+# dense.add_grad  (yaml/ops.yaml:652)
 def _meta_dense_add_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.subtract  (yaml/ops.yaml:714)
+# dense.subtract  (yaml/ops.yaml:687)
 def _meta_dense_subtract(x, y):
     return _im.binary_infer_meta('subtract', x, y)
 
@@ -563,17 +527,15 @@ _sbp_dense_subtract = _r.SbpTable(
                    None,
                    'P, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.subtract_grad  (yaml/ops.yaml:714)
+# dense.subtract_grad  (yaml/ops.yaml:687)
 def _meta_dense_subtract_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.multiply  (yaml/ops.yaml:749)
+# dense.multiply  (yaml/ops.yaml:722)
 def _meta_dense_multiply(x, y):
     return _im.binary_infer_meta('multiply', x, y)
 
@@ -603,17 +565,15 @@ _sbp_dense_multiply = _r.SbpTable(
                    None,
                    'B, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.multiply_grad  (yaml/ops.yaml:749)
+# dense.multiply_grad  (yaml/ops.yaml:722)
 def _meta_dense_multiply_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.divide  (yaml/ops.yaml:784)
+# dense.divide  (yaml/ops.yaml:757)
 def _meta_dense_divide(x, y):
     return _im.binary_infer_meta('divide', x, y)
 
@@ -640,17 +600,15 @@ _sbp_dense_divide = _r.SbpTable(
                    None,
                    'P, B -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.divide_grad  (yaml/ops.yaml:784)
+# dense.divide_grad  (yaml/ops.yaml:757)
 def _meta_dense_divide_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.pow  (yaml/ops.yaml:819)
+# dense.pow  (yaml/ops.yaml:792)
 def _meta_dense_pow(x, y):
     return _im.binary_infer_meta('pow', x, y)
 
@@ -674,17 +632,15 @@ _sbp_dense_pow = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.pow_grad  (yaml/ops.yaml:819)
+# dense.pow_grad  (yaml/ops.yaml:792)
 def _meta_dense_pow_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.maximum  (yaml/ops.yaml:854)
+# dense.maximum  (yaml/ops.yaml:827)
 def _meta_dense_maximum(x, y):
     return _im.binary_infer_meta('maximum', x, y)
 
@@ -708,17 +664,15 @@ _sbp_dense_maximum = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.maximum_grad  (yaml/ops.yaml:854)
+# dense.maximum_grad  (yaml/ops.yaml:827)
 def _meta_dense_maximum_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.minimum  (yaml/ops.yaml:889)
+# dense.minimum  (yaml/ops.yaml:862)
 def _meta_dense_minimum(x, y):
     return _im.binary_infer_meta('minimum', x, y)
 
@@ -742,17 +696,15 @@ _sbp_dense_minimum = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.minimum_grad  (yaml/ops.yaml:889)
+# dense.minimum_grad  (yaml/ops.yaml:862)
 def _meta_dense_minimum_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.equal  (yaml/ops.yaml:924)
+# dense.equal  (yaml/ops.yaml:897)
 def _meta_dense_equal(x, y):
     return _im.binary_infer_meta('equal', x, y)
 
@@ -769,12 +721,10 @@ _sbp_dense_equal = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.not_equal  (yaml/ops.yaml:954)
+# dense.not_equal  (yaml/ops.yaml:927)
 def _meta_dense_not_equal(x, y):
     return _im.binary_infer_meta('not_equal', x, y)
 
@@ -791,12 +741,10 @@ _sbp_dense_not_equal = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.less_than  (yaml/ops.yaml:984)
+# dense.less_than  (yaml/ops.yaml:957)
 def _meta_dense_less_than(x, y):
     return _im.binary_infer_meta('less_than', x, y)
 
@@ -813,12 +761,10 @@ _sbp_dense_less_than = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.less_equal  (yaml/ops.yaml:1014)
+# dense.less_equal  (yaml/ops.yaml:987)
 def _meta_dense_less_equal(x, y):
     return _im.binary_infer_meta('less_equal', x, y)
 
@@ -835,12 +781,10 @@ _sbp_dense_less_equal = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.greater_than  (yaml/ops.yaml:1044)
+# dense.greater_than  (yaml/ops.yaml:1017)
 def _meta_dense_greater_than(x, y):
     return _im.binary_infer_meta('greater_than', x, y)
 
@@ -857,12 +801,10 @@ _sbp_dense_greater_than = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.greater_equal  (yaml/ops.yaml:1074)
+# dense.greater_equal  (yaml/ops.yaml:1047)
 def _meta_dense_greater_equal(x, y):
     return _im.binary_infer_meta('greater_equal', x, y)
 
@@ -879,12 +821,10 @@ _sbp_dense_greater_equal = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.clip  (yaml/ops.yaml:1104)
+# dense.clip  (yaml/ops.yaml:1077)
 def _meta_dense_clip(x, min, max):
     return _im.unary_infer_meta('clip', x, min, max)
 
@@ -902,12 +842,10 @@ _sbp_dense_clip = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.clip_grad  (yaml/ops.yaml:1104)
+# dense.clip_grad  (yaml/ops.yaml:1077)
 def _meta_dense_clip_grad(x, out, out_grad, min, max):
     return _im.unchanged_infer_meta(x)
 
@@ -960,9 +898,7 @@ _sbp_sparse_reshape = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_dense  (yaml/sparse_ops.yaml:70)
@@ -986,9 +922,7 @@ _sbp_sparse_to_dense = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_sparse_coo  (yaml/sparse_ops.yaml:105)
@@ -1012,9 +946,7 @@ _sbp_sparse_to_sparse_coo = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_sparse_csr  (yaml/sparse_ops.yaml:152)
@@ -1050,9 +982,7 @@ _sbp_sparse_coalesce = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.mask_as  (yaml/sparse_ops.yaml:228)
