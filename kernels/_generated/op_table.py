@@ -1042,9 +1042,7 @@ _sbp_sparse_add = _r.SbpTable(
                    None,
                    'P, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.subtract  (yaml/sparse_ops.yaml:408)
@@ -1068,9 +1066,7 @@ _sbp_sparse_subtract = _r.SbpTable(
                    None,
                    'P, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.multiply  (yaml/sparse_ops.yaml:457)
@@ -1097,9 +1093,7 @@ _sbp_sparse_multiply = _r.SbpTable(
                    None,
                    'B, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.divide  (yaml/sparse_ops.yaml:508)
@@ -1123,9 +1117,7 @@ _sbp_sparse_divide = _r.SbpTable(
                    None,
                    'P, B -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.sum  (yaml/sparse_ops.yaml:559)
@@ -1152,9 +1144,7 @@ _sbp_sparse_sum = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.softmax  (yaml/sparse_ops.yaml:617)
@@ -1175,9 +1165,7 @@ _sbp_sparse_softmax = _r.SbpTable(
                    lambda e: e.i != e.axis % e.x.ndim,
                    'S(i) -> S(i) if i != axis % x.ndim'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.abs  (yaml/sparse_ops.yaml:663)
@@ -1198,9 +1186,7 @@ _sbp_sparse_abs = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.abs_grad  (yaml/sparse_ops.yaml:663)
@@ -1229,9 +1215,7 @@ _sbp_sparse_neg = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.neg_grad  (yaml/sparse_ops.yaml:694)
@@ -1257,9 +1241,7 @@ _sbp_sparse_sqrt = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.sqrt_grad  (yaml/sparse_ops.yaml:725)
@@ -1285,9 +1267,7 @@ _sbp_sparse_square = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.square_grad  (yaml/sparse_ops.yaml:756)
@@ -1313,9 +1293,7 @@ _sbp_sparse_sin = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.sin_grad  (yaml/sparse_ops.yaml:787)
@@ -1341,9 +1319,7 @@ _sbp_sparse_sinh = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.sinh_grad  (yaml/sparse_ops.yaml:818)
@@ -1369,9 +1345,7 @@ _sbp_sparse_tan = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.tan_grad  (yaml/sparse_ops.yaml:849)
@@ -1397,9 +1371,7 @@ _sbp_sparse_tanh = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.tanh_grad  (yaml/sparse_ops.yaml:880)
@@ -1425,9 +1397,7 @@ _sbp_sparse_asin = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.asin_grad  (yaml/sparse_ops.yaml:911)
@@ -1453,9 +1423,7 @@ _sbp_sparse_asinh = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.asinh_grad  (yaml/sparse_ops.yaml:942)
@@ -1481,9 +1449,7 @@ _sbp_sparse_atan = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.atan_grad  (yaml/sparse_ops.yaml:973)
@@ -1509,9 +1475,7 @@ _sbp_sparse_atanh = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.atanh_grad  (yaml/sparse_ops.yaml:1004)
@@ -1537,9 +1501,7 @@ _sbp_sparse_expm1 = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.expm1_grad  (yaml/sparse_ops.yaml:1035)
@@ -1565,9 +1527,7 @@ _sbp_sparse_log1p = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.log1p_grad  (yaml/sparse_ops.yaml:1066)
@@ -1596,9 +1556,7 @@ _sbp_sparse_deg2rad = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1097)
@@ -1627,9 +1585,7 @@ _sbp_sparse_rad2deg = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1128)
@@ -1655,9 +1611,7 @@ _sbp_sparse_relu = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.relu_grad  (yaml/sparse_ops.yaml:1159)
@@ -1683,9 +1637,7 @@ _sbp_sparse_relu6 = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.relu6_grad  (yaml/sparse_ops.yaml:1190)
@@ -1711,9 +1663,7 @@ _sbp_sparse_leaky_relu = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1221)
@@ -1739,9 +1689,7 @@ _sbp_sparse_pow = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.pow_grad  (yaml/sparse_ops.yaml:1253)
@@ -1767,9 +1715,7 @@ _sbp_sparse_scale = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.scale_grad  (yaml/sparse_ops.yaml:1285)
@@ -1788,9 +1734,7 @@ _sbp_sparse_isnan = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.cast  (yaml/sparse_ops.yaml:1349)
@@ -1814,9 +1758,7 @@ _sbp_sparse_cast = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
