@@ -10,6 +10,7 @@ import pytest
 
 import dense
 
+from opdb import central_difference
 from sparse_opdb import SparseArg, all_ops, dense_of, tensor_of
 
 OPS = all_ops()
@@ -102,20 +103,15 @@ def _loss(info, args, attrs, w):
     return float(np.sum(np.asarray(info.ref(*args, **attrs)) * w).real)
 
 
-def _numeric_grad(info, sample, k, w, eps=1e-6):
+def _numeric_grad(info, sample, k, w):
     args = list(sample.args)
     arg = args[k]
     base = (arg.values if isinstance(arg, SparseArg) else np.asarray(arg)).astype(np.float64)
-    grad = np.zeros_like(base)
-    for i in np.ndindex(base.shape):
-        vals = []
-        for sign in (1, -1):
-            shifted = base.copy()
-            shifted[i] += sign * eps
-            args[k] = arg.with_values(shifted) if isinstance(arg, SparseArg) else shifted
-            vals.append(_loss(info, args, sample.attrs, w))
-        grad[i] = (vals[0] - vals[1]) / (2 * eps)
-    return grad
+
+    def loss(shifted):
+        args[k] = arg.with_values(shifted) if isinstance(arg, SparseArg) else shifted
+        return _loss(info, args, sample.attrs, w)
+    return central_difference(loss, base)
 
 
 def _check_sparse_grad(x, grad, expect):

@@ -273,33 +273,46 @@ def _k(x, y, out_shape):
 
 
 # ---------------------------------------------------------------- sparse with sparse
-def sparse_sparse(op, x, y):
-    """x op y for two sparse operands of one layout: union or intersection, coalesced."""
+class Pair(NamedTuple):
+    """Two sparse operands aligned and combined (what forward and backward share)."""
+
+    out_shape: tuple
+    dtype: object
+    k: int
+    a: Aligned
+    b: Aligned
+    c: Combined
+
+
+def pair(op, x, y):
+    """Align sparse x and y to the broadcast shape and combine their keys."""
     out_shape, dtype = _meta(op, x, y)
     xc, yc = _coo(x), _coo(y)
     k = _k(xc, yc, out_shape)
-    xp = xp_of(xc.values)
     a, b = align(xc, out_shape, k), align(yc, out_shape, k)
-    c = combine(op, a, b, out_shape[k:], dtype, xp)
-    values = apply(op, c.xv, c.yv, dtype)
-    idt = _index_dtype(out_shape, _indices(x), _indices(y))
+    return Pair(out_shape, dtype, k, a, b,
+                combine(op, a, b, out_shape[k:], dtype, xp_of(xc.values)))
+
+
+def sparse_sparse(op, x, y):
+    """x op y for two sparse operands of one layout: union or intersection, coalesced."""
+    p = pair(op, x, y)
+    xp = xp_of(p.c.keys)
+    values = apply(op, p.c.xv, p.c.yv, p.dtype)
+    idt = _index_dtype(p.out_shape, _indices(x), _indices(y))
     if isinstance(x, CsrData):
-        return csr_out(c.keys, values, out_shape, idt, xp)
-    return coo_out(c.keys, values, out_shape, k, idt, xp)
+        return csr_out(p.c.keys, values, p.out_shape, idt, xp)
+    return coo_out(p.c.keys, values, p.out_shape, p.k, idt, xp)
 
 
 def sparse_sparse_grad(op, x, y, out_grad):
     """Both operands' gradients, each on its own pattern, entry for entry."""
-    out_shape, dtype = _meta(op, x, y)
-    xc, yc = _coo(x), _coo(y)
-    k = _k(xc, yc, out_shape)
-    xp = xp_of(xc.values)
-    a, b = align(xc, out_shape, k), align(yc, out_shape, k)
-    c = combine(op, a, b, out_shape[k:], dtype, xp)
-    tx, ty = partials(op, out_grad.values, c.xv, c.yv, dtype)
-    sshape = out_shape[:k]
-    gx = reduce_to(a, c.keys, sshape, tx, xc.values.shape).astype(xc.values.dtype, copy=False)
-    gy = reduce_to(b, c.keys, sshape, ty, yc.values.shape).astype(yc.values.dtype, copy=False)
+    p = pair(op, x, y)
+    tx, ty = partials(op, out_grad.values, p.c.xv, p.c.yv, p.dtype)
+    sshape = p.out_shape[:p.k]
+    xv, yv = _coo(x).values, _coo(y).values
+    gx = reduce_to(p.a, p.c.keys, sshape, tx, xv.shape).astype(xv.dtype, copy=False)
+    gy = reduce_to(p.b, p.c.keys, sshape, ty, yv.shape).astype(yv.dtype, copy=False)
     return x._replace(values=gx), y._replace(values=gy)
 
 
