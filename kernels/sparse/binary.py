@@ -28,8 +28,8 @@ from ..core.xp import xp_of
 from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
 from ..funcs.elementwise import BINARY, quiet, result_dtype
-from .convert import coo_of_csr, gather_dense, scatter_dense
-from .data import CooData, CsrData, crows_from_keys, fold_dense, index_rows, sum_by_key
+from .data import (CooData, CsrData, crows_from_keys, csr_coords, fold_dense, index_rows,
+                   sum_by_key)
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
 BOTH = ("cpu", "gpu")
@@ -83,14 +83,19 @@ class Aligned(NamedTuple):
     dshape: tuple
 
 
+def coords(x):
+    """Coordinate rows of a sparse operand's entries (a CSR's without a stacked copy)."""
+    return csr_coords(x) if isinstance(x, CsrData) else index_rows(x.indices)
+
+
 def align(x, out_shape, k):
-    """COO ``x`` as an :class:`Aligned` operand with ``k`` sparse dims of ``out_shape``."""
+    """Sparse ``x`` as an :class:`Aligned` operand with ``k`` sparse dims of ``out_shape``."""
     xp = xp_of(x.values)
     pad = len(out_shape) - len(x.shape)
-    xf = fold_dense(x, k - pad - x.sparse_dim)
-    ashape = (1,) * pad + tuple(xf.shape[:xf.sparse_dim])
-    keys = flatten(index_rows(xf.indices), ashape[pad:], xp)
-    if xf.coalesced:
+    xf = x if isinstance(x, CsrData) else fold_dense(x, k - pad - x.sparse_dim)
+    ashape = (1,) * pad + tuple(xf.shape[:len(xf.shape) - xf.values.ndim + 1])
+    keys = flatten(coords(xf), ashape[pad:], xp)
+    if getattr(xf, "coalesced", False):
         values, group = xf.values, None
     else:
         keys, values, group = sum_by_key(keys, xf.values, int(np.prod(ashape)))
@@ -99,7 +104,8 @@ def align(x, out_shape, k):
     if ashape != sshape:
         keys, src = _expand(ukeys, ashape, sshape, xp)
         values = values[src]
-    return Aligned(keys, values, ukeys, group, src, ashape, tuple(xf.shape[xf.sparse_dim:]))
+    return Aligned(keys, values, ukeys, group, src, ashape,
+                   tuple(xf.shape[len(ashape) - pad:]))
 
 
 def _expand(ukeys, ashape, sshape, xp):
@@ -259,17 +265,19 @@ def csr_out(keys, values, out_shape, idt, xp):
                    tuple(out_shape))
 
 
-def _coo(x):
-    return coo_of_csr(x) if isinstance(x, CsrData) else x
-
-
 def _indices(x):
     return x.crows if isinstance(x, CsrData) else x.indices
 
 
+def _sparse_dim(s):
+    return len(s.shape) if isinstance(s, CsrData) else s.sparse_dim
+
+
 def _k(x, y, out_shape):
+    """The result's sparse dims: the larger of the sparse operands' placed in ``out_shape``."""
     n = len(out_shape)
-    return max(n - len(s.shape) + s.sparse_dim for s in (x, y) if isinstance(s, CooData))
+    return max(n - len(s.shape) + _sparse_dim(s) for s in (x, y)
+               if isinstance(s, (CooData, CsrData)))
 
 
 # ---------------------------------------------------------------- sparse with sparse
@@ -287,11 +295,10 @@ class Pair(NamedTuple):
 def pair(op, x, y):
     """Align sparse x and y to the broadcast shape and combine their keys."""
     out_shape, dtype = _meta(op, x, y)
-    xc, yc = _coo(x), _coo(y)
-    k = _k(xc, yc, out_shape)
-    a, b = align(xc, out_shape, k), align(yc, out_shape, k)
+    k = _k(x, y, out_shape)
+    a, b = align(x, out_shape, k), align(y, out_shape, k)
     return Pair(out_shape, dtype, k, a, b,
-                combine(op, a, b, out_shape[k:], dtype, xp_of(xc.values)))
+                combine(op, a, b, out_shape[k:], dtype, xp_of(x.values)))
 
 
 def sparse_sparse(op, x, y):
@@ -310,7 +317,7 @@ def sparse_sparse_grad(op, x, y, out_grad):
     p = pair(op, x, y)
     tx, ty = partials(op, out_grad.values, p.c.xv, p.c.yv, p.dtype)
     sshape = p.out_shape[:p.k]
-    xv, yv = _coo(x).values, _coo(y).values
+    xv, yv = x.values, y.values
     gx = reduce_to(p.a, p.c.keys, sshape, tx, xv.shape).astype(xv.dtype, copy=False)
     gy = reduce_to(p.b, p.c.keys, sshape, ty, yv.shape).astype(yv.dtype, copy=False)
     return x._replace(values=gx), y._replace(values=gy)
@@ -334,13 +341,13 @@ def on_pattern(s, d, out_shape, coalesce):
     broadcast, the entries are s's own, in storage order; otherwise they are
     s aligned to the broadcast shape (duplicates summed, sorted).
     """
-    sc = _coo(s)
-    xp = xp_of(sc.values)
-    k = len(out_shape) - len(sc.shape) + sc.sparse_dim
-    if not coalesce and tuple(out_shape[:k]) == tuple(sc.shape[:sc.sparse_dim]):
-        rows, sv, a = index_rows(sc.indices), sc.values, None
+    xp = xp_of(s.values)
+    sd = _sparse_dim(s)
+    k = len(out_shape) - len(s.shape) + sd
+    if not coalesce and tuple(out_shape[:k]) == tuple(s.shape[:sd]):
+        rows, sv, a = coords(s), s.values, None
     else:
-        a = align(sc, out_shape, k)
+        a = align(s, out_shape, k)
         rows, sv = unflatten(a.keys, out_shape[:k], xp), a.values
     dv = xp.broadcast_to(d, out_shape)[tuple(rows)]
     return OnPattern(rows, sv, dv, a, k)
@@ -378,7 +385,7 @@ def dense_sparse(op, x, y):
 
 def _sparse_grad(s, p, t, out_shape):
     """Gradient ``t`` at the result's entries, reduced to sparse operand s's entries."""
-    shape = _coo(s).values.shape
+    shape = s.values.shape
     if p.a is None:
         g = sum_to_shape(t, shape)
     else:
@@ -406,8 +413,11 @@ def dense_sparse_grad(op, x, y, out_grad):
 
 # ---------------------------------------------------------------- dense results
 def _dense_of(s):
-    sc = _coo(s)
-    return scatter_dense(sc.indices, sc.values, sc.shape, sc.coalesced, "to_dense")
+    """The dense form of a sparse operand (duplicates summed)."""
+    xp = xp_of(s.values)
+    out = xp.zeros(s.shape, dtype=s.values.dtype)
+    xp.add.at(out, tuple(coords(s)), s.values)
+    return out
 
 
 def mixed_dense(op, x, y):
@@ -423,9 +433,7 @@ def _grad_of(t, g):
     g = sum_to_shape(g, tuple(t.shape))
     if not isinstance(t, (CooData, CsrData)):
         return g.astype(t.dtype, copy=False)
-    sc = _coo(t)
-    return t._replace(values=gather_dense(g, sc.indices, "grad").astype(sc.values.dtype,
-                                                                        copy=False))
+    return t._replace(values=g[tuple(coords(t))].astype(t.values.dtype, copy=False))
 
 
 def mixed_dense_grad(op, x, y, out_grad):
