@@ -9,8 +9,8 @@ sharing that memory.
 import numpy as np
 
 import dense
+from kernels.core import dispatch
 from kernels.core.autograd import grad_enabled
-from kernels.core.dispatch import get_op
 from kernels.core.meta import MetaTensor
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
@@ -25,9 +25,9 @@ def _freeze(array):
     return array
 
 
-def _api():
-    from . import _generated_api
-    return _generated_api
+def _op(name, *args):
+    """Run sparse op ``name`` through dispatch (how every tensor method reaches its op)."""
+    return dispatch.call("sparse", name, *args)
 
 
 def _arith():
@@ -86,7 +86,7 @@ class _SparseTensor(TensorBase):
         node = self._grad_fn
         if node is None or node.spec.backward is None:
             return False
-        bwd = get_op(node.spec.namespace, node.spec.backward)
+        bwd = dispatch.get_op(node.spec.namespace, node.spec.backward)
         layouts = []
         for a in bwd.tensor_args:
             t = node.saved.get(a.name) if a.name != "out_grad" else None
@@ -134,7 +134,7 @@ class _SparseTensor(TensorBase):
         """
         if self.stop_gradient or not grad_enabled():
             return dense.Tensor(self._d.values)
-        return _api().values(self)
+        return _op("values", self)
 
     def is_sparse_coo(self):
         return self.layout == "sparse_coo"
@@ -145,15 +145,15 @@ class _SparseTensor(TensorBase):
     # ------------------------------------------------------------ ops
     def to_dense(self):
         """See :func:`sparse.to_dense`."""
-        return _api().to_dense(self)
+        return _op("to_dense", self)
 
     def to_sparse_csr(self):
         """See :func:`sparse.to_sparse_csr`; a CSR tensor returns itself."""
-        return self if self.is_sparse_csr() else _api().to_sparse_csr(self)
+        return self if self.is_sparse_csr() else _op("to_sparse_csr", self)
 
     def reshape(self, shape, order="C"):
         """See :func:`sparse.reshape`."""
-        return _api().reshape(self, shape, order)
+        return _op("reshape", self, shape, order)
 
     # ------------------------------------------------------------ operators
     __array_ufunc__ = None     # numpy defers: np.float64(2) * s calls s.__rmul__
@@ -171,10 +171,10 @@ class _SparseTensor(TensorBase):
         return _arith().subtract(other, self)
 
     def __mul__(self, other):
-        return _api().multiply(self, other)
+        return _op("multiply", self, other)
 
     def __rmul__(self, other):
-        return _api().multiply(other, self)
+        return _op("multiply", other, self)
 
     def __truediv__(self, other):
         return _arith().divide(self, other)
@@ -186,10 +186,10 @@ class _SparseTensor(TensorBase):
         return _arith().power(self, factor)
 
     def __neg__(self):
-        return _api().neg(self)
+        return _op("neg", self)
 
     def __abs__(self):
-        return _api().abs(self)
+        return _op("abs", self)
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("np.asarray of a sparse tensor is not defined; use to_dense() first")
@@ -234,13 +234,13 @@ class SparseCooTensor(_SparseTensor):
 
     def coalesce(self):
         """See :func:`sparse.coalesce`."""
-        return _api().coalesce(self)
+        return _op("coalesce", self)
 
     def to_sparse_coo(self, sparse_dim=None):
         """See :func:`sparse.to_sparse_coo`; None or the current sparse_dim returns itself."""
         if sparse_dim is None or sparse_dim == self.sparse_dim():
             return self
-        return _api().to_sparse_coo(self, sparse_dim)
+        return _op("to_sparse_coo", self, sparse_dim)
 
     def to_scipy(self):
         """A ``scipy.sparse.coo_array`` copy; dense dims are folded into coordinates first.
@@ -300,7 +300,7 @@ class SparseCsrTensor(_SparseTensor):
 
     def to_sparse_coo(self, sparse_dim=None):
         """See :func:`sparse.to_sparse_coo`; ``sparse_dim`` must be the rank (the default)."""
-        return _api().to_sparse_coo(self, self.ndim if sparse_dim is None else sparse_dim)
+        return _op("to_sparse_coo", self, self.ndim if sparse_dim is None else sparse_dim)
 
     def to_scipy(self):
         """A ``scipy.sparse.csr_array`` copy of a 2-D tensor (float16 becomes float32)."""
