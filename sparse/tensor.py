@@ -90,7 +90,8 @@ class _SparseTensor(TensorBase):
         layouts = []
         for a in bwd.tensor_args:
             t = node.saved.get(a.name) if a.name != "out_grad" else None
-            if a.name != "out_grad" and t is None:
+            t = t[0] if isinstance(t, (list, tuple)) and t else t   # a Tensor[] by its first
+            if a.name != "out_grad" and (t is None or isinstance(t, (list, tuple))):
                 return False
             layouts.append("dense" if t is None else t.layout)
         return any(sig.in_layouts == tuple(layouts) for sig in bwd.kernels)

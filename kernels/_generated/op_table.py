@@ -866,16 +866,16 @@ def _meta_dense_expand_grad(x, out_grad, shape):
 
 
 # dense.repeat_grad  (yaml/backward.yaml:42)
-def _invoke_dense_repeat_grad(x, out_grad, repeats):
-    return _d.call('dense', 'sum', _d.call('dense', 'reshape', out_grad, _resolve('repeat_grad_shape')(x.shape, repeats)), axis=_resolve('repeat_grad_axes')(x.shape, repeats))
+def _meta_dense_repeat_grad(x, out_grad, repeats):
+    return _im.unchanged_infer_meta(x)
 
 
-# dense.gather_grad  (yaml/backward.yaml:49)
+# dense.gather_grad  (yaml/backward.yaml:55)
 def _meta_dense_gather_grad(x, index, out_grad, axis, batch_dims):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.batch_gather_grad  (yaml/backward.yaml:62)
+# dense.batch_gather_grad  (yaml/backward.yaml:68)
 def _meta_dense_batch_gather_grad(x, index, out_grad):
     return _im.unchanged_infer_meta(x)
 
@@ -985,7 +985,103 @@ _sbp_sparse_coalesce = _r.SbpTable(
     physical=None)
 
 
-# sparse.mask_as  (yaml/sparse_ops.yaml:228)
+# sparse.transpose  (yaml/sparse_ops.yaml:228)
+def _meta_sparse_transpose(x, perm):
+    return _im.sparse_transpose_infer_meta(x, perm)
+
+
+def _backward_sparse_transpose(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'transpose_grad', node.saved['x'], out_grad, node.attrs['perm'])
+    return {'x': result}
+
+
+_sbp_sparse_transpose = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
+                   None,
+                   'S(i) -> S(kernels.funcs.permute.moved_axis(perm, i))'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.slice  (yaml/sparse_ops.yaml:287)
+def _meta_sparse_slice(x, axes, starts, ends):
+    return _im.sparse_slice_infer_meta(x, axes, starts, ends)
+
+
+def _backward_sparse_slice(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'slice_grad', node.saved['x'], out_grad, node.attrs['axes'], node.attrs['starts'], node.attrs['ends'])
+    return {'x': result}
+
+
+_sbp_sparse_slice = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
+                   'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.index_select  (yaml/sparse_ops.yaml:342)
+def _meta_sparse_index_select(x, index, axis):
+    return _im.sparse_index_select_infer_meta(x, index, axis)
+
+
+def _backward_sparse_index_select(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'index_select_grad', node.saved['x'], node.saved['index'], out_grad, node.attrs['axis'])
+    return {'x': result}
+
+
+_sbp_sparse_index_select = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                   lambda e: e.i != _r.norm_axis(e.axis, e.x.ndim),
+                   'S(i), B -> S(i) if i != norm_axis(axis, x.ndim)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    physical=None)
+
+
+# sparse.concat  (yaml/sparse_ops.yaml:403)
+def _meta_sparse_concat(xs, axis):
+    return _im.sparse_concat_infer_meta(xs, axis)
+
+
+def _backward_sparse_concat(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'concat_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# sparse.stack  (yaml/sparse_ops.yaml:461)
+def _meta_sparse_stack(xs, axis):
+    return _im.sparse_stack_infer_meta(xs, axis)
+
+
+def _backward_sparse_stack(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'stack_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# sparse.mask_as  (yaml/sparse_ops.yaml:508)
 def _meta_sparse_mask_as(x, mask):
     return _im.mask_as_infer_meta(x, mask)
 
@@ -997,7 +1093,7 @@ def _backward_sparse_mask_as(node, out_grad):
     return {'x': result}
 
 
-# sparse.values  (yaml/sparse_ops.yaml:274)
+# sparse.values  (yaml/sparse_ops.yaml:554)
 def _meta_sparse_values(x):
     return _im.values_infer_meta(x)
 
@@ -1009,7 +1105,7 @@ def _backward_sparse_values(node, out_grad):
     return {'x': result}
 
 
-# sparse.with_values  (yaml/sparse_ops.yaml:311)
+# sparse.with_values  (yaml/sparse_ops.yaml:591)
 def _meta_sparse_with_values(x, values):
     return _im.with_values_infer_meta(x, values)
 
@@ -1021,7 +1117,7 @@ def _backward_sparse_with_values(node, out_grad):
     return {'values': result}
 
 
-# sparse.add  (yaml/sparse_ops.yaml:357)
+# sparse.add  (yaml/sparse_ops.yaml:637)
 def _meta_sparse_add(x, y):
     return _im.sparse_add_infer_meta(x, y)
 
@@ -1045,7 +1141,7 @@ _sbp_sparse_add = _r.SbpTable(
     physical=None)
 
 
-# sparse.subtract  (yaml/sparse_ops.yaml:408)
+# sparse.subtract  (yaml/sparse_ops.yaml:688)
 def _meta_sparse_subtract(x, y):
     return _im.sparse_subtract_infer_meta(x, y)
 
@@ -1069,7 +1165,7 @@ _sbp_sparse_subtract = _r.SbpTable(
     physical=None)
 
 
-# sparse.multiply  (yaml/sparse_ops.yaml:457)
+# sparse.multiply  (yaml/sparse_ops.yaml:737)
 def _meta_sparse_multiply(x, y):
     return _im.sparse_multiply_infer_meta(x, y)
 
@@ -1096,7 +1192,7 @@ _sbp_sparse_multiply = _r.SbpTable(
     physical=None)
 
 
-# sparse.divide  (yaml/sparse_ops.yaml:508)
+# sparse.divide  (yaml/sparse_ops.yaml:788)
 def _meta_sparse_divide(x, y):
     return _im.sparse_divide_infer_meta(x, y)
 
@@ -1120,7 +1216,7 @@ _sbp_sparse_divide = _r.SbpTable(
     physical=None)
 
 
-# sparse.sum  (yaml/sparse_ops.yaml:559)
+# sparse.sum  (yaml/sparse_ops.yaml:839)
 def _meta_sparse_sum(x, axis, dtype, keepdim):
     return _im.sparse_sum_infer_meta(x, axis, dtype, keepdim)
 
@@ -1147,7 +1243,7 @@ _sbp_sparse_sum = _r.SbpTable(
     physical=None)
 
 
-# sparse.softmax  (yaml/sparse_ops.yaml:617)
+# sparse.softmax  (yaml/sparse_ops.yaml:897)
 def _meta_sparse_softmax(x, axis):
     return _im.sparse_softmax_infer_meta(x, axis)
 
@@ -1168,7 +1264,7 @@ _sbp_sparse_softmax = _r.SbpTable(
     physical=None)
 
 
-# sparse.abs  (yaml/sparse_ops.yaml:663)
+# sparse.abs  (yaml/sparse_ops.yaml:943)
 def _meta_sparse_abs(x):
     return _im.sparse_unary_infer_meta('abs', x)
 
@@ -1189,12 +1285,12 @@ _sbp_sparse_abs = _r.SbpTable(
     physical=None)
 
 
-# sparse.abs_grad  (yaml/sparse_ops.yaml:663)
+# sparse.abs_grad  (yaml/sparse_ops.yaml:943)
 def _meta_sparse_abs_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.neg  (yaml/sparse_ops.yaml:694)
+# sparse.neg  (yaml/sparse_ops.yaml:974)
 def _meta_sparse_neg(x):
     return _im.sparse_unary_infer_meta('neg', x)
 
@@ -1218,12 +1314,12 @@ _sbp_sparse_neg = _r.SbpTable(
     physical=None)
 
 
-# sparse.neg_grad  (yaml/sparse_ops.yaml:694)
+# sparse.neg_grad  (yaml/sparse_ops.yaml:974)
 def _meta_sparse_neg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sqrt  (yaml/sparse_ops.yaml:725)
+# sparse.sqrt  (yaml/sparse_ops.yaml:1005)
 def _meta_sparse_sqrt(x):
     return _im.sparse_unary_infer_meta('sqrt', x)
 
@@ -1244,12 +1340,12 @@ _sbp_sparse_sqrt = _r.SbpTable(
     physical=None)
 
 
-# sparse.sqrt_grad  (yaml/sparse_ops.yaml:725)
+# sparse.sqrt_grad  (yaml/sparse_ops.yaml:1005)
 def _meta_sparse_sqrt_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.square  (yaml/sparse_ops.yaml:756)
+# sparse.square  (yaml/sparse_ops.yaml:1036)
 def _meta_sparse_square(x):
     return _im.sparse_unary_infer_meta('square', x)
 
@@ -1270,12 +1366,12 @@ _sbp_sparse_square = _r.SbpTable(
     physical=None)
 
 
-# sparse.square_grad  (yaml/sparse_ops.yaml:756)
+# sparse.square_grad  (yaml/sparse_ops.yaml:1036)
 def _meta_sparse_square_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sin  (yaml/sparse_ops.yaml:787)
+# sparse.sin  (yaml/sparse_ops.yaml:1067)
 def _meta_sparse_sin(x):
     return _im.sparse_unary_infer_meta('sin', x)
 
@@ -1296,12 +1392,12 @@ _sbp_sparse_sin = _r.SbpTable(
     physical=None)
 
 
-# sparse.sin_grad  (yaml/sparse_ops.yaml:787)
+# sparse.sin_grad  (yaml/sparse_ops.yaml:1067)
 def _meta_sparse_sin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sinh  (yaml/sparse_ops.yaml:818)
+# sparse.sinh  (yaml/sparse_ops.yaml:1098)
 def _meta_sparse_sinh(x):
     return _im.sparse_unary_infer_meta('sinh', x)
 
@@ -1322,12 +1418,12 @@ _sbp_sparse_sinh = _r.SbpTable(
     physical=None)
 
 
-# sparse.sinh_grad  (yaml/sparse_ops.yaml:818)
+# sparse.sinh_grad  (yaml/sparse_ops.yaml:1098)
 def _meta_sparse_sinh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.tan  (yaml/sparse_ops.yaml:849)
+# sparse.tan  (yaml/sparse_ops.yaml:1129)
 def _meta_sparse_tan(x):
     return _im.sparse_unary_infer_meta('tan', x)
 
@@ -1348,12 +1444,12 @@ _sbp_sparse_tan = _r.SbpTable(
     physical=None)
 
 
-# sparse.tan_grad  (yaml/sparse_ops.yaml:849)
+# sparse.tan_grad  (yaml/sparse_ops.yaml:1129)
 def _meta_sparse_tan_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.tanh  (yaml/sparse_ops.yaml:880)
+# sparse.tanh  (yaml/sparse_ops.yaml:1160)
 def _meta_sparse_tanh(x):
     return _im.sparse_unary_infer_meta('tanh', x)
 
@@ -1374,12 +1470,12 @@ _sbp_sparse_tanh = _r.SbpTable(
     physical=None)
 
 
-# sparse.tanh_grad  (yaml/sparse_ops.yaml:880)
+# sparse.tanh_grad  (yaml/sparse_ops.yaml:1160)
 def _meta_sparse_tanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.asin  (yaml/sparse_ops.yaml:911)
+# sparse.asin  (yaml/sparse_ops.yaml:1191)
 def _meta_sparse_asin(x):
     return _im.sparse_unary_infer_meta('asin', x)
 
@@ -1400,12 +1496,12 @@ _sbp_sparse_asin = _r.SbpTable(
     physical=None)
 
 
-# sparse.asin_grad  (yaml/sparse_ops.yaml:911)
+# sparse.asin_grad  (yaml/sparse_ops.yaml:1191)
 def _meta_sparse_asin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.asinh  (yaml/sparse_ops.yaml:942)
+# sparse.asinh  (yaml/sparse_ops.yaml:1222)
 def _meta_sparse_asinh(x):
     return _im.sparse_unary_infer_meta('asinh', x)
 
@@ -1426,12 +1522,12 @@ _sbp_sparse_asinh = _r.SbpTable(
     physical=None)
 
 
-# sparse.asinh_grad  (yaml/sparse_ops.yaml:942)
+# sparse.asinh_grad  (yaml/sparse_ops.yaml:1222)
 def _meta_sparse_asinh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.atan  (yaml/sparse_ops.yaml:973)
+# sparse.atan  (yaml/sparse_ops.yaml:1253)
 def _meta_sparse_atan(x):
     return _im.sparse_unary_infer_meta('atan', x)
 
@@ -1452,12 +1548,12 @@ _sbp_sparse_atan = _r.SbpTable(
     physical=None)
 
 
-# sparse.atan_grad  (yaml/sparse_ops.yaml:973)
+# sparse.atan_grad  (yaml/sparse_ops.yaml:1253)
 def _meta_sparse_atan_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.atanh  (yaml/sparse_ops.yaml:1004)
+# sparse.atanh  (yaml/sparse_ops.yaml:1284)
 def _meta_sparse_atanh(x):
     return _im.sparse_unary_infer_meta('atanh', x)
 
@@ -1478,12 +1574,12 @@ _sbp_sparse_atanh = _r.SbpTable(
     physical=None)
 
 
-# sparse.atanh_grad  (yaml/sparse_ops.yaml:1004)
+# sparse.atanh_grad  (yaml/sparse_ops.yaml:1284)
 def _meta_sparse_atanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.expm1  (yaml/sparse_ops.yaml:1035)
+# sparse.expm1  (yaml/sparse_ops.yaml:1315)
 def _meta_sparse_expm1(x):
     return _im.sparse_unary_infer_meta('expm1', x)
 
@@ -1504,12 +1600,12 @@ _sbp_sparse_expm1 = _r.SbpTable(
     physical=None)
 
 
-# sparse.expm1_grad  (yaml/sparse_ops.yaml:1035)
+# sparse.expm1_grad  (yaml/sparse_ops.yaml:1315)
 def _meta_sparse_expm1_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.log1p  (yaml/sparse_ops.yaml:1066)
+# sparse.log1p  (yaml/sparse_ops.yaml:1346)
 def _meta_sparse_log1p(x):
     return _im.sparse_unary_infer_meta('log1p', x)
 
@@ -1530,12 +1626,12 @@ _sbp_sparse_log1p = _r.SbpTable(
     physical=None)
 
 
-# sparse.log1p_grad  (yaml/sparse_ops.yaml:1066)
+# sparse.log1p_grad  (yaml/sparse_ops.yaml:1346)
 def _meta_sparse_log1p_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.deg2rad  (yaml/sparse_ops.yaml:1097)
+# sparse.deg2rad  (yaml/sparse_ops.yaml:1377)
 def _meta_sparse_deg2rad(x):
     return _im.sparse_unary_infer_meta('deg2rad', x)
 
@@ -1559,12 +1655,12 @@ _sbp_sparse_deg2rad = _r.SbpTable(
     physical=None)
 
 
-# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1097)
+# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1377)
 def _meta_sparse_deg2rad_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.rad2deg  (yaml/sparse_ops.yaml:1128)
+# sparse.rad2deg  (yaml/sparse_ops.yaml:1408)
 def _meta_sparse_rad2deg(x):
     return _im.sparse_unary_infer_meta('rad2deg', x)
 
@@ -1588,12 +1684,12 @@ _sbp_sparse_rad2deg = _r.SbpTable(
     physical=None)
 
 
-# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1128)
+# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1408)
 def _meta_sparse_rad2deg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.relu  (yaml/sparse_ops.yaml:1159)
+# sparse.relu  (yaml/sparse_ops.yaml:1439)
 def _meta_sparse_relu(x):
     return _im.sparse_unary_infer_meta('relu', x)
 
@@ -1614,12 +1710,12 @@ _sbp_sparse_relu = _r.SbpTable(
     physical=None)
 
 
-# sparse.relu_grad  (yaml/sparse_ops.yaml:1159)
+# sparse.relu_grad  (yaml/sparse_ops.yaml:1439)
 def _meta_sparse_relu_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.relu6  (yaml/sparse_ops.yaml:1190)
+# sparse.relu6  (yaml/sparse_ops.yaml:1470)
 def _meta_sparse_relu6(x):
     return _im.sparse_unary_infer_meta('relu6', x)
 
@@ -1640,12 +1736,12 @@ _sbp_sparse_relu6 = _r.SbpTable(
     physical=None)
 
 
-# sparse.relu6_grad  (yaml/sparse_ops.yaml:1190)
+# sparse.relu6_grad  (yaml/sparse_ops.yaml:1470)
 def _meta_sparse_relu6_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.leaky_relu  (yaml/sparse_ops.yaml:1221)
+# sparse.leaky_relu  (yaml/sparse_ops.yaml:1501)
 def _meta_sparse_leaky_relu(x, negative_slope):
     return _im.sparse_unary_infer_meta('leaky_relu', x, negative_slope)
 
@@ -1666,12 +1762,12 @@ _sbp_sparse_leaky_relu = _r.SbpTable(
     physical=None)
 
 
-# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1221)
+# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1501)
 def _meta_sparse_leaky_relu_grad(x, out, out_grad, negative_slope):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.pow  (yaml/sparse_ops.yaml:1253)
+# sparse.pow  (yaml/sparse_ops.yaml:1533)
 def _meta_sparse_pow(x, factor):
     return _im.sparse_unary_infer_meta('pow', x, factor)
 
@@ -1692,12 +1788,12 @@ _sbp_sparse_pow = _r.SbpTable(
     physical=None)
 
 
-# sparse.pow_grad  (yaml/sparse_ops.yaml:1253)
+# sparse.pow_grad  (yaml/sparse_ops.yaml:1533)
 def _meta_sparse_pow_grad(x, out, out_grad, factor):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.scale  (yaml/sparse_ops.yaml:1285)
+# sparse.scale  (yaml/sparse_ops.yaml:1565)
 def _meta_sparse_scale(x, scale, bias, bias_after_scale):
     return _im.sparse_unary_infer_meta('scale', x, scale, bias, bias_after_scale)
 
@@ -1718,12 +1814,12 @@ _sbp_sparse_scale = _r.SbpTable(
     physical=None)
 
 
-# sparse.scale_grad  (yaml/sparse_ops.yaml:1285)
+# sparse.scale_grad  (yaml/sparse_ops.yaml:1565)
 def _meta_sparse_scale_grad(x, out, out_grad, scale, bias, bias_after_scale):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.isnan  (yaml/sparse_ops.yaml:1318)
+# sparse.isnan  (yaml/sparse_ops.yaml:1598)
 def _meta_sparse_isnan(x):
     return _im.sparse_unary_infer_meta('isnan', x)
 
@@ -1737,7 +1833,7 @@ _sbp_sparse_isnan = _r.SbpTable(
     physical=None)
 
 
-# sparse.cast  (yaml/sparse_ops.yaml:1349)
+# sparse.cast  (yaml/sparse_ops.yaml:1629)
 def _meta_sparse_cast(x, index_dtype, value_dtype):
     return _im.sparse_cast_infer_meta(x, index_dtype, value_dtype)
 
@@ -1786,52 +1882,77 @@ def _meta_sparse_coalesce_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.mask_as_grad  (yaml/sparse_backward.yaml:63)
+# sparse.transpose_grad  (yaml/sparse_backward.yaml:63)
+def _meta_sparse_transpose_grad(x, out_grad, perm):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.slice_grad  (yaml/sparse_backward.yaml:75)
+def _meta_sparse_slice_grad(x, out_grad, axes, starts, ends):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.index_select_grad  (yaml/sparse_backward.yaml:87)
+def _meta_sparse_index_select_grad(x, index, out_grad, axis):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.concat_grad  (yaml/sparse_backward.yaml:99)
+def _meta_sparse_concat_grad(xs, out_grad, axis):
+    return _im.each_unchanged_infer_meta(xs)
+
+
+# sparse.stack_grad  (yaml/sparse_backward.yaml:111)
+def _meta_sparse_stack_grad(xs, out_grad, axis):
+    return _im.each_unchanged_infer_meta(xs)
+
+
+# sparse.mask_as_grad  (yaml/sparse_backward.yaml:123)
 def _meta_sparse_mask_as_grad(x, mask, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.values_grad  (yaml/sparse_backward.yaml:77)
+# sparse.values_grad  (yaml/sparse_backward.yaml:137)
 def _meta_sparse_values_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.with_values_grad  (yaml/sparse_backward.yaml:89)
+# sparse.with_values_grad  (yaml/sparse_backward.yaml:149)
 def _meta_sparse_with_values_grad(x, out_grad):
     return _im.values_infer_meta(x)
 
 
-# sparse.add_grad  (yaml/sparse_backward.yaml:101)
+# sparse.add_grad  (yaml/sparse_backward.yaml:161)
 def _meta_sparse_add_grad(x, y, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# sparse.subtract_grad  (yaml/sparse_backward.yaml:112)
+# sparse.subtract_grad  (yaml/sparse_backward.yaml:172)
 def _meta_sparse_subtract_grad(x, y, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# sparse.multiply_grad  (yaml/sparse_backward.yaml:123)
+# sparse.multiply_grad  (yaml/sparse_backward.yaml:183)
 def _meta_sparse_multiply_grad(x, y, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# sparse.divide_grad  (yaml/sparse_backward.yaml:134)
+# sparse.divide_grad  (yaml/sparse_backward.yaml:194)
 def _meta_sparse_divide_grad(x, y, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# sparse.sum_grad  (yaml/sparse_backward.yaml:145)
+# sparse.sum_grad  (yaml/sparse_backward.yaml:205)
 def _meta_sparse_sum_grad(x, out_grad, axis, dtype, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.softmax_grad  (yaml/sparse_backward.yaml:156)
+# sparse.softmax_grad  (yaml/sparse_backward.yaml:216)
 def _meta_sparse_softmax_grad(x, out, out_grad, axis):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.cast_grad  (yaml/sparse_backward.yaml:167)
+# sparse.cast_grad  (yaml/sparse_backward.yaml:227)
 def _meta_sparse_cast_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
@@ -1850,7 +1971,7 @@ OPS = (
            backward_fn=_backward_dense_reshape,
            saved=(),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_reshape}),
+           sbp=_sbp_dense_reshape),
     OpSpec(name='sum',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
@@ -1864,7 +1985,7 @@ OPS = (
            backward_fn=_backward_dense_sum,
            saved=(),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_sum}),
+           sbp=_sbp_dense_sum),
     OpSpec(name='expand',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('shape', 'IntArray')),
@@ -1878,7 +1999,7 @@ OPS = (
            backward_fn=_backward_dense_expand,
            saved=(),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_expand}),
+           sbp=_sbp_dense_expand),
     OpSpec(name='repeat',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('repeats', 'IntArray')),
@@ -1892,7 +2013,7 @@ OPS = (
            backward_fn=_backward_dense_repeat,
            saved=(),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_repeat}),
+           sbp=_sbp_dense_repeat),
     OpSpec(name='gather',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('axis', 'int', True, None), Arg('batch_dims', 'int', True, 0)),
@@ -1906,7 +2027,7 @@ OPS = (
            backward_fn=_backward_dense_gather,
            saved=('index',),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_gather}),
+           sbp=_sbp_dense_gather),
     OpSpec(name='batch_gather',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('index', 'Tensor')),
@@ -1920,7 +2041,7 @@ OPS = (
            backward_fn=_backward_dense_batch_gather,
            saved=('index',),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_batch_gather}),
+           sbp=_sbp_dense_batch_gather),
     OpSpec(name='abs',
            namespace='dense',
            args=(Arg('x', 'Tensor'),),
@@ -1934,7 +2055,7 @@ OPS = (
            backward_fn=_backward_dense_abs,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_abs}),
+           sbp=_sbp_dense_abs),
     OpSpec(name='abs_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1957,7 +2078,7 @@ OPS = (
            backward_fn=_backward_dense_neg,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_neg}),
+           sbp=_sbp_dense_neg),
     OpSpec(name='neg_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1980,7 +2101,7 @@ OPS = (
            backward_fn=_backward_dense_exp,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_exp}),
+           sbp=_sbp_dense_exp),
     OpSpec(name='exp_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2003,7 +2124,7 @@ OPS = (
            backward_fn=_backward_dense_log,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_log}),
+           sbp=_sbp_dense_log),
     OpSpec(name='log_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2026,7 +2147,7 @@ OPS = (
            backward_fn=_backward_dense_sqrt,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_sqrt}),
+           sbp=_sbp_dense_sqrt),
     OpSpec(name='sqrt_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2049,7 +2170,7 @@ OPS = (
            backward_fn=_backward_dense_square,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_square}),
+           sbp=_sbp_dense_square),
     OpSpec(name='square_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2072,7 +2193,7 @@ OPS = (
            backward_fn=_backward_dense_sin,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_sin}),
+           sbp=_sbp_dense_sin),
     OpSpec(name='sin_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2095,7 +2216,7 @@ OPS = (
            backward_fn=_backward_dense_cos,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_cos}),
+           sbp=_sbp_dense_cos),
     OpSpec(name='cos_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2118,7 +2239,7 @@ OPS = (
            backward_fn=_backward_dense_tanh,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_tanh}),
+           sbp=_sbp_dense_tanh),
     OpSpec(name='tanh_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2141,7 +2262,7 @@ OPS = (
            backward_fn=_backward_dense_sigmoid,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_sigmoid}),
+           sbp=_sbp_dense_sigmoid),
     OpSpec(name='sigmoid_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2164,7 +2285,7 @@ OPS = (
            backward_fn=_backward_dense_relu,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_relu}),
+           sbp=_sbp_dense_relu),
     OpSpec(name='relu_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2187,7 +2308,7 @@ OPS = (
            backward_fn=_backward_dense_add,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_add}),
+           sbp=_sbp_dense_add),
     OpSpec(name='add_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2210,7 +2331,7 @@ OPS = (
            backward_fn=_backward_dense_subtract,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_subtract}),
+           sbp=_sbp_dense_subtract),
     OpSpec(name='subtract_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2233,7 +2354,7 @@ OPS = (
            backward_fn=_backward_dense_multiply,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_multiply}),
+           sbp=_sbp_dense_multiply),
     OpSpec(name='multiply_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2256,7 +2377,7 @@ OPS = (
            backward_fn=_backward_dense_divide,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_divide}),
+           sbp=_sbp_dense_divide),
     OpSpec(name='divide_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2279,7 +2400,7 @@ OPS = (
            backward_fn=_backward_dense_pow,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_pow}),
+           sbp=_sbp_dense_pow),
     OpSpec(name='pow_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2302,7 +2423,7 @@ OPS = (
            backward_fn=_backward_dense_maximum,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_maximum}),
+           sbp=_sbp_dense_maximum),
     OpSpec(name='maximum_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2325,7 +2446,7 @@ OPS = (
            backward_fn=_backward_dense_minimum,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_minimum}),
+           sbp=_sbp_dense_minimum),
     OpSpec(name='minimum_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2344,7 +2465,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_equal}),
+           sbp=_sbp_dense_equal),
     OpSpec(name='not_equal',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -2354,7 +2475,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_not_equal}),
+           sbp=_sbp_dense_not_equal),
     OpSpec(name='less_than',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -2364,7 +2485,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_less_than}),
+           sbp=_sbp_dense_less_than),
     OpSpec(name='less_equal',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -2374,7 +2495,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_less_equal}),
+           sbp=_sbp_dense_less_equal),
     OpSpec(name='greater_than',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -2384,7 +2505,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_greater_than}),
+           sbp=_sbp_dense_greater_than),
     OpSpec(name='greater_equal',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -2394,7 +2515,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_greater_equal}),
+           sbp=_sbp_dense_greater_equal),
     OpSpec(name='clip',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('min', 'Scalar', True, None), Arg('max', 'Scalar', True, None)),
@@ -2408,7 +2529,7 @@ OPS = (
            backward_fn=_backward_dense_clip,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_clip}),
+           sbp=_sbp_dense_clip),
     OpSpec(name='clip_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('min', 'Scalar', True, None), Arg('max', 'Scalar', True, None)),
@@ -2449,7 +2570,11 @@ OPS = (
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('repeats', 'IntArray')),
            outputs=('x_grad',),
-           invoke=_invoke_dense_repeat_grad),
+           kernels=(KernelSig('repeat_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_repeat_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.repeat'),
     OpSpec(name='gather_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, None), Arg('batch_dims', 'int', True, 0)),
@@ -2481,7 +2606,7 @@ OPS = (
            backward_fn=_backward_sparse_reshape,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_reshape}),
+           sbp=_sbp_sparse_reshape),
     OpSpec(name='to_dense',
            namespace='sparse',
            args=(Arg('x', 'Tensor'),),
@@ -2495,7 +2620,7 @@ OPS = (
            backward_fn=_backward_sparse_to_dense,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_to_dense}),
+           sbp=_sbp_sparse_to_dense),
     OpSpec(name='to_sparse_coo',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('sparse_dim', 'int')),
@@ -2509,7 +2634,7 @@ OPS = (
            backward_fn=_backward_sparse_to_sparse_coo,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_to_sparse_coo}),
+           sbp=_sbp_sparse_to_sparse_coo),
     OpSpec(name='to_sparse_csr',
            namespace='sparse',
            args=(Arg('x', 'Tensor'),),
@@ -2536,7 +2661,75 @@ OPS = (
            backward_fn=_backward_sparse_coalesce,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_coalesce}),
+           sbp=_sbp_sparse_coalesce),
+    OpSpec(name='transpose',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('transpose_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('transpose_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_transpose,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='transpose_grad',
+           backward_fn=_backward_sparse_transpose,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_sparse_transpose),
+    OpSpec(name='slice',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('slice_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('slice_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_slice,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='slice_grad',
+           backward_fn=_backward_sparse_slice,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_sparse_slice),
+    OpSpec(name='index_select',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('index_select_coo', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('index_select_csr', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_index_select,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='index_select_grad',
+           backward_fn=_backward_sparse_index_select,
+           saved=('x', 'index'),
+           saved_meta=(),
+           sbp=_sbp_sparse_index_select),
+    OpSpec(name='concat',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('concat_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('concat_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_concat,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.sparse',
+           backward='concat_grad',
+           backward_fn=_backward_sparse_concat,
+           saved=('xs',),
+           saved_meta=()),
+    OpSpec(name='stack',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('stack_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('stack_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_stack,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.sparse',
+           backward='stack_grad',
+           backward_fn=_backward_sparse_stack,
+           saved=('xs',),
+           saved_meta=()),
     OpSpec(name='mask_as',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor')),
@@ -2589,7 +2782,7 @@ OPS = (
            backward_fn=_backward_sparse_add,
            saved=('x', 'y'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_add}),
+           sbp=_sbp_sparse_add),
     OpSpec(name='subtract',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -2603,7 +2796,7 @@ OPS = (
            backward_fn=_backward_sparse_subtract,
            saved=('x', 'y'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_subtract}),
+           sbp=_sbp_sparse_subtract),
     OpSpec(name='multiply',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -2617,7 +2810,7 @@ OPS = (
            backward_fn=_backward_sparse_multiply,
            saved=('x', 'y'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_multiply}),
+           sbp=_sbp_sparse_multiply),
     OpSpec(name='divide',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -2631,7 +2824,7 @@ OPS = (
            backward_fn=_backward_sparse_divide,
            saved=('x', 'y'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_divide}),
+           sbp=_sbp_sparse_divide),
     OpSpec(name='sum',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('dtype', 'DataType', True, None), Arg('keepdim', 'bool', True, False)),
@@ -2645,7 +2838,7 @@ OPS = (
            backward_fn=_backward_sparse_sum,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_sum}),
+           sbp=_sbp_sparse_sum),
     OpSpec(name='softmax',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('axis', 'int', True, -1)),
@@ -2659,7 +2852,7 @@ OPS = (
            backward_fn=_backward_sparse_softmax,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_softmax}),
+           sbp=_sbp_sparse_softmax),
     OpSpec(name='abs',
            namespace='sparse',
            args=(Arg('x', 'Tensor'),),
@@ -2673,7 +2866,7 @@ OPS = (
            backward_fn=_backward_sparse_abs,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_abs}),
+           sbp=_sbp_sparse_abs),
     OpSpec(name='abs_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2696,7 +2889,7 @@ OPS = (
            backward_fn=_backward_sparse_neg,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_neg}),
+           sbp=_sbp_sparse_neg),
     OpSpec(name='neg_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2719,7 +2912,7 @@ OPS = (
            backward_fn=_backward_sparse_sqrt,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_sqrt}),
+           sbp=_sbp_sparse_sqrt),
     OpSpec(name='sqrt_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2742,7 +2935,7 @@ OPS = (
            backward_fn=_backward_sparse_square,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_square}),
+           sbp=_sbp_sparse_square),
     OpSpec(name='square_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2765,7 +2958,7 @@ OPS = (
            backward_fn=_backward_sparse_sin,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_sin}),
+           sbp=_sbp_sparse_sin),
     OpSpec(name='sin_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2788,7 +2981,7 @@ OPS = (
            backward_fn=_backward_sparse_sinh,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_sinh}),
+           sbp=_sbp_sparse_sinh),
     OpSpec(name='sinh_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2811,7 +3004,7 @@ OPS = (
            backward_fn=_backward_sparse_tan,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_tan}),
+           sbp=_sbp_sparse_tan),
     OpSpec(name='tan_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2834,7 +3027,7 @@ OPS = (
            backward_fn=_backward_sparse_tanh,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_tanh}),
+           sbp=_sbp_sparse_tanh),
     OpSpec(name='tanh_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2857,7 +3050,7 @@ OPS = (
            backward_fn=_backward_sparse_asin,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_asin}),
+           sbp=_sbp_sparse_asin),
     OpSpec(name='asin_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2880,7 +3073,7 @@ OPS = (
            backward_fn=_backward_sparse_asinh,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_asinh}),
+           sbp=_sbp_sparse_asinh),
     OpSpec(name='asinh_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2903,7 +3096,7 @@ OPS = (
            backward_fn=_backward_sparse_atan,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_atan}),
+           sbp=_sbp_sparse_atan),
     OpSpec(name='atan_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2926,7 +3119,7 @@ OPS = (
            backward_fn=_backward_sparse_atanh,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_atanh}),
+           sbp=_sbp_sparse_atanh),
     OpSpec(name='atanh_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2949,7 +3142,7 @@ OPS = (
            backward_fn=_backward_sparse_expm1,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_expm1}),
+           sbp=_sbp_sparse_expm1),
     OpSpec(name='expm1_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2972,7 +3165,7 @@ OPS = (
            backward_fn=_backward_sparse_log1p,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_log1p}),
+           sbp=_sbp_sparse_log1p),
     OpSpec(name='log1p_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -2995,7 +3188,7 @@ OPS = (
            backward_fn=_backward_sparse_deg2rad,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_deg2rad}),
+           sbp=_sbp_sparse_deg2rad),
     OpSpec(name='deg2rad_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -3018,7 +3211,7 @@ OPS = (
            backward_fn=_backward_sparse_rad2deg,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_rad2deg}),
+           sbp=_sbp_sparse_rad2deg),
     OpSpec(name='rad2deg_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -3041,7 +3234,7 @@ OPS = (
            backward_fn=_backward_sparse_relu,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_relu}),
+           sbp=_sbp_sparse_relu),
     OpSpec(name='relu_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -3064,7 +3257,7 @@ OPS = (
            backward_fn=_backward_sparse_relu6,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_relu6}),
+           sbp=_sbp_sparse_relu6),
     OpSpec(name='relu6_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -3087,7 +3280,7 @@ OPS = (
            backward_fn=_backward_sparse_leaky_relu,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_leaky_relu}),
+           sbp=_sbp_sparse_leaky_relu),
     OpSpec(name='leaky_relu_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('negative_slope', 'float', True, 0.01)),
@@ -3110,7 +3303,7 @@ OPS = (
            backward_fn=_backward_sparse_pow,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_pow}),
+           sbp=_sbp_sparse_pow),
     OpSpec(name='pow_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('factor', 'float')),
@@ -3133,7 +3326,7 @@ OPS = (
            backward_fn=_backward_sparse_scale,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_scale}),
+           sbp=_sbp_sparse_scale),
     OpSpec(name='scale_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('scale', 'float', True, 1.0), Arg('bias', 'float', True, 0.0), Arg('bias_after_scale', 'bool', True, True)),
@@ -3152,7 +3345,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.sparse',
-           extra={'sbp': _sbp_sparse_isnan}),
+           sbp=_sbp_sparse_isnan),
     OpSpec(name='cast',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('index_dtype', 'DataType', True, None), Arg('value_dtype', 'DataType', True, None)),
@@ -3166,7 +3359,7 @@ OPS = (
            backward_fn=_backward_sparse_cast,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_cast}),
+           sbp=_sbp_sparse_cast),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -3210,6 +3403,51 @@ OPS = (
            kernels=(KernelSig('coalesce_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_coalesce_grad,
            layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='transpose_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('transpose_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('transpose_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_transpose_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='slice_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('slice_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('slice_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_slice_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='index_select_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('index_select_coo_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('index_select_csr_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_index_select_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='concat_grad',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('concat_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('concat_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_concat_grad,
+           layout_arg='xs',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='stack_grad',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('stack_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('stack_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_stack_grad,
+           layout_arg='xs',
            data_type_arg='out_grad',
            module='kernels.sparse'),
     OpSpec(name='mask_as_grad',
