@@ -141,6 +141,8 @@ def test_grad_split_helpers():
         == ([-1, 2, 3], [0])
     assert (repeat_grad_shape((0, 3), (4, 2, 1)), repeat_grad_axes((0, 3), (4, 2, 1))) \
         == ([1, 0, 3], [0])
+    assert (repeat_grad_shape((0, 3), (2, 1)), repeat_grad_axes((0, 3), (2, 1))) \
+        == ([0, 3, 1], [2])
 
 
 # ------------------------------------------------------------ properties

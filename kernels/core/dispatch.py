@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from . import autograd, registry
-from .dtypes import canonical_dtype
+from .dtypes import canonical_dtype, is_differentiable
 from .meta import MetaTensor
 from .tensor import TensorBase, layout_class
 
@@ -322,6 +322,8 @@ def _record(spec, ins, outs, attrs):
     node = autograd.GradNode(spec, tuple(ins), saved,
                              {a.name: v for a, v in zip(spec.attr_args, attrs)})
     for i, out in enumerate(outs):
+        if not is_differentiable(out.dtype):
+            continue  # an integer or bool result (a cast to int) carries no gradient
         out._grad_fn = node
         out._out_index = i
         out._stop_gradient = False

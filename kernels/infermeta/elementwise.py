@@ -3,6 +3,8 @@
 The output shape is numpy's broadcast of the inputs' shapes; the dtype is
 the one numpy's ufunc gives (found on 0-size arrays, so never by touching data).
 """
+import numpy as np
+
 from ..funcs.elementwise import BINARY, UNARY, result_dtype
 
 
@@ -33,4 +35,16 @@ def binary_infer_meta(op, x, y):
 
 def binary_grad_infer_meta(x, y):
     """The gradients of a binary op have the shapes and dtypes of its inputs."""
+    return x, y
+
+
+def where_infer_meta(condition, x, y):
+    """numpy.where: the broadcast of all three shapes; x's and y's common dtype."""
+    if condition.dtype != bool:
+        raise TypeError(f"where: condition has dtype {condition.dtype.name}; expected bool")
+    shape = broadcast_shape("where", condition.shape, x.shape, y.shape)
+    return x.with_(shape=shape, dtype=np.result_type(x.dtype, y.dtype))
+
+
+def where_grad_infer_meta(x, y):
     return x, y

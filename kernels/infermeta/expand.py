@@ -123,12 +123,15 @@ def _repeat_grad_split(x_shape, repeats):
     written for Paddle's reshape, whose 0 copies the input's dim, so an empty
     out_grad takes a shape whose zeros that rule resolves: [-1] + x.shape
     summed over axis 0 when x is not empty (the sum is zeros), else x.shape
-    behind ones for the new dims (each 0 of x then sits where out_grad has 0).
+    behind ones for the new dims (each 0 of x then sits where out_grad has
+    0), summed over them, or with no new dims before a trailing 1 summed away.
     """
     x_shape = [int(s) for s in x_shape]
     new = len(repeats) - len(x_shape)
-    if prod(x_shape) == 0:
+    if prod(x_shape) == 0 and new:
         return [1] * new + x_shape, list(range(new))
+    if prod(x_shape) == 0:  # a trailing 1 to sum: sum(axis=[]) would reduce every axis
+        return x_shape + [1], [len(x_shape)]
     if 0 in repeats:
         return [-1] + x_shape, [0]
     split = list(repeats[:new])
