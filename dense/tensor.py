@@ -202,6 +202,23 @@ class Tensor(TensorBase):
         from . import _generated_api as api
         return api.abs(self)
 
+    @property
+    def T(self):
+        """The tensor with its dims reversed (the matrix transpose of a 2-D tensor), a view."""
+        from . import _generated_api as api
+        return api.transpose(self, list(range(self.ndim))[::-1])
+
+    def __getitem__(self, key):
+        """numpy's indexing, differentiable: ints, slices (any step), None, ``...``, and one
+        integer array or tensor.
+
+        Basic indexing is one ``strided_slice`` and one ``reshape``, both views
+        of this tensor's data (no copy, as numpy); an integer array index is
+        then a ``gather`` along its dim, a copy.
+        """
+        from ._indexing import getitem
+        return getitem(self, key)
+
 
 def _sizes(args):
     """Accept f(2, 3) and f([2, 3]) alike."""

@@ -1453,17 +1453,17 @@ def _invoke_dense_transpose_grad(x, out_grad, perm):
 
 # dense.squeeze_grad  (yaml/backward.yaml:107)
 def _invoke_dense_squeeze_grad(x, out_grad):
-    return _d.call('dense', 'reshape', out_grad, x.shape)
+    return _d.call('dense', 'reshape_grad', x, out_grad)
 
 
 # dense.unsqueeze_grad  (yaml/backward.yaml:114)
 def _invoke_dense_unsqueeze_grad(x, out_grad):
-    return _d.call('dense', 'reshape', out_grad, x.shape)
+    return _d.call('dense', 'reshape_grad', x, out_grad)
 
 
 # dense.flatten_grad  (yaml/backward.yaml:121)
 def _invoke_dense_flatten_grad(x, out_grad):
-    return _d.call('dense', 'reshape', out_grad, x.shape)
+    return _d.call('dense', 'reshape_grad', x, out_grad)
 
 
 # dense.concat_grad  (yaml/backward.yaml:128)

@@ -70,7 +70,10 @@ def _slices(x, axes):
     xp = xp_of(x)
     kept = [d for d in range(x.ndim) if d not in axes]
     moved = xp.transpose(x, kept + list(axes))
-    return moved.reshape(tuple(x.shape[d] for d in kept) + (-1,)), kept
+    n = 1
+    for d in axes:
+        n *= x.shape[d]
+    return moved.reshape(tuple(x.shape[d] for d in kept) + (n,)), kept
 
 
 def _unslice(v, x, axes, kept):
@@ -78,7 +81,7 @@ def _unslice(v, x, axes, kept):
     xp = xp_of(v)
     v = v.reshape(tuple(x.shape[d] for d in kept) + tuple(x.shape[d] for d in axes))
     order = kept + list(axes)
-    return xp.ascontiguousarray(xp.transpose(v, [order.index(d) for d in range(x.ndim)]))
+    return xp.transpose(v, [order.index(d) for d in range(x.ndim)]).copy()
 
 
 def _extreme_grad(name, arg):
@@ -113,6 +116,8 @@ def prod_grad(x, out_grad, axis=None, keepdim=False):
     xp = xp_of(x)
     axes = _axes(x.ndim, axis, "prod")
     v, kept = _slices(x, axes)
+    if v.shape[-1] == 0:
+        return xp.zeros(x.shape, x.dtype)
     ones = xp.ones(v.shape[:-1] + (1,), v.dtype)
     left = xp.cumprod(xp.concatenate([ones, v[..., :-1]], axis=-1), axis=-1)
     right = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(v, -1)[..., :-1]], axis=-1),
