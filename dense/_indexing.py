@@ -2,10 +2,10 @@
 
 A key is split into basic entries (ints, slices, None, ``...``) and at most
 one integer array or tensor.  The basic part is one ``strided_slice`` (ints
-become one-element windows) and one ``reshape`` (ints dropped, None
-inserted), both views.  An integer array then ``gather``s along its dim;
-with a single array index numpy keeps the result dims where the array
-stood, which is where gather puts them.
+become one-element windows), a ``squeeze`` of the ints' dims and an
+``unsqueeze`` for each None, all views.  An integer array then ``gather``s
+along its dim, where numpy keeps the result dims, unless ints and the array
+are apart in the key: numpy then puts the array's dims first (a transpose).
 """
 import numbers
 
@@ -55,11 +55,13 @@ def _entries(key, ndim):
 
 
 def _plan(entries, shape):
-    """(strided_slice lists, reshape target, position of the array dim or None)."""
-    axes, starts, ends, strides, target, pos, dim = [], [], [], [], [], None, 0
+    """(strided_slice lists, int dims to squeeze, None dims to unsqueeze, array dim or None)."""
+    axes, starts, ends, strides = [], [], [], []
+    drop, new, pos, dim, out_dim = [], [], None, 0, 0
     for k in entries:
         if k is None:
-            target.append(1)
+            new.append(out_dim)
+            out_dim += 1
             continue
         n = shape[dim]
         if _is_int(k):
@@ -67,31 +69,44 @@ def _plan(entries, shape):
                 raise IndexError(f"{OP}: index {k} is out of bounds for axis {dim} with size {n}")
             k = int(k) % n
             axes.append(dim), starts.append(k), ends.append(k + 1), strides.append(1)
-        elif isinstance(k, slice):
-            if k != slice(None):
+            drop.append(dim)
+        else:
+            if isinstance(k, slice) and k != slice(None):
                 step = 1 if k.step is None else k.step
                 if step == 0:
                     raise ValueError(f"{OP}: slice step cannot be zero")
                 start, stop, _ = k.indices(n)
                 axes.append(dim), starts.append(start), strides.append(step)
                 ends.append(stop if stop >= 0 else -n - 1)  # -1 after indices(): before 0
-            target.append(len(range(*k.indices(n))))
-        else:
-            pos = len(target)
-            target.append(n)
+            elif not isinstance(k, slice):
+                pos = out_dim
+            out_dim += 1
         dim += 1
-    return (axes, starts, ends, strides), target, pos
+    return (axes, starts, ends, strides), drop, new, pos
+
+
+def _advanced_apart(entries):
+    """numpy puts the array's dims first when ints and the array are not adjacent."""
+    marks = [i for i, k in enumerate(entries) if _is_int(k) or _as_index_array(k) is not None]
+    return marks[-1] - marks[0] + 1 != len(marks)
 
 
 def getitem(x, key):
     """``x[key]`` (see the module docstring)."""
     from . import _generated_api as api
     entries = _entries(key, x.ndim)
-    window, target, pos = _plan(entries, x.shape)
+    window, drop, new, pos = _plan(entries, x.shape)
     out = api.strided_slice(x, *window) if window[0] else x
-    if list(out.shape) != target:
-        out = api.reshape(out, target)
+    if drop:
+        out = api.squeeze(out, drop)
+    if new:
+        out = api.unsqueeze(out, new)
     if pos is None:
         return out
     index = next(_as_index_array(k) for k in entries if _as_index_array(k) is not None)
-    return api.gather(out, index, axis=pos)
+    out = api.gather(out, index, axis=pos)
+    if pos and _advanced_apart(entries):
+        k = np.ndim(index)
+        order = list(range(pos, pos + k)) + list(range(pos)) + list(range(pos + k, out.ndim))
+        out = api.transpose(out, order)
+    return out

@@ -212,7 +212,7 @@ class Tensor(TensorBase):
         """numpy's indexing, differentiable: ints, slices (any step), None, ``...``, and one
         integer array or tensor.
 
-        Basic indexing is one ``strided_slice`` and one ``reshape``, both views
+        Basic indexing is a ``strided_slice``, ``squeeze`` and ``unsqueeze``, all views
         of this tensor's data (no copy, as numpy); an integer array index is
         then a ``gather`` along its dim, a copy.
         """
