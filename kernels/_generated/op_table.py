@@ -29,12 +29,10 @@ _sbp_dense_reshape = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(('shape', lambda e: e.out_local.shape), ),
-    local=None)
+    physical=_im.shard_out_shape)
 
 
-# dense.sum  (yaml/ops.yaml:52)
+# dense.sum  (yaml/ops.yaml:51)
 def _meta_dense_sum(x, axis, keepdim):
     return _im.sum_infer_meta(x, axis, keepdim)
 
@@ -49,21 +47,19 @@ def _backward_dense_sum(node, out_grad):
 _sbp_dense_sum = _r.SbpTable(
     rules=(
         _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
-                   lambda e: e.i in e.axes,
-                   'S(i) -> P if i in axes'),
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(e.axes, e.i)),),
-                   lambda e: e.i not in e.axes,
-                   'S(i) -> S(i if keepdim else i - count_below(axes, i)) if i not in axes'),
+                   lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> P if i in axes_of(axis, x.ndim)'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('axes', lambda e: _r.axes_of(e.axis, e.x.ndim)), ),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.expand  (yaml/ops.yaml:94)
+# dense.expand  (yaml/ops.yaml:91)
 def _meta_dense_expand(x, shape):
     return _im.expand_infer_meta(x, shape)
 
@@ -77,19 +73,17 @@ def _backward_dense_expand(node, out_grad):
 
 _sbp_dense_expand = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.lead),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.lead],
-                   'S(i) -> S(i + lead) if x.shape[i] == out.shape[i + lead]'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim],
+                   'S(i) -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim]'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('lead', lambda e: len(e.shape) - e.x.ndim), ),
-    physical=(('shape', lambda e: _resolve('kernels.funcs.broadcast.physical_expand')(e.x.shape, e.shape, e.x_axis, e.x_slice)[0] if e.x_axis is not None else e.shape), ),
-    local=None)
+    physical=_im.shard_out_shape)
 
 
-# dense.repeat  (yaml/ops.yaml:153)
+# dense.repeat  (yaml/ops.yaml:147)
 def _meta_dense_repeat(x, repeats):
     return _im.repeat_infer_meta(x, repeats)
 
@@ -103,19 +97,17 @@ def _backward_dense_repeat(node, out_grad):
 
 _sbp_dense_repeat = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.lead),),
-                   lambda e: e.repeats[e.i + e.lead] == 1,
-                   'S(i) -> S(i + lead) if repeats[i + lead] == 1'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.repeats[e.i + e.out.ndim - e.x.ndim] == 1,
+                   'S(i) -> S(i + out.ndim - x.ndim) if repeats[i + out.ndim - x.ndim] == 1'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('lead', lambda e: len(e.repeats) - e.x.ndim), ),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.gather  (yaml/ops.yaml:205)
+# dense.gather  (yaml/ops.yaml:197)
 def _meta_dense_gather(x, index, axis, batch_dims):
     return _im.gather_infer_meta(x, index, axis, batch_dims)
 
@@ -129,31 +121,29 @@ def _backward_dense_gather(node, out_grad):
 
 _sbp_dense_gather = _r.SbpTable(
     rules=(
-        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.ax + e.i - e.bd),),
-                   lambda e: e.i >= e.bd,
-                   'B, S(i) -> S(ax + i - bd) if i >= bd'),
+        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i + _r.gather_axis(e.x, e.index, e.axis, e.batch_dims) - _r.norm_axis(e.batch_dims, e.index.ndim)),),
+                   lambda e: e.i >= _r.norm_axis(e.batch_dims, e.index.ndim),
+                   'B, S(i) -> S(i + gather_axis(x, index, axis, batch_dims) - norm_axis(batch_dims, index.ndim)) if i >= norm_axis(batch_dims, index.ndim)'),
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.bd,
-                   'S(i), S(i) -> S(i) if i < bd'),
+                   lambda e: e.i < _r.norm_axis(e.batch_dims, e.index.ndim),
+                   'S(i), S(i) -> S(i) if i < norm_axis(batch_dims, index.ndim)'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.bd <= e.d < e.ax,
-                   'S(d), B -> S(d) if bd <= d < ax'),
+                   lambda e: _r.norm_axis(e.batch_dims, e.index.ndim) <= e.d < _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> S(d) if norm_axis(batch_dims, index.ndim) <= d < gather_axis(x, index, axis, batch_dims)'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.ax,
-                   'S(d), B -> P if d == ax'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.k - e.bd - 1),),
-                   lambda e: e.d > e.ax,
-                   'S(d), B -> S(d + k - bd - 1) if d > ax'),
+                   lambda e: e.d == _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> P if d == gather_axis(x, index, axis, batch_dims)'),
+        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - _r.norm_axis(e.batch_dims, e.index.ndim) - 1),),
+                   lambda e: e.d > _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> S(d + index.ndim - norm_axis(batch_dims, index.ndim) - 1) if d > gather_axis(x, index, axis, batch_dims)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    None,
                    'P, B -> P'),
     ),
-    let=(('k', lambda e: e.index.ndim), ('bd', lambda e: _r.norm_axis(e.batch_dims, e.index.ndim)), ('ax', lambda e: e.bd if e.axis is None else _r.norm_axis(e.axis, e.x.ndim)), ),
-    physical=(),
-    local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('offset', lambda e: e.x_slice[0] if e.x_axis == e.ax else 0), ('size', lambda e: e.x.shape[e.ax]), )))
+    physical=_im.gather_sbp_physical)
 
 
-# dense.batch_gather  (yaml/ops.yaml:285)
+# dense.batch_gather  (yaml/ops.yaml:268)
 def _meta_dense_batch_gather(x, index):
     return _im.batch_gather_infer_meta(x, index)
 
@@ -168,27 +158,25 @@ def _backward_dense_batch_gather(node, out_grad):
 _sbp_dense_batch_gather = _r.SbpTable(
     rules=(
         _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == e.k - 1,
-                   'B, S(i) -> S(i) if i == k - 1'),
+                   lambda e: e.i == e.index.ndim - 1,
+                   'B, S(i) -> S(i) if i == index.ndim - 1'),
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.k - 1,
-                   'S(i), S(i) -> S(i) if i < k - 1'),
+                   lambda e: e.i < e.index.ndim - 1,
+                   'S(i), S(i) -> S(i) if i < index.ndim - 1'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.k - 1,
-                   'S(d), B -> P if d == k - 1'),
+                   lambda e: e.d == e.index.ndim - 1,
+                   'S(d), B -> P if d == index.ndim - 1'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.d > e.k - 1,
-                   'S(d), B -> S(d) if d > k - 1'),
+                   lambda e: e.d > e.index.ndim - 1,
+                   'S(d), B -> S(d) if d > index.ndim - 1'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    None,
                    'P, B -> P'),
     ),
-    let=(('k', lambda e: e.index.ndim), ),
-    physical=(),
-    local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('axis', lambda e: e.k - 1), ('batch_dims', lambda e: e.k - 1), ('offset', lambda e: e.x_slice[0] if e.x_axis == e.k - 1 else 0), ('size', lambda e: e.x.shape[e.k - 1]), ('op', lambda e: 'batch_gather'), )))
+    physical=_im.batch_gather_sbp_physical)
 
 
-# dense.abs  (yaml/ops.yaml:360)
+# dense.abs  (yaml/ops.yaml:333)
 def _meta_dense_abs(x):
     return _im.unary_infer_meta('abs', x)
 
@@ -206,17 +194,15 @@ _sbp_dense_abs = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.abs_grad  (yaml/ops.yaml:360)
+# dense.abs_grad  (yaml/ops.yaml:333)
 def _meta_dense_abs_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.neg  (yaml/ops.yaml:389)
+# dense.neg  (yaml/ops.yaml:362)
 def _meta_dense_neg(x):
     return _im.unary_infer_meta('neg', x)
 
@@ -237,17 +223,15 @@ _sbp_dense_neg = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.neg_grad  (yaml/ops.yaml:389)
+# dense.neg_grad  (yaml/ops.yaml:362)
 def _meta_dense_neg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.exp  (yaml/ops.yaml:418)
+# dense.exp  (yaml/ops.yaml:391)
 def _meta_dense_exp(x):
     return _im.unary_infer_meta('exp', x)
 
@@ -265,17 +249,15 @@ _sbp_dense_exp = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.exp_grad  (yaml/ops.yaml:418)
+# dense.exp_grad  (yaml/ops.yaml:391)
 def _meta_dense_exp_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.log  (yaml/ops.yaml:447)
+# dense.log  (yaml/ops.yaml:420)
 def _meta_dense_log(x):
     return _im.unary_infer_meta('log', x)
 
@@ -293,17 +275,15 @@ _sbp_dense_log = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.log_grad  (yaml/ops.yaml:447)
+# dense.log_grad  (yaml/ops.yaml:420)
 def _meta_dense_log_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.sqrt  (yaml/ops.yaml:476)
+# dense.sqrt  (yaml/ops.yaml:449)
 def _meta_dense_sqrt(x):
     return _im.unary_infer_meta('sqrt', x)
 
@@ -321,17 +301,15 @@ _sbp_dense_sqrt = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.sqrt_grad  (yaml/ops.yaml:476)
+# dense.sqrt_grad  (yaml/ops.yaml:449)
 def _meta_dense_sqrt_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.square  (yaml/ops.yaml:505)
+# dense.square  (yaml/ops.yaml:478)
 def _meta_dense_square(x):
     return _im.unary_infer_meta('square', x)
 
@@ -349,17 +327,15 @@ _sbp_dense_square = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.square_grad  (yaml/ops.yaml:505)
+# dense.square_grad  (yaml/ops.yaml:478)
 def _meta_dense_square_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.sin  (yaml/ops.yaml:534)
+# dense.sin  (yaml/ops.yaml:507)
 def _meta_dense_sin(x):
     return _im.unary_infer_meta('sin', x)
 
@@ -377,17 +353,15 @@ _sbp_dense_sin = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.sin_grad  (yaml/ops.yaml:534)
+# dense.sin_grad  (yaml/ops.yaml:507)
 def _meta_dense_sin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.cos  (yaml/ops.yaml:563)
+# dense.cos  (yaml/ops.yaml:536)
 def _meta_dense_cos(x):
     return _im.unary_infer_meta('cos', x)
 
@@ -405,17 +379,15 @@ _sbp_dense_cos = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.cos_grad  (yaml/ops.yaml:563)
+# dense.cos_grad  (yaml/ops.yaml:536)
 def _meta_dense_cos_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.tanh  (yaml/ops.yaml:592)
+# dense.tanh  (yaml/ops.yaml:565)
 def _meta_dense_tanh(x):
     return _im.unary_infer_meta('tanh', x)
 
@@ -433,17 +405,15 @@ _sbp_dense_tanh = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.tanh_grad  (yaml/ops.yaml:592)
+# dense.tanh_grad  (yaml/ops.yaml:565)
 def _meta_dense_tanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.sigmoid  (yaml/ops.yaml:621)
+# dense.sigmoid  (yaml/ops.yaml:594)
 def _meta_dense_sigmoid(x):
     return _im.unary_infer_meta('sigmoid', x)
 
@@ -461,17 +431,15 @@ _sbp_dense_sigmoid = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.sigmoid_grad  (yaml/ops.yaml:621)
+# dense.sigmoid_grad  (yaml/ops.yaml:594)
 def _meta_dense_sigmoid_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.relu  (yaml/ops.yaml:650)
+# dense.relu  (yaml/ops.yaml:623)
 def _meta_dense_relu(x):
     return _im.unary_infer_meta('relu', x)
 
@@ -489,17 +457,15 @@ _sbp_dense_relu = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.relu_grad  (yaml/ops.yaml:650)
+# dense.relu_grad  (yaml/ops.yaml:623)
 def _meta_dense_relu_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.add  (yaml/ops.yaml:679)
+# dense.add  (yaml/ops.yaml:652)
 def _meta_dense_add(x, y):
     return _im.binary_infer_meta('add', x, y)
 
@@ -526,17 +492,15 @@ _sbp_dense_add = _r.SbpTable(
                    None,
                    'P, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.add_grad  (yaml/ops.yaml:679)
+# dense.add_grad  (yaml/ops.yaml:652)
 def _meta_dense_add_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.subtract  (yaml/ops.yaml:714)
+# dense.subtract  (yaml/ops.yaml:687)
 def _meta_dense_subtract(x, y):
     return _im.binary_infer_meta('subtract', x, y)
 
@@ -563,17 +527,15 @@ _sbp_dense_subtract = _r.SbpTable(
                    None,
                    'P, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.subtract_grad  (yaml/ops.yaml:714)
+# dense.subtract_grad  (yaml/ops.yaml:687)
 def _meta_dense_subtract_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.multiply  (yaml/ops.yaml:749)
+# dense.multiply  (yaml/ops.yaml:722)
 def _meta_dense_multiply(x, y):
     return _im.binary_infer_meta('multiply', x, y)
 
@@ -603,17 +565,15 @@ _sbp_dense_multiply = _r.SbpTable(
                    None,
                    'B, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.multiply_grad  (yaml/ops.yaml:749)
+# dense.multiply_grad  (yaml/ops.yaml:722)
 def _meta_dense_multiply_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.divide  (yaml/ops.yaml:784)
+# dense.divide  (yaml/ops.yaml:757)
 def _meta_dense_divide(x, y):
     return _im.binary_infer_meta('divide', x, y)
 
@@ -640,17 +600,15 @@ _sbp_dense_divide = _r.SbpTable(
                    None,
                    'P, B -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.divide_grad  (yaml/ops.yaml:784)
+# dense.divide_grad  (yaml/ops.yaml:757)
 def _meta_dense_divide_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.pow  (yaml/ops.yaml:819)
+# dense.pow  (yaml/ops.yaml:792)
 def _meta_dense_pow(x, y):
     return _im.binary_infer_meta('pow', x, y)
 
@@ -674,17 +632,15 @@ _sbp_dense_pow = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.pow_grad  (yaml/ops.yaml:819)
+# dense.pow_grad  (yaml/ops.yaml:792)
 def _meta_dense_pow_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.maximum  (yaml/ops.yaml:854)
+# dense.maximum  (yaml/ops.yaml:827)
 def _meta_dense_maximum(x, y):
     return _im.binary_infer_meta('maximum', x, y)
 
@@ -708,17 +664,15 @@ _sbp_dense_maximum = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.maximum_grad  (yaml/ops.yaml:854)
+# dense.maximum_grad  (yaml/ops.yaml:827)
 def _meta_dense_maximum_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.minimum  (yaml/ops.yaml:889)
+# dense.minimum  (yaml/ops.yaml:862)
 def _meta_dense_minimum(x, y):
     return _im.binary_infer_meta('minimum', x, y)
 
@@ -742,17 +696,15 @@ _sbp_dense_minimum = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.minimum_grad  (yaml/ops.yaml:889)
+# dense.minimum_grad  (yaml/ops.yaml:862)
 def _meta_dense_minimum_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.equal  (yaml/ops.yaml:924)
+# dense.equal  (yaml/ops.yaml:897)
 def _meta_dense_equal(x, y):
     return _im.binary_infer_meta('equal', x, y)
 
@@ -769,12 +721,10 @@ _sbp_dense_equal = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.not_equal  (yaml/ops.yaml:954)
+# dense.not_equal  (yaml/ops.yaml:927)
 def _meta_dense_not_equal(x, y):
     return _im.binary_infer_meta('not_equal', x, y)
 
@@ -791,12 +741,10 @@ _sbp_dense_not_equal = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.less_than  (yaml/ops.yaml:984)
+# dense.less_than  (yaml/ops.yaml:957)
 def _meta_dense_less_than(x, y):
     return _im.binary_infer_meta('less_than', x, y)
 
@@ -813,12 +761,10 @@ _sbp_dense_less_than = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.less_equal  (yaml/ops.yaml:1014)
+# dense.less_equal  (yaml/ops.yaml:987)
 def _meta_dense_less_equal(x, y):
     return _im.binary_infer_meta('less_equal', x, y)
 
@@ -835,12 +781,10 @@ _sbp_dense_less_equal = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.greater_than  (yaml/ops.yaml:1044)
+# dense.greater_than  (yaml/ops.yaml:1017)
 def _meta_dense_greater_than(x, y):
     return _im.binary_infer_meta('greater_than', x, y)
 
@@ -857,12 +801,10 @@ _sbp_dense_greater_than = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.greater_equal  (yaml/ops.yaml:1074)
+# dense.greater_equal  (yaml/ops.yaml:1047)
 def _meta_dense_greater_equal(x, y):
     return _im.binary_infer_meta('greater_equal', x, y)
 
@@ -879,12 +821,10 @@ _sbp_dense_greater_equal = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.clip  (yaml/ops.yaml:1104)
+# dense.clip  (yaml/ops.yaml:1077)
 def _meta_dense_clip(x, min, max):
     return _im.unary_infer_meta('clip', x, min, max)
 
@@ -902,17 +842,15 @@ _sbp_dense_clip = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.clip_grad  (yaml/ops.yaml:1104)
+# dense.clip_grad  (yaml/ops.yaml:1077)
 def _meta_dense_clip_grad(x, out, out_grad, min, max):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.where  (yaml/ops.yaml:1131)
+# dense.where  (yaml/ops.yaml:1104)
 def _meta_dense_where(condition, x, y):
     return _im.where_infer_meta(condition, x, y)
 
@@ -933,12 +871,10 @@ _sbp_dense_where = _r.SbpTable(
                    None,
                    'B, P, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.matmul  (yaml/ops.yaml:1175)
+# dense.matmul  (yaml/ops.yaml:1148)
 def _meta_dense_matmul(x, y, transpose_x, transpose_y):
     return _im.matmul_infer_meta(x, y, transpose_x, transpose_y)
 
@@ -971,12 +907,10 @@ _sbp_dense_matmul = _r.SbpTable(
                    None,
                    'B, P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.transpose  (yaml/ops.yaml:1228)
+# dense.transpose  (yaml/ops.yaml:1201)
 def _meta_dense_transpose(x, perm):
     return _im.transpose_infer_meta(x, perm)
 
@@ -997,12 +931,10 @@ _sbp_dense_transpose = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.squeeze  (yaml/ops.yaml:1267)
+# dense.squeeze  (yaml/ops.yaml:1240)
 def _meta_dense_squeeze(x, axis):
     return _im.squeeze_infer_meta(x, axis)
 
@@ -1023,12 +955,10 @@ _sbp_dense_squeeze = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.unsqueeze  (yaml/ops.yaml:1307)
+# dense.unsqueeze  (yaml/ops.yaml:1280)
 def _meta_dense_unsqueeze(x, axis):
     return _im.unsqueeze_infer_meta(x, axis)
 
@@ -1049,12 +979,10 @@ _sbp_dense_unsqueeze = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.flatten  (yaml/ops.yaml:1347)
+# dense.flatten  (yaml/ops.yaml:1320)
 def _meta_dense_flatten(x, start_axis, stop_axis):
     return _im.flatten_infer_meta(x, start_axis, stop_axis)
 
@@ -1075,12 +1003,10 @@ _sbp_dense_flatten = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.concat  (yaml/ops.yaml:1387)
+# dense.concat  (yaml/ops.yaml:1360)
 def _meta_dense_concat(xs, axis):
     return _im.concat_infer_meta(xs, axis)
 
@@ -1092,7 +1018,7 @@ def _backward_dense_concat(node, out_grad):
     return {'xs': result}
 
 
-# dense.stack  (yaml/ops.yaml:1426)
+# dense.stack  (yaml/ops.yaml:1399)
 def _meta_dense_stack(xs, axis):
     return _im.stack_infer_meta(xs, axis)
 
@@ -1104,7 +1030,7 @@ def _backward_dense_stack(node, out_grad):
     return {'xs': result}
 
 
-# dense.slice  (yaml/ops.yaml:1462)
+# dense.slice  (yaml/ops.yaml:1435)
 def _meta_dense_slice(x, axes, starts, ends):
     return _im.slice_infer_meta(x, axes, starts, ends)
 
@@ -1125,12 +1051,10 @@ _sbp_dense_slice = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.strided_slice  (yaml/ops.yaml:1505)
+# dense.strided_slice  (yaml/ops.yaml:1478)
 def _meta_dense_strided_slice(x, axes, starts, ends, strides):
     return _im.strided_slice_infer_meta(x, axes, starts, ends, strides)
 
@@ -1151,12 +1075,10 @@ _sbp_dense_strided_slice = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.index_select  (yaml/ops.yaml:1549)
+# dense.index_select  (yaml/ops.yaml:1522)
 def _meta_dense_index_select(x, index, axis):
     return _im.index_select_infer_meta(x, index, axis)
 
@@ -1180,12 +1102,10 @@ _sbp_dense_index_select = _r.SbpTable(
                    None,
                    'P, B -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.mean  (yaml/ops.yaml:1598)
+# dense.mean  (yaml/ops.yaml:1571)
 def _meta_dense_mean(x, axis, keepdim):
     return _im.mean_infer_meta(x, axis, keepdim)
 
@@ -1206,12 +1126,10 @@ _sbp_dense_mean = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.max  (yaml/ops.yaml:1640)
+# dense.max  (yaml/ops.yaml:1613)
 def _meta_dense_max(x, axis, keepdim):
     return _im.max_infer_meta(x, axis, keepdim)
 
@@ -1229,12 +1147,10 @@ _sbp_dense_max = _r.SbpTable(
                    lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
                    'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.min  (yaml/ops.yaml:1682)
+# dense.min  (yaml/ops.yaml:1655)
 def _meta_dense_min(x, axis, keepdim):
     return _im.min_infer_meta(x, axis, keepdim)
 
@@ -1252,12 +1168,10 @@ _sbp_dense_min = _r.SbpTable(
                    lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
                    'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.prod  (yaml/ops.yaml:1724)
+# dense.prod  (yaml/ops.yaml:1697)
 def _meta_dense_prod(x, axis, keepdim):
     return _im.prod_infer_meta(x, axis, keepdim)
 
@@ -1275,12 +1189,10 @@ _sbp_dense_prod = _r.SbpTable(
                    lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
                    'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.argmax  (yaml/ops.yaml:1766)
+# dense.argmax  (yaml/ops.yaml:1739)
 def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
@@ -1291,12 +1203,10 @@ _sbp_dense_argmax = _r.SbpTable(
                    lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
                    'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1810)
+# dense.argmin  (yaml/ops.yaml:1783)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -1307,32 +1217,30 @@ _sbp_dense_argmin = _r.SbpTable(
                    lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
                    'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1852)
+# dense.zeros  (yaml/ops.yaml:1825)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1887)
+# dense.ones  (yaml/ops.yaml:1860)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1922)
+# dense.full  (yaml/ops.yaml:1895)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:1958)
+# dense.arange  (yaml/ops.yaml:1931)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:1993)
+# dense.zeros_like  (yaml/ops.yaml:1966)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1343,12 +1251,10 @@ _sbp_dense_zeros_like = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2030)
+# dense.ones_like  (yaml/ops.yaml:2003)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1359,12 +1265,10 @@ _sbp_dense_ones_like = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2067)
+# dense.full_like  (yaml/ops.yaml:2040)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1375,12 +1279,10 @@ _sbp_dense_full_like = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2105)
+# dense.cast  (yaml/ops.yaml:2078)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 
@@ -1401,9 +1303,7 @@ _sbp_dense_cast = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # dense.reshape_grad  (yaml/backward.yaml:3)
@@ -1534,9 +1434,7 @@ _sbp_sparse_reshape = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_dense  (yaml/sparse_ops.yaml:70)
@@ -1560,9 +1458,7 @@ _sbp_sparse_to_dense = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_sparse_coo  (yaml/sparse_ops.yaml:105)
@@ -1586,9 +1482,7 @@ _sbp_sparse_to_sparse_coo = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_sparse_csr  (yaml/sparse_ops.yaml:150)
@@ -1624,9 +1518,43 @@ _sbp_sparse_coalesce = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
+
+
+# sparse.mask_as  (yaml/sparse_ops.yaml:224)
+def _meta_sparse_mask_as(x, mask):
+    return _im.mask_as_infer_meta(x, mask)
+
+
+def _backward_sparse_mask_as(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'mask_as_grad', node.saved['x'], node.saved['mask'], out_grad)
+    return {'x': result}
+
+
+# sparse.values  (yaml/sparse_ops.yaml:270)
+def _meta_sparse_values(x):
+    return _im.values_infer_meta(x)
+
+
+def _backward_sparse_values(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'values_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+# sparse.with_values  (yaml/sparse_ops.yaml:307)
+def _meta_sparse_with_values(x, values):
+    return _im.with_values_infer_meta(x, values)
+
+
+def _backward_sparse_with_values(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'with_values_grad', node.saved['x'], out_grad)
+    return {'values': result}
 
 
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
@@ -1652,6 +1580,21 @@ def _meta_sparse_to_sparse_csr_grad(x, out_grad):
 # sparse.coalesce_grad  (yaml/sparse_backward.yaml:51)
 def _meta_sparse_coalesce_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
+
+
+# sparse.mask_as_grad  (yaml/sparse_backward.yaml:63)
+def _meta_sparse_mask_as_grad(x, mask, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.values_grad  (yaml/sparse_backward.yaml:77)
+def _meta_sparse_values_grad(x, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.with_values_grad  (yaml/sparse_backward.yaml:89)
+def _meta_sparse_with_values_grad(x, out_grad):
+    return _im.values_infer_meta(x)
 
 
 OPS = (
@@ -2787,6 +2730,45 @@ OPS = (
            saved=('x',),
            saved_meta=(),
            extra={'sbp': _sbp_sparse_coalesce}),
+    OpSpec(name='mask_as',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('mask_as_coo', ('dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('mask_as_csr', ('dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_mask_as,
+           layout_arg='mask',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='mask_as_grad',
+           backward_fn=_backward_sparse_mask_as,
+           saved=('mask',),
+           saved_meta=('x',)),
+    OpSpec(name='values',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('values_coo', ('sparse_coo',), ('dense',)), KernelSig('values_csr', ('sparse_csr',), ('dense',)),),
+           infer_meta=_meta_sparse_values,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='values_grad',
+           backward_fn=_backward_sparse_values,
+           saved=('x',),
+           saved_meta=()),
+    OpSpec(name='with_values',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('values', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('with_values_coo', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('with_values_csr', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_with_values,
+           layout_arg='x',
+           data_type_arg='values',
+           module='kernels.sparse',
+           backward='with_values_grad',
+           backward_fn=_backward_sparse_with_values,
+           saved=('x',),
+           saved_meta=()),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -2829,6 +2811,33 @@ OPS = (
            outputs=('x_grad',),
            kernels=(KernelSig('coalesce_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_coalesce_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='mask_as_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('mask_as_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense',)), KernelSig('mask_as_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_mask_as_grad,
+           layout_arg='mask',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='values_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('values_coo_grad', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('values_csr_grad', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_values_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='with_values_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('values_grad',),
+           kernels=(KernelSig('with_values_coo_grad', ('sparse_coo', 'sparse_coo'), ('dense',)), KernelSig('with_values_csr_grad', ('sparse_csr', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_with_values_grad,
            layout_arg='x',
            data_type_arg='out_grad',
            module='kernels.sparse'),
