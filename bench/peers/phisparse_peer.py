@@ -20,6 +20,9 @@ NEEDS = {
     "repeat": ("dense.repeat",),
     "gather": ("dense.gather",),
     "batch_gather": ("dense.batch_gather",),
+    "add": ("dense.add",),
+    "matmul": ("dense.matmul",),
+    "mean": ("dense.mean",),
 }
 _MODULES = {"dense": dense, "sparse": sparse}
 
@@ -90,6 +93,22 @@ def backward(op):
 
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape}}
+def binary(op):
+    """A factory timing ``op(x, y)`` on two dense tensors."""
+    def factory(inp, be):
+        x, y, fn = _tensor(inp["x"], be), _tensor(inp["y"], be), getattr(dense, op)
+        return Case(lambda: fn(x, y))
+    return factory
+
+
+def mean(inp, be):
+    x, axis = _tensor(inp["x"], be), [inp["axis"]]
+    return Case(lambda: dense.mean(x, axis))
+
+
+IMPLS["add"] = {"add": binary("add")}
+IMPLS["matmul"] = {"matmul": binary("matmul")}
+IMPLS["mean"] = {"mean": mean}
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}
