@@ -222,3 +222,14 @@ def test_concat_stack_promote_and_route_each_gradient():
 def test_generated_api_docstring_examples_run():
     res = doctest.testmod(api)
     assert res.failed == 0 and res.attempted > 100
+
+
+def test_readme_mlp_trains_with_a_decreasing_loss(capsys):
+    import os
+    import re
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    code = re.search(r"```python\n(# mlp\.py.*?)```", readme, re.S).group(1)
+    exec(compile(code, "README mlp.py", "exec"), {})
+    losses = [float(v) for v in re.findall(r"loss ([0-9.]+)", capsys.readouterr().out)]
+    assert len(losses) == 6 and all(b < a for a, b in zip(losses, losses[1:]))
+    assert f"step 5: loss {losses[-1]:.4f}" in readme  # the README shows this run's output
