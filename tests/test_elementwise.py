@@ -175,3 +175,15 @@ def test_family_entry_expands_to_forward_backward_and_sbp(tmp_path):
     assert fwd.backward == "neg_grad" and bwd.forward[0] == "neg"
     assert [a.name for a in bwd.args] == ["x", "out", "out_grad"]
     assert [r.text for r in fwd.sbp.rules] == ["S(i) -> S(i)", "P -> P"]
+
+
+def test_numpy_ufuncs_on_tensors_run_the_ops():
+    a = np.array([0.5, 2.0])
+    t = dense.to_tensor(a, stop_gradient=False)
+    out = np.exp(t) * np.ones(2) + np.float32(1)
+    assert isinstance(out, dense.Tensor) and out.dtype == np.float64
+    out.sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), np.exp(a))
+    cum = np.add.accumulate(t)  # a method phisparse has no op for: numpy on the values
+    assert isinstance(cum, np.ndarray) and cum.tolist() == [0.5, 2.5]
+    assert isinstance(np.arctan2(t, t), np.ndarray)

@@ -91,9 +91,8 @@ def _extreme_grad(name, arg):
         axes = _axes(x.ndim, axis, name)
         v, kept = _slices(x, axes)
         pick = getattr(xp, arg)(v, axis=-1)[..., None]
-        g = out_grad.reshape(pick.shape[:-1] + (1,))
-        grad = xp.zeros(v.shape, x.dtype)
-        xp.put_along_axis(grad, pick, _grad_as(g, x), axis=-1)
+        g = _grad_as(out_grad.reshape(pick.shape), x)
+        grad = xp.where(xp.arange(v.shape[-1]) == pick, g, xp.zeros((), x.dtype))
         return _unslice(grad, x, axes, kept)
     backward.__name__ = name + "_grad"
     backward.__doc__ = f"out_grad at the first arg{name} of each slice, zeros elsewhere."
