@@ -174,3 +174,10 @@ def test_numpy_ufuncs_on_tensors_run_the_ops():
     cum = np.add.accumulate(t)  # a method phisparse has no op for: numpy on the values
     assert isinstance(cum, np.ndarray) and cum.tolist() == [0.5, 2.5]
     assert isinstance(np.arctan2(t, t), np.ndarray)
+
+
+def test_result_dtype_cache_tells_equal_scalars_of_other_types_apart():
+    x = dense.to_tensor(np.arange(3))
+    assert dense.clip(x, 1).dtype == np.int64
+    assert dense.clip(x, 1.0).dtype == np.float64
+    assert dense.clip(x, True).dtype == np.int64

@@ -15,6 +15,7 @@ time.  Where the table's rules differ from a textbook, they follow Paddle:
 bounds; ``maximum`` sends a tie to y and ``minimum`` sends a tie to y.
 """
 import contextlib
+import functools
 import math
 from dataclasses import dataclass
 
@@ -217,7 +218,23 @@ def result_dtype(op, entry, *dtypes_and_params):
 
     This is numpy's own promotion (NEP 50: Python scalars among the params
     are weak).  A dtype the ufunc does not take raises TypeError naming ``op``.
+    The answer is cached per (op, dtypes, params).
     """
+    # typed keys: 1, 1.0 and True are equal as keys but promote differently
+    key = tuple((type(v), v) for v in dtypes_and_params)
+    try:
+        hash(key)
+    except TypeError:
+        return _run_on_empty(op, entry, dtypes_and_params)
+    return _cached_dtype(op, entry, key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_dtype(op, entry, key):
+    return _run_on_empty(op, entry, tuple(v for _, v in key))
+
+
+def _run_on_empty(op, entry, dtypes_and_params):
     n = 1 if isinstance(entry, Unary) else 2
     dtypes, params = dtypes_and_params[:n], dtypes_and_params[n:]
     empties = [np.empty(0, d) for d in dtypes]
