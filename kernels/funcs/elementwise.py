@@ -221,17 +221,20 @@ def result_dtype(op, entry, *dtypes_and_params):
     The answer is cached per (op, dtypes, params).
     """
     # typed keys: 1, 1.0 and True are equal as keys but promote differently
-    key = tuple((type(v), v) for v in dtypes_and_params)
+    key = dtypes_and_params if len(dtypes_and_params) <= 2 and isinstance(entry, Binary) \
+        or len(dtypes_and_params) == 1 else tuple((type(v), v) for v in dtypes_and_params)
     try:
-        hash(key)
-    except TypeError:
+        return _cached_dtype(op, entry, key)
+    except TypeError as exc:  # an unhashable param
+        if "unhashable" not in str(exc):
+            raise
         return _run_on_empty(op, entry, dtypes_and_params)
-    return _cached_dtype(op, entry, key)
 
 
 @functools.lru_cache(maxsize=4096)
 def _cached_dtype(op, entry, key):
-    return _run_on_empty(op, entry, tuple(v for _, v in key))
+    params = key if all(isinstance(k, np.dtype) for k in key) else tuple(v for _, v in key)
+    return _run_on_empty(op, entry, params)
 
 
 def _run_on_empty(op, entry, dtypes_and_params):
