@@ -181,3 +181,30 @@ def test_result_dtype_cache_tells_equal_scalars_of_other_types_apart():
     assert dense.clip(x, 1).dtype == np.int64
     assert dense.clip(x, 1.0).dtype == np.float64
     assert dense.clip(x, True).dtype == np.int64
+
+
+@pytest.mark.parametrize("name,params", [
+    ("exp", ()), ("log", ()), ("sqrt", ()), ("square", ()), ("sin", ()), ("cos", ()),
+    ("tan", ()), ("sinh", ()), ("tanh", ()), ("asin", ()), ("asinh", ()), ("atan", ()),
+    ("atanh", ()), ("expm1", ()), ("log1p", ()), ("sigmoid", ()), ("pow", (3,)),
+    ("scale", (2.0, 1.0, True)), ("neg", ())])
+def test_complex_derivatives_are_conjugated(name, params):
+    """For holomorphic f the rule is g * conj(f'(z)) (PyTorch's and Paddle's convention)."""
+    entry = UNARY[name]
+    z = np.array([0.3 + 0.4j, -0.2 + 0.1j, 0.5 - 0.3j])
+    h = 1e-6
+    deriv = (entry.fn(np, z + h, *params) - entry.fn(np, z - h, *params)) / (2 * h)
+    got = entry.grad(np, z, entry.fn(np, z, *params), np.ones_like(z), *params)
+    np.testing.assert_allclose(got, np.conj(deriv), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "pow"])
+def test_complex_binary_derivatives_are_conjugated(name):
+    entry = BINARY[name]
+    x, y = np.array([0.3 + 0.4j, 1.2 - 0.5j]), np.array([0.7 - 0.2j, -0.4 + 0.9j])
+    h = 1e-6
+    dx = (entry.fn(np, x + h, y) - entry.fn(np, x - h, y)) / (2 * h)
+    dy = (entry.fn(np, x, y + h) - entry.fn(np, x, y - h)) / (2 * h)
+    gx, gy = entry.grad(np, x, y, entry.fn(np, x, y), np.ones_like(x))
+    np.testing.assert_allclose(gx, np.conj(dx), rtol=1e-6)
+    np.testing.assert_allclose(gy, np.conj(dy), rtol=1e-6)
