@@ -3,6 +3,7 @@ import functools
 
 import numpy as np
 
+from ..core.meta import Canonical
 from ..funcs.shape import normalize_axis
 
 
@@ -16,7 +17,7 @@ def _axes(ndim, axis, op):
     return axes
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=None)
 def sum_dtype(dtype):
     """numpy's accumulator dtype for a sum: bool and small ints widen to 64 bits."""
     return np.zeros(1, dtype=dtype).sum().dtype
@@ -29,13 +30,14 @@ def sum_keepdim_shape(shape, axis, op="sum"):
 
 
 def sum_infer_meta(x, axis=None, keepdim=False):
-    """Output meta of sum over ``axis`` (None: all axes)."""
+    """Output meta of sum over ``axis`` (None: all axes), and the canonical ``axis``:
+    the reduced axes, normalised, as a tuple."""
     axes = _axes(x.ndim, axis, "sum")
     if keepdim:
         shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
     else:
         shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
-    return x.with_(shape=shape, dtype=sum_dtype(x.dtype))
+    return Canonical(x.with_(shape=shape, dtype=sum_dtype(x.dtype)), {"axis": axes})
 
 
 def reduced_shape(shape, axes, keepdim):
