@@ -274,7 +274,7 @@ def _tiny_workloads():
         "gather": {"shape": (10,), "axis": 0, "n_index": 3},
         "coo_reshape": {"shape": (10, 10), "new_shape": (100,), "nnz": 10, "dense": ()},
         "add": {"shape": (10,), "y_shape": (10,)},
-        "matmul": {"m": 4, "k": 4, "n": 4},
+        "matmul": {"m": 2, "k": 5, "n": 2},
         "mean": {"shape": (2, 5), "axis": 1},
     }
     return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS) for op, p in params.items()]

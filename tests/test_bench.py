@@ -405,7 +405,11 @@ def test_tiny_workloads_agree_with_numpy(name):
         expected = {"reshape": lambda x: x.reshape(p["new_shape"]),
                     "expand": lambda x: np.broadcast_to(x, p["new_shape"]),
                     "repeat": lambda x: np.tile(x, p["repeats"]),
-                    "gather": lambda x: np.take(x, inp["index"], axis=p["axis"])}[w.op](inp["x"])
+                    "gather": lambda x: np.take(x, inp["index"], axis=p["axis"]),
+                    "add": lambda x: x + inp.get("y"),
+                    "matmul": lambda x: np.einsum("ik,kj->ij", x, inp.get("y")),
+                    "mean": lambda x: x.sum(axis=p.get("axis")) / x.shape[p.get("axis")]
+                    }[w.op](inp["x"])
     outputs = [o for peer in (US, "numpy", "scipy") for o in _outputs(peer, w)]
     assert outputs
     for impl, out in outputs:
