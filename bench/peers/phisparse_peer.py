@@ -31,6 +31,9 @@ NEEDS = {
     "sparse_multiply": ("sparse.multiply",),
     "sparse_sum": ("sparse.sum",),
     "sparse_abs": ("sparse.abs",),
+    "add": ("dense.add",),
+    "matmul": ("dense.matmul",),
+    "mean": ("dense.mean",),
 }
 _MODULES = {"dense": dense, "sparse": sparse}
 
@@ -151,6 +154,19 @@ def backward(op):
     return factory
 
 
+def binary(op):
+    """A factory timing ``op(x, y)`` on two dense tensors."""
+    def factory(inp, be):
+        x, y, fn = _tensor(inp["x"], be), _tensor(inp["y"], be), getattr(dense, op)
+        return Case(lambda: fn(x, y))
+    return factory
+
+
+def mean(inp, be):
+    x, axis = _tensor(inp["x"], be), [inp["axis"]]
+    return Case(lambda: dense.mean(x, axis))
+
+
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape},
          "coo_transpose": {"sparse.transpose": coo_transpose},
@@ -158,7 +174,9 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_row_slice": {"sparse.slice": csr_row_slice},
          "csr_index_select": {"sparse.index_select": csr_index_select},
          "csr_vstack": {"sparse.concat": csr_vstack},
-         "reshape": {"reshape": forward("reshape")}}
+         "reshape": {"reshape": forward("reshape")},
+         "add": {"add": binary("add")}, "matmul": {"matmul": binary("matmul")},
+         "mean": {"mean": mean}}
 IMPLS.update({op: {f"sparse.{op.removeprefix('sparse_')}": arith(op)} for op in ARITH})
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}

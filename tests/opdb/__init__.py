@@ -62,19 +62,6 @@ def all_ops():
     return ops_of(sys.modules[__name__])
 
 
-def central_difference(loss, base, eps=1e-6):
-    """The gradient of ``loss(array)`` at float64 ``base``, by central differences."""
-    grad = np.zeros_like(base)
-    for i in np.ndindex(base.shape):
-        vals = []
-        for sign in (1, -1):
-            shifted = base.copy()
-            shifted[i] += sign * eps
-            vals.append(loss(shifted))
-        grad[i] = (vals[0] - vals[1]) / (2 * eps)
-    return grad
-
-
 def make(shape, dtype, rng, low=-5, high=5):
     """A random array of ``shape`` and ``dtype`` (values in [low, high))."""
     dtype = np.dtype(dtype)
@@ -87,3 +74,18 @@ def make(shape, dtype, rng, low=-5, high=5):
     if dtype.kind == "c":
         out = out + 1j * rng.uniform(low, high, size=shape)
     return out.astype(dtype)
+
+
+def numeric_vjp(f, arrays, k, w, eps=1e-6):
+    """Central finite differences of ``sum(f(*arrays) * w)`` with respect to ``arrays[k]``."""
+    arrays = list(arrays)
+    x = arrays[k]
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        vals = []
+        for sign in (1, -1):
+            shifted = x.copy()
+            shifted[i] += sign * eps
+            vals.append(np.sum(np.asarray(f(*arrays[:k], shifted, *arrays[k + 1:])) * w))
+        grad[i] = (vals[0] - vals[1]) / (2 * eps)
+    return grad
