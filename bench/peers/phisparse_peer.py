@@ -1,5 +1,5 @@
 """phisparse, from this checkout: sparse.reshape, transpose, slice, index_select, concat;
-expand, repeat, gather, batch_gather.
+expand, repeat, gather, batch_gather; sparse add, multiply, sum and abs.
 
 Gradients run through phisparse's autograd: ``out.backward(out_grad)`` on a
 graph built once, untimed (``retain_graph=True``), with ``x.grad`` cleared
@@ -27,6 +27,13 @@ NEEDS = {
     "repeat": ("dense.repeat",),
     "gather": ("dense.gather",),
     "batch_gather": ("dense.batch_gather",),
+    "sparse_add": ("sparse.add",),
+    "sparse_multiply": ("sparse.multiply",),
+    "sparse_sum": ("sparse.sum",),
+    "sparse_abs": ("sparse.abs",),
+    "add": ("dense.add",),
+    "matmul": ("dense.matmul",),
+    "mean": ("dense.mean",),
 }
 _MODULES = {"dense": dense, "sparse": sparse}
 
@@ -61,6 +68,25 @@ def csr_reshape(inp, be):
                                  be.asarray(inp["values"]), list(inp["shape"]))
     new = list(inp["new_shape"])
     return Case(lambda: sparse.reshape(x, new))
+
+
+def _operand(inp, name, be):
+    """Operand ``name`` ('x' or 'y') as a COO tensor flagged coalesced, or as CSR."""
+    x = sparse.sparse_coo_tensor(be.asarray(inp[name + "_indices"]),
+                                 be.asarray(inp[name + "_values"]), list(inp["shape"]))
+    return sparse.coalesce(x) if inp["fmt"] == "coo" else x.to_sparse_csr()
+
+
+ARITH = {"sparse_add": lambda x, y: x + y, "sparse_multiply": lambda x, y: x * y,
+         "sparse_sum": lambda x, y: sparse.sum(x), "sparse_abs": lambda x, y: sparse.abs(x)}
+
+
+def arith(op):
+    """A factory timing the sparse arithmetic op on the operands built untimed."""
+    def factory(inp, be):
+        x, y, fn = _operand(inp, "x", be), _operand(inp, "y", be), ARITH[op]
+        return Case(lambda: fn(x, y))
+    return factory
 
 
 def _csr(m, be):
@@ -128,6 +154,19 @@ def backward(op):
     return factory
 
 
+def binary(op):
+    """A factory timing ``op(x, y)`` on two dense tensors."""
+    def factory(inp, be):
+        x, y, fn = _tensor(inp["x"], be), _tensor(inp["y"], be), getattr(dense, op)
+        return Case(lambda: fn(x, y))
+    return factory
+
+
+def mean(inp, be):
+    x, axis = _tensor(inp["x"], be), [inp["axis"]]
+    return Case(lambda: dense.mean(x, axis))
+
+
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape},
          "coo_transpose": {"sparse.transpose": coo_transpose},
@@ -135,7 +174,10 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_row_slice": {"sparse.slice": csr_row_slice},
          "csr_index_select": {"sparse.index_select": csr_index_select},
          "csr_vstack": {"sparse.concat": csr_vstack},
-         "reshape": {"reshape": forward("reshape")}}
+         "reshape": {"reshape": forward("reshape")},
+         "add": {"add": binary("add")}, "matmul": {"matmul": binary("matmul")},
+         "mean": {"mean": mean}}
+IMPLS.update({op: {f"sparse.{op.removeprefix('sparse_')}": arith(op)} for op in ARITH})
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

@@ -850,6 +850,462 @@ def _meta_dense_clip_grad(x, out, out_grad, min, max):
     return _im.unchanged_infer_meta(x)
 
 
+# dense.where  (yaml/ops.yaml:1104)
+def _meta_dense_where(condition, x, y):
+    return _im.where_infer_meta(condition, x, y)
+
+
+def _backward_dense_where(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'where_grad', node.saved['condition'], node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_where = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.condition.shape == e.x.shape == e.y.shape,
+                   'S(i), S(i), S(i) -> S(i) if condition.shape == x.shape == y.shape'),
+        _r.SbpRule(('B', 'P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P, P -> P'),
+    ),
+    physical=None)
+
+
+# dense.matmul  (yaml/ops.yaml:1148)
+def _meta_dense_matmul(x, y, transpose_x, transpose_y):
+    return _im.matmul_infer_meta(x, y, transpose_x, transpose_y)
+
+
+def _backward_dense_matmul(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'matmul_grad', node.saved['x'], node.saved['y'], out_grad, node.attrs['transpose_x'], node.attrs['transpose_y'])
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_matmul = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(0),),
+                   lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (1 if e.transpose_x else 0)),
+                   'S(i), B -> S(0) if x.ndim == 2 and y.ndim == 2 and i == (1 if transpose_x else 0)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(1),),
+                   lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.j == (0 if e.transpose_y else 1)),
+                   'B, S(j) -> S(1) if x.ndim == 2 and y.ndim == 2 and j == (0 if transpose_y else 1)'),
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+                   lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (0 if e.transpose_x else 1)) and (e.j == (1 if e.transpose_y else 0)),
+                   'S(i), S(j) -> P if x.ndim == 2 and y.ndim == 2 and i == (0 if transpose_x else 1) and j == (1 if transpose_y else 0)'),
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.ndim == e.y.ndim and e.x.ndim > 2 and (e.i == e.j) and (e.i < e.x.ndim - 2) and (e.x.shape[e.i] == e.y.shape[e.i]),
+                   'S(i), S(j) -> S(i) if x.ndim == y.ndim and x.ndim > 2 and i == j and i < x.ndim - 2 and x.shape[i] == y.shape[i]'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P -> P'),
+    ),
+    physical=None)
+
+
+# dense.transpose  (yaml/ops.yaml:1201)
+def _meta_dense_transpose(x, perm):
+    return _im.transpose_infer_meta(x, perm)
+
+
+def _backward_dense_transpose(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'transpose_grad', node.saved['x'], out_grad, node.attrs['perm'])
+    return {'x': result}
+
+
+_sbp_dense_transpose = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.transpose_axis')(e.perm, e.x.ndim, e.i)),),
+                   None,
+                   'S(i) -> S(kernels.infermeta.manip.transpose_axis(perm, x.ndim, i))'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.squeeze  (yaml/ops.yaml:1240)
+def _meta_dense_squeeze(x, axis):
+    return _im.squeeze_infer_meta(x, axis)
+
+
+def _backward_dense_squeeze(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'squeeze_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_squeeze = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.reshape_axis')(e.x.shape, e.out.shape, e.i)),),
+                   lambda e: e.x.shape[e.i] != 1,
+                   'S(i) -> S(kernels.infermeta.manip.reshape_axis(x.shape, out.shape, i)) if x.shape[i] != 1'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.unsqueeze  (yaml/ops.yaml:1280)
+def _meta_dense_unsqueeze(x, axis):
+    return _im.unsqueeze_infer_meta(x, axis)
+
+
+def _backward_dense_unsqueeze(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'unsqueeze_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_unsqueeze = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.reshape_axis')(e.x.shape, e.out.shape, e.i)),),
+                   lambda e: e.x.shape[e.i] != 1,
+                   'S(i) -> S(kernels.infermeta.manip.reshape_axis(x.shape, out.shape, i)) if x.shape[i] != 1'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.flatten  (yaml/ops.yaml:1320)
+def _meta_dense_flatten(x, start_axis, stop_axis):
+    return _im.flatten_infer_meta(x, start_axis, stop_axis)
+
+
+def _backward_dense_flatten(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'flatten_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_flatten = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.reshape_axis')(e.x.shape, e.out.shape, e.i)),),
+                   lambda e: e.x.shape[e.i] != 1,
+                   'S(i) -> S(kernels.infermeta.manip.reshape_axis(x.shape, out.shape, i)) if x.shape[i] != 1'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.concat  (yaml/ops.yaml:1360)
+def _meta_dense_concat(xs, axis):
+    return _im.concat_infer_meta(xs, axis)
+
+
+def _backward_dense_concat(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'concat_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# dense.stack  (yaml/ops.yaml:1399)
+def _meta_dense_stack(xs, axis):
+    return _im.stack_infer_meta(xs, axis)
+
+
+def _backward_dense_stack(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'stack_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# dense.slice  (yaml/ops.yaml:1435)
+def _meta_dense_slice(x, axes, starts, ends):
+    return _im.slice_infer_meta(x, axes, starts, ends)
+
+
+def _backward_dense_slice(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'slice_grad', node.saved['x'], out_grad, node.attrs['axes'], node.attrs['starts'], node.attrs['ends'])
+    return {'x': result}
+
+
+_sbp_dense_slice = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
+                   'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.strided_slice  (yaml/ops.yaml:1478)
+def _meta_dense_strided_slice(x, axes, starts, ends, strides):
+    return _im.strided_slice_infer_meta(x, axes, starts, ends, strides)
+
+
+def _backward_dense_strided_slice(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'strided_slice_grad', node.saved['x'], out_grad, node.attrs['axes'], node.attrs['starts'], node.attrs['ends'], node.attrs['strides'])
+    return {'x': result}
+
+
+_sbp_dense_strided_slice = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
+                   'S(i) -> S(i) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.index_select  (yaml/ops.yaml:1522)
+def _meta_dense_index_select(x, index, axis):
+    return _im.index_select_infer_meta(x, index, axis)
+
+
+def _backward_dense_index_select(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'index_select_grad', node.saved['x'], node.saved['index'], out_grad, node.attrs['axis'])
+    return {'x': result}
+
+
+_sbp_dense_index_select = _r.SbpTable(
+    rules=(
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(_resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim)),),
+                   None,
+                   'B, S(j) -> S(kernels.infermeta.slice.select_axis(axis, x.ndim))'),
+        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
+                   lambda e: e.d != _resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim),
+                   'S(d), B -> S(d) if d != kernels.infermeta.slice.select_axis(axis, x.ndim)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    physical=None)
+
+
+# dense.mean  (yaml/ops.yaml:1571)
+def _meta_dense_mean(x, axis, keepdim):
+    return _im.mean_infer_meta(x, axis, keepdim)
+
+
+def _backward_dense_mean(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'mean_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_dense_mean = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.max  (yaml/ops.yaml:1613)
+def _meta_dense_max(x, axis, keepdim):
+    return _im.max_infer_meta(x, axis, keepdim)
+
+
+def _backward_dense_max(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'max_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_dense_max = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.min  (yaml/ops.yaml:1655)
+def _meta_dense_min(x, axis, keepdim):
+    return _im.min_infer_meta(x, axis, keepdim)
+
+
+def _backward_dense_min(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'min_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_dense_min = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.prod  (yaml/ops.yaml:1697)
+def _meta_dense_prod(x, axis, keepdim):
+    return _im.prod_infer_meta(x, axis, keepdim)
+
+
+def _backward_dense_prod(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'prod_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_dense_prod = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.argmax  (yaml/ops.yaml:1739)
+def _meta_dense_argmax(x, axis, keepdim):
+    return _im.argmax_infer_meta(x, axis, keepdim)
+
+
+_sbp_dense_argmax = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
+                   lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.argmin  (yaml/ops.yaml:1783)
+def _meta_dense_argmin(x, axis, keepdim):
+    return _im.argmin_infer_meta(x, axis, keepdim)
+
+
+_sbp_dense_argmin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
+                   lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.zeros  (yaml/ops.yaml:1825)
+def _meta_dense_zeros(shape, dtype):
+    return _im.zeros_infer_meta(shape, dtype)
+
+
+# dense.ones  (yaml/ops.yaml:1860)
+def _meta_dense_ones(shape, dtype):
+    return _im.ones_infer_meta(shape, dtype)
+
+
+# dense.full  (yaml/ops.yaml:1895)
+def _meta_dense_full(shape, fill_value, dtype):
+    return _im.full_infer_meta(shape, fill_value, dtype)
+
+
+# dense.arange  (yaml/ops.yaml:1931)
+def _meta_dense_arange(start, end, step, dtype):
+    return _im.arange_infer_meta(start, end, step, dtype)
+
+
+# dense.zeros_like  (yaml/ops.yaml:1966)
+def _meta_dense_zeros_like(x, dtype):
+    return _im.like_infer_meta(x, dtype)
+
+
+_sbp_dense_zeros_like = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.ones_like  (yaml/ops.yaml:2003)
+def _meta_dense_ones_like(x, dtype):
+    return _im.like_infer_meta(x, dtype)
+
+
+_sbp_dense_ones_like = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.full_like  (yaml/ops.yaml:2040)
+def _meta_dense_full_like(x, fill_value, dtype):
+    return _im.full_like_infer_meta(x, fill_value, dtype)
+
+
+_sbp_dense_full_like = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.cast  (yaml/ops.yaml:2078)
+def _meta_dense_cast(x, dtype):
+    return _im.cast_infer_meta(x, dtype)
+
+
+def _backward_dense_cast(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'cast_grad', node.saved['x'], out_grad, node.attrs['dtype'])
+    return {'x': result}
+
+
+_sbp_dense_cast = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
 # dense.reshape_grad  (yaml/backward.yaml:3)
 def _meta_dense_reshape_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
@@ -877,6 +1333,86 @@ def _meta_dense_gather_grad(x, index, out_grad, axis, batch_dims):
 
 # dense.batch_gather_grad  (yaml/backward.yaml:68)
 def _meta_dense_batch_gather_grad(x, index, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.where_grad  (yaml/backward.yaml:81)
+def _meta_dense_where_grad(condition, x, y, out_grad):
+    return _im.where_grad_infer_meta(x, y)
+
+
+# dense.matmul_grad  (yaml/backward.yaml:94)
+def _meta_dense_matmul_grad(x, y, out_grad, transpose_x, transpose_y):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.transpose_grad  (yaml/backward.yaml:106)
+def _invoke_dense_transpose_grad(x, out_grad, perm):
+    return _d.call('dense', 'transpose', out_grad, _resolve('inverse_perm')(perm, x.ndim))
+
+
+# dense.squeeze_grad  (yaml/backward.yaml:113)
+def _invoke_dense_squeeze_grad(x, out_grad):
+    return _d.call('dense', 'reshape_grad', x, out_grad)
+
+
+# dense.unsqueeze_grad  (yaml/backward.yaml:120)
+def _invoke_dense_unsqueeze_grad(x, out_grad):
+    return _d.call('dense', 'reshape_grad', x, out_grad)
+
+
+# dense.flatten_grad  (yaml/backward.yaml:127)
+def _invoke_dense_flatten_grad(x, out_grad):
+    return _d.call('dense', 'reshape_grad', x, out_grad)
+
+
+# dense.concat_grad  (yaml/backward.yaml:134)
+def _meta_dense_concat_grad(xs, out_grad, axis):
+    return _im.list_grad_infer_meta(xs)
+
+
+# dense.stack_grad  (yaml/backward.yaml:147)
+def _meta_dense_stack_grad(xs, out_grad, axis):
+    return _im.list_grad_infer_meta(xs)
+
+
+# dense.slice_grad  (yaml/backward.yaml:160)
+def _meta_dense_slice_grad(x, out_grad, axes, starts, ends):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.strided_slice_grad  (yaml/backward.yaml:173)
+def _meta_dense_strided_slice_grad(x, out_grad, axes, starts, ends, strides):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.index_select_grad  (yaml/backward.yaml:186)
+def _invoke_dense_index_select_grad(x, index, out_grad, axis):
+    return _d.call('dense', 'gather_grad', x, index, out_grad, axis)
+
+
+# dense.mean_grad  (yaml/backward.yaml:193)
+def _meta_dense_mean_grad(x, out_grad, axis, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.max_grad  (yaml/backward.yaml:206)
+def _meta_dense_max_grad(x, out_grad, axis, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.min_grad  (yaml/backward.yaml:218)
+def _meta_dense_min_grad(x, out_grad, axis, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.prod_grad  (yaml/backward.yaml:230)
+def _meta_dense_prod_grad(x, out_grad, axis, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.cast_grad  (yaml/backward.yaml:242)
+def _meta_dense_cast_grad(x, out_grad, dtype):
     return _im.unchanged_infer_meta(x)
 
 
@@ -949,7 +1485,7 @@ _sbp_sparse_to_sparse_coo = _r.SbpTable(
     physical=None)
 
 
-# sparse.to_sparse_csr  (yaml/sparse_ops.yaml:150)
+# sparse.to_sparse_csr  (yaml/sparse_ops.yaml:152)
 def _meta_sparse_to_sparse_csr(x):
     return _im.to_sparse_csr_infer_meta(x)
 
@@ -961,7 +1497,7 @@ def _backward_sparse_to_sparse_csr(node, out_grad):
     return {'x': result}
 
 
-# sparse.coalesce  (yaml/sparse_ops.yaml:188)
+# sparse.coalesce  (yaml/sparse_ops.yaml:192)
 def _meta_sparse_coalesce(x):
     return _im.unchanged_infer_meta(x)
 
@@ -985,7 +1521,7 @@ _sbp_sparse_coalesce = _r.SbpTable(
     physical=None)
 
 
-# sparse.transpose  (yaml/sparse_ops.yaml:224)
+# sparse.transpose  (yaml/sparse_ops.yaml:228)
 def _meta_sparse_transpose(x, perm):
     return _im.sparse_transpose_infer_meta(x, perm)
 
@@ -1009,7 +1545,7 @@ _sbp_sparse_transpose = _r.SbpTable(
     physical=None)
 
 
-# sparse.slice  (yaml/sparse_ops.yaml:283)
+# sparse.slice  (yaml/sparse_ops.yaml:287)
 def _meta_sparse_slice(x, axes, starts, ends):
     return _im.sparse_slice_infer_meta(x, axes, starts, ends)
 
@@ -1033,7 +1569,7 @@ _sbp_sparse_slice = _r.SbpTable(
     physical=None)
 
 
-# sparse.index_select  (yaml/sparse_ops.yaml:338)
+# sparse.index_select  (yaml/sparse_ops.yaml:342)
 def _meta_sparse_index_select(x, index, axis):
     return _im.sparse_index_select_infer_meta(x, index, axis)
 
@@ -1057,7 +1593,7 @@ _sbp_sparse_index_select = _r.SbpTable(
     physical=None)
 
 
-# sparse.concat  (yaml/sparse_ops.yaml:399)
+# sparse.concat  (yaml/sparse_ops.yaml:403)
 def _meta_sparse_concat(xs, axis):
     return _im.sparse_concat_infer_meta(xs, axis)
 
@@ -1069,7 +1605,7 @@ def _backward_sparse_concat(node, out_grad):
     return {'xs': result}
 
 
-# sparse.stack  (yaml/sparse_ops.yaml:457)
+# sparse.stack  (yaml/sparse_ops.yaml:461)
 def _meta_sparse_stack(xs, axis):
     return _im.sparse_stack_infer_meta(xs, axis)
 
@@ -1081,7 +1617,7 @@ def _backward_sparse_stack(node, out_grad):
     return {'xs': result}
 
 
-# sparse.mask_as  (yaml/sparse_ops.yaml:504)
+# sparse.mask_as  (yaml/sparse_ops.yaml:508)
 def _meta_sparse_mask_as(x, mask):
     return _im.mask_as_infer_meta(x, mask)
 
@@ -1093,7 +1629,7 @@ def _backward_sparse_mask_as(node, out_grad):
     return {'x': result}
 
 
-# sparse.values  (yaml/sparse_ops.yaml:550)
+# sparse.values  (yaml/sparse_ops.yaml:554)
 def _meta_sparse_values(x):
     return _im.values_infer_meta(x)
 
@@ -1105,7 +1641,7 @@ def _backward_sparse_values(node, out_grad):
     return {'x': result}
 
 
-# sparse.with_values  (yaml/sparse_ops.yaml:587)
+# sparse.with_values  (yaml/sparse_ops.yaml:591)
 def _meta_sparse_with_values(x, values):
     return _im.with_values_infer_meta(x, values)
 
@@ -1115,6 +1651,746 @@ def _backward_sparse_with_values(node, out_grad):
         return {}
     result = _d.call('sparse', 'with_values_grad', node.saved['x'], out_grad)
     return {'values': result}
+
+
+# sparse.add  (yaml/sparse_ops.yaml:637)
+def _meta_sparse_add(x, y):
+    return _im.sparse_add_infer_meta(x, y)
+
+
+def _backward_sparse_add(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'add_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_add = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.subtract  (yaml/sparse_ops.yaml:688)
+def _meta_sparse_subtract(x, y):
+    return _im.sparse_subtract_infer_meta(x, y)
+
+
+def _backward_sparse_subtract(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'subtract_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_subtract = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.multiply  (yaml/sparse_ops.yaml:737)
+def _meta_sparse_multiply(x, y):
+    return _im.sparse_multiply_infer_meta(x, y)
+
+
+def _backward_sparse_multiply(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'multiply_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_multiply = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.divide  (yaml/sparse_ops.yaml:788)
+def _meta_sparse_divide(x, y):
+    return _im.sparse_divide_infer_meta(x, y)
+
+
+def _backward_sparse_divide(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'divide_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_divide = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    physical=None)
+
+
+# sparse.sum  (yaml/sparse_ops.yaml:839)
+def _meta_sparse_sum(x, axis, dtype, keepdim):
+    return _im.sparse_sum_infer_meta(x, axis, dtype, keepdim)
+
+
+def _backward_sparse_sum(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sum_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['dtype'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_sparse_sum = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
+                   lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> P if i in axes_of(axis, x.ndim)'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.keepdim and e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i) if keepdim and i not in axes_of(axis, x.ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.softmax  (yaml/sparse_ops.yaml:897)
+def _meta_sparse_softmax(x, axis):
+    return _im.sparse_softmax_infer_meta(x, axis)
+
+
+def _backward_sparse_softmax(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'softmax_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['axis'])
+    return {'x': result}
+
+
+_sbp_sparse_softmax = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i != e.axis % e.x.ndim,
+                   'S(i) -> S(i) if i != axis % x.ndim'),
+    ),
+    physical=None)
+
+
+# sparse.abs  (yaml/sparse_ops.yaml:943)
+def _meta_sparse_abs(x):
+    return _im.sparse_unary_infer_meta('abs', x)
+
+
+def _backward_sparse_abs(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'abs_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_abs = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.abs_grad  (yaml/sparse_ops.yaml:943)
+def _meta_sparse_abs_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.neg  (yaml/sparse_ops.yaml:974)
+def _meta_sparse_neg(x):
+    return _im.sparse_unary_infer_meta('neg', x)
+
+
+def _backward_sparse_neg(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'neg_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_neg = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.neg_grad  (yaml/sparse_ops.yaml:974)
+def _meta_sparse_neg_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.sqrt  (yaml/sparse_ops.yaml:1005)
+def _meta_sparse_sqrt(x):
+    return _im.sparse_unary_infer_meta('sqrt', x)
+
+
+def _backward_sparse_sqrt(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sqrt_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_sqrt = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.sqrt_grad  (yaml/sparse_ops.yaml:1005)
+def _meta_sparse_sqrt_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.square  (yaml/sparse_ops.yaml:1036)
+def _meta_sparse_square(x):
+    return _im.sparse_unary_infer_meta('square', x)
+
+
+def _backward_sparse_square(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'square_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_square = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.square_grad  (yaml/sparse_ops.yaml:1036)
+def _meta_sparse_square_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.sin  (yaml/sparse_ops.yaml:1067)
+def _meta_sparse_sin(x):
+    return _im.sparse_unary_infer_meta('sin', x)
+
+
+def _backward_sparse_sin(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sin_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_sin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.sin_grad  (yaml/sparse_ops.yaml:1067)
+def _meta_sparse_sin_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.sinh  (yaml/sparse_ops.yaml:1098)
+def _meta_sparse_sinh(x):
+    return _im.sparse_unary_infer_meta('sinh', x)
+
+
+def _backward_sparse_sinh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sinh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_sinh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.sinh_grad  (yaml/sparse_ops.yaml:1098)
+def _meta_sparse_sinh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.tan  (yaml/sparse_ops.yaml:1129)
+def _meta_sparse_tan(x):
+    return _im.sparse_unary_infer_meta('tan', x)
+
+
+def _backward_sparse_tan(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'tan_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_tan = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.tan_grad  (yaml/sparse_ops.yaml:1129)
+def _meta_sparse_tan_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.tanh  (yaml/sparse_ops.yaml:1160)
+def _meta_sparse_tanh(x):
+    return _im.sparse_unary_infer_meta('tanh', x)
+
+
+def _backward_sparse_tanh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'tanh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_tanh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.tanh_grad  (yaml/sparse_ops.yaml:1160)
+def _meta_sparse_tanh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.asin  (yaml/sparse_ops.yaml:1191)
+def _meta_sparse_asin(x):
+    return _im.sparse_unary_infer_meta('asin', x)
+
+
+def _backward_sparse_asin(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'asin_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_asin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.asin_grad  (yaml/sparse_ops.yaml:1191)
+def _meta_sparse_asin_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.asinh  (yaml/sparse_ops.yaml:1222)
+def _meta_sparse_asinh(x):
+    return _im.sparse_unary_infer_meta('asinh', x)
+
+
+def _backward_sparse_asinh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'asinh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_asinh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.asinh_grad  (yaml/sparse_ops.yaml:1222)
+def _meta_sparse_asinh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.atan  (yaml/sparse_ops.yaml:1253)
+def _meta_sparse_atan(x):
+    return _im.sparse_unary_infer_meta('atan', x)
+
+
+def _backward_sparse_atan(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'atan_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_atan = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.atan_grad  (yaml/sparse_ops.yaml:1253)
+def _meta_sparse_atan_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.atanh  (yaml/sparse_ops.yaml:1284)
+def _meta_sparse_atanh(x):
+    return _im.sparse_unary_infer_meta('atanh', x)
+
+
+def _backward_sparse_atanh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'atanh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_atanh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.atanh_grad  (yaml/sparse_ops.yaml:1284)
+def _meta_sparse_atanh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.expm1  (yaml/sparse_ops.yaml:1315)
+def _meta_sparse_expm1(x):
+    return _im.sparse_unary_infer_meta('expm1', x)
+
+
+def _backward_sparse_expm1(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'expm1_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_expm1 = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.expm1_grad  (yaml/sparse_ops.yaml:1315)
+def _meta_sparse_expm1_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.log1p  (yaml/sparse_ops.yaml:1346)
+def _meta_sparse_log1p(x):
+    return _im.sparse_unary_infer_meta('log1p', x)
+
+
+def _backward_sparse_log1p(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'log1p_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_log1p = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.log1p_grad  (yaml/sparse_ops.yaml:1346)
+def _meta_sparse_log1p_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.deg2rad  (yaml/sparse_ops.yaml:1377)
+def _meta_sparse_deg2rad(x):
+    return _im.sparse_unary_infer_meta('deg2rad', x)
+
+
+def _backward_sparse_deg2rad(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'deg2rad_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_deg2rad = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1377)
+def _meta_sparse_deg2rad_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.rad2deg  (yaml/sparse_ops.yaml:1408)
+def _meta_sparse_rad2deg(x):
+    return _im.sparse_unary_infer_meta('rad2deg', x)
+
+
+def _backward_sparse_rad2deg(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'rad2deg_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_rad2deg = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1408)
+def _meta_sparse_rad2deg_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.relu  (yaml/sparse_ops.yaml:1439)
+def _meta_sparse_relu(x):
+    return _im.sparse_unary_infer_meta('relu', x)
+
+
+def _backward_sparse_relu(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'relu_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_relu = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.relu_grad  (yaml/sparse_ops.yaml:1439)
+def _meta_sparse_relu_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.relu6  (yaml/sparse_ops.yaml:1470)
+def _meta_sparse_relu6(x):
+    return _im.sparse_unary_infer_meta('relu6', x)
+
+
+def _backward_sparse_relu6(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'relu6_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_relu6 = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.relu6_grad  (yaml/sparse_ops.yaml:1470)
+def _meta_sparse_relu6_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.leaky_relu  (yaml/sparse_ops.yaml:1501)
+def _meta_sparse_leaky_relu(x, negative_slope):
+    return _im.sparse_unary_infer_meta('leaky_relu', x, negative_slope)
+
+
+def _backward_sparse_leaky_relu(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'leaky_relu_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['negative_slope'])
+    return {'x': result}
+
+
+_sbp_sparse_leaky_relu = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1501)
+def _meta_sparse_leaky_relu_grad(x, out, out_grad, negative_slope):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.pow  (yaml/sparse_ops.yaml:1533)
+def _meta_sparse_pow(x, factor):
+    return _im.sparse_unary_infer_meta('pow', x, factor)
+
+
+def _backward_sparse_pow(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'pow_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['factor'])
+    return {'x': result}
+
+
+_sbp_sparse_pow = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.pow_grad  (yaml/sparse_ops.yaml:1533)
+def _meta_sparse_pow_grad(x, out, out_grad, factor):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.scale  (yaml/sparse_ops.yaml:1565)
+def _meta_sparse_scale(x, scale, bias, bias_after_scale):
+    return _im.sparse_unary_infer_meta('scale', x, scale, bias, bias_after_scale)
+
+
+def _backward_sparse_scale(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'scale_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['scale'], node.attrs['bias'], node.attrs['bias_after_scale'])
+    return {'x': result}
+
+
+_sbp_sparse_scale = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.scale_grad  (yaml/sparse_ops.yaml:1565)
+def _meta_sparse_scale_grad(x, out, out_grad, scale, bias, bias_after_scale):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.isnan  (yaml/sparse_ops.yaml:1598)
+def _meta_sparse_isnan(x):
+    return _im.sparse_unary_infer_meta('isnan', x)
+
+
+_sbp_sparse_isnan = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.cast  (yaml/sparse_ops.yaml:1629)
+def _meta_sparse_cast(x, index_dtype, value_dtype):
+    return _im.sparse_cast_infer_meta(x, index_dtype, value_dtype)
+
+
+def _backward_sparse_cast(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'cast_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_cast = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
 
 
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
@@ -1180,6 +2456,41 @@ def _meta_sparse_values_grad(x, out_grad):
 # sparse.with_values_grad  (yaml/sparse_backward.yaml:149)
 def _meta_sparse_with_values_grad(x, out_grad):
     return _im.values_infer_meta(x)
+
+
+# sparse.add_grad  (yaml/sparse_backward.yaml:161)
+def _meta_sparse_add_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.subtract_grad  (yaml/sparse_backward.yaml:172)
+def _meta_sparse_subtract_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.multiply_grad  (yaml/sparse_backward.yaml:183)
+def _meta_sparse_multiply_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.divide_grad  (yaml/sparse_backward.yaml:194)
+def _meta_sparse_divide_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.sum_grad  (yaml/sparse_backward.yaml:205)
+def _meta_sparse_sum_grad(x, out_grad, axis, dtype, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.softmax_grad  (yaml/sparse_backward.yaml:216)
+def _meta_sparse_softmax_grad(x, out, out_grad, axis):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.cast_grad  (yaml/sparse_backward.yaml:227)
+def _meta_sparse_cast_grad(x, out_grad):
+    return _im.unchanged_infer_meta(x)
 
 
 OPS = (
@@ -1764,6 +3075,314 @@ OPS = (
            layout_arg='x',
            data_type_arg='out_grad',
            module='kernels.dense.elementwise'),
+    OpSpec(name='where',
+           namespace='dense',
+           args=(Arg('condition', 'Tensor'), Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('where', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_where,
+           layout_arg='condition',
+           data_type_arg='condition',
+           module='kernels.dense.where',
+           backward='where_grad',
+           backward_fn=_backward_dense_where,
+           saved=('condition',),
+           saved_meta=('x', 'y'),
+           sbp=_sbp_dense_where),
+    OpSpec(name='matmul',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('transpose_x', 'bool', True, False), Arg('transpose_y', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('matmul', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_matmul,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.matmul',
+           backward='matmul_grad',
+           backward_fn=_backward_dense_matmul,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_dense_matmul),
+    OpSpec(name='transpose',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('transpose', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_transpose,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.manip',
+           backward='transpose_grad',
+           backward_fn=_backward_dense_transpose,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_transpose),
+    OpSpec(name='squeeze',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('squeeze', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_squeeze,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.manip',
+           backward='squeeze_grad',
+           backward_fn=_backward_dense_squeeze,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_squeeze),
+    OpSpec(name='unsqueeze',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('unsqueeze', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_unsqueeze,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.manip',
+           backward='unsqueeze_grad',
+           backward_fn=_backward_dense_unsqueeze,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_unsqueeze),
+    OpSpec(name='flatten',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('start_axis', 'int', True, 0), Arg('stop_axis', 'int', True, -1)),
+           outputs=('out',),
+           kernels=(KernelSig('flatten', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_flatten,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.manip',
+           backward='flatten_grad',
+           backward_fn=_backward_dense_flatten,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_flatten),
+    OpSpec(name='concat',
+           namespace='dense',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('concat', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_concat,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.dense.manip',
+           backward='concat_grad',
+           backward_fn=_backward_dense_concat,
+           saved=(),
+           saved_meta=('xs',)),
+    OpSpec(name='stack',
+           namespace='dense',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('stack', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_stack,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.dense.manip',
+           backward='stack_grad',
+           backward_fn=_backward_dense_stack,
+           saved=(),
+           saved_meta=('xs',)),
+    OpSpec(name='slice',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('slice', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_slice,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.slice',
+           backward='slice_grad',
+           backward_fn=_backward_dense_slice,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_slice),
+    OpSpec(name='strided_slice',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray'), Arg('strides', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('strided_slice', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_strided_slice,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.slice',
+           backward='strided_slice_grad',
+           backward_fn=_backward_dense_strided_slice,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_strided_slice),
+    OpSpec(name='index_select',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('index_select', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_index_select,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.slice',
+           backward='index_select_grad',
+           backward_fn=_backward_dense_index_select,
+           saved=('index',),
+           saved_meta=('x',),
+           sbp=_sbp_dense_index_select),
+    OpSpec(name='mean',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('mean', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_mean,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           backward='mean_grad',
+           backward_fn=_backward_dense_mean,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_mean),
+    OpSpec(name='max',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('max', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_max,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           backward='max_grad',
+           backward_fn=_backward_dense_max,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_dense_max),
+    OpSpec(name='min',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('min', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_min,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           backward='min_grad',
+           backward_fn=_backward_dense_min,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_dense_min),
+    OpSpec(name='prod',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('prod', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_prod,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           backward='prod_grad',
+           backward_fn=_backward_dense_prod,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_dense_prod),
+    OpSpec(name='argmax',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'int', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('argmax', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_argmax,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           sbp=_sbp_dense_argmax),
+    OpSpec(name='argmin',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'int', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('argmin', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_argmin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           sbp=_sbp_dense_argmin),
+    OpSpec(name='zeros',
+           namespace='dense',
+           args=(Arg('shape', 'IntArray'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('zeros', (), ('dense',)),),
+           infer_meta=_meta_dense_zeros,
+           layout_arg=None,
+           data_type_arg=None,
+           module='kernels.dense.creation'),
+    OpSpec(name='ones',
+           namespace='dense',
+           args=(Arg('shape', 'IntArray'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('ones', (), ('dense',)),),
+           infer_meta=_meta_dense_ones,
+           layout_arg=None,
+           data_type_arg=None,
+           module='kernels.dense.creation'),
+    OpSpec(name='full',
+           namespace='dense',
+           args=(Arg('shape', 'IntArray'), Arg('fill_value', 'Scalar'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('full', (), ('dense',)),),
+           infer_meta=_meta_dense_full,
+           layout_arg=None,
+           data_type_arg=None,
+           module='kernels.dense.creation'),
+    OpSpec(name='arange',
+           namespace='dense',
+           args=(Arg('start', 'Scalar'), Arg('end', 'Scalar', True, None), Arg('step', 'Scalar', True, 1), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('arange', (), ('dense',)),),
+           infer_meta=_meta_dense_arange,
+           layout_arg=None,
+           data_type_arg=None,
+           module='kernels.dense.creation'),
+    OpSpec(name='zeros_like',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('zeros_like', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_zeros_like,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.creation',
+           sbp=_sbp_dense_zeros_like),
+    OpSpec(name='ones_like',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('ones_like', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_ones_like,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.creation',
+           sbp=_sbp_dense_ones_like),
+    OpSpec(name='full_like',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('fill_value', 'Scalar'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('full_like', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_full_like,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.creation',
+           sbp=_sbp_dense_full_like),
+    OpSpec(name='cast',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('dtype', 'DataType')),
+           outputs=('out',),
+           kernels=(KernelSig('cast', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_cast,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.creation',
+           backward='cast_grad',
+           backward_fn=_backward_dense_cast,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_cast),
     OpSpec(name='reshape_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1818,6 +3437,130 @@ OPS = (
            layout_arg='x',
            data_type_arg='out_grad',
            module='kernels.dense.gather'),
+    OpSpec(name='where_grad',
+           namespace='dense',
+           args=(Arg('condition', 'Tensor'), Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('where_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_where_grad,
+           layout_arg='condition',
+           data_type_arg='out_grad',
+           module='kernels.dense.where'),
+    OpSpec(name='matmul_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('transpose_x', 'bool', True, False), Arg('transpose_y', 'bool', True, False)),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('matmul_grad', ('dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_matmul_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.matmul'),
+    OpSpec(name='transpose_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_transpose_grad),
+    OpSpec(name='squeeze_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_squeeze_grad),
+    OpSpec(name='unsqueeze_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_unsqueeze_grad),
+    OpSpec(name='flatten_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_flatten_grad),
+    OpSpec(name='concat_grad',
+           namespace='dense',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('concat_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_concat_grad,
+           layout_arg='xs',
+           data_type_arg='out_grad',
+           module='kernels.dense.manip'),
+    OpSpec(name='stack_grad',
+           namespace='dense',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('stack_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_stack_grad,
+           layout_arg='xs',
+           data_type_arg='out_grad',
+           module='kernels.dense.manip'),
+    OpSpec(name='slice_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('slice_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_slice_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.slice'),
+    OpSpec(name='strided_slice_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray'), Arg('strides', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('strided_slice_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_strided_slice_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.slice'),
+    OpSpec(name='index_select_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_index_select_grad),
+    OpSpec(name='mean_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('mean_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_mean_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.reduce'),
+    OpSpec(name='max_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('max_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_max_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.reduce'),
+    OpSpec(name='min_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('min_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_min_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.reduce'),
+    OpSpec(name='prod_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('prod_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_prod_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.reduce'),
+    OpSpec(name='cast_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('dtype', 'DataType')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('cast_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_cast_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.creation'),
     OpSpec(name='reshape',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('shape', 'IntArray'), Arg('order', 'str', True, 'C')),
@@ -1994,6 +3737,597 @@ OPS = (
            backward_fn=_backward_sparse_with_values,
            saved=('x',),
            saved_meta=()),
+    OpSpec(name='add',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('add_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('add_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('add_coo_dense', ('sparse_coo', 'dense'), ('dense',)), KernelSig('add_csr_dense', ('sparse_csr', 'dense'), ('dense',)), KernelSig('add_dense_coo', ('dense', 'sparse_coo'), ('dense',)), KernelSig('add_dense_csr', ('dense', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_add,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='add_grad',
+           backward_fn=_backward_sparse_add,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_add),
+    OpSpec(name='subtract',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('subtract_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('subtract_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('subtract_coo_dense', ('sparse_coo', 'dense'), ('dense',)), KernelSig('subtract_csr_dense', ('sparse_csr', 'dense'), ('dense',)), KernelSig('subtract_dense_coo', ('dense', 'sparse_coo'), ('dense',)), KernelSig('subtract_dense_csr', ('dense', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_subtract,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='subtract_grad',
+           backward_fn=_backward_sparse_subtract,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_subtract),
+    OpSpec(name='multiply',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('multiply_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('multiply_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('multiply_coo_dense', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('multiply_csr_dense', ('sparse_csr', 'dense'), ('sparse_csr',)), KernelSig('multiply_dense_coo', ('dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('multiply_dense_csr', ('dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_multiply,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='multiply_grad',
+           backward_fn=_backward_sparse_multiply,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_multiply),
+    OpSpec(name='divide',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('divide_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('divide_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('divide_coo_dense', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('divide_csr_dense', ('sparse_csr', 'dense'), ('sparse_csr',)), KernelSig('divide_dense_coo', ('dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('divide_dense_csr', ('dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_divide,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='divide_grad',
+           backward_fn=_backward_sparse_divide,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_divide),
+    OpSpec(name='sum',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('dtype', 'DataType', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('sum_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sum_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sum,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sum_grad',
+           backward_fn=_backward_sparse_sum,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_sparse_sum),
+    OpSpec(name='softmax',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'int', True, -1)),
+           outputs=('out',),
+           kernels=(KernelSig('softmax_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('softmax_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_softmax,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='softmax_grad',
+           backward_fn=_backward_sparse_softmax,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_softmax),
+    OpSpec(name='abs',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('abs_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('abs_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_abs,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='abs_grad',
+           backward_fn=_backward_sparse_abs,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_abs),
+    OpSpec(name='abs_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('abs_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('abs_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_abs_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='neg',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('neg_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('neg_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_neg,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='neg_grad',
+           backward_fn=_backward_sparse_neg,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_neg),
+    OpSpec(name='neg_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('neg_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('neg_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_neg_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='sqrt',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sqrt_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sqrt_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sqrt,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sqrt_grad',
+           backward_fn=_backward_sparse_sqrt,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_sqrt),
+    OpSpec(name='sqrt_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sqrt_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sqrt_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sqrt_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='square',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('square_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('square_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_square,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='square_grad',
+           backward_fn=_backward_sparse_square,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_square),
+    OpSpec(name='square_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('square_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('square_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_square_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='sin',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sin_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sin_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sin_grad',
+           backward_fn=_backward_sparse_sin,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_sin),
+    OpSpec(name='sin_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sin_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sin_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sin_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='sinh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sinh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sinh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sinh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sinh_grad',
+           backward_fn=_backward_sparse_sinh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_sinh),
+    OpSpec(name='sinh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sinh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sinh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sinh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='tan',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('tan_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('tan_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tan,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='tan_grad',
+           backward_fn=_backward_sparse_tan,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_tan),
+    OpSpec(name='tan_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('tan_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('tan_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tan_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='tanh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('tanh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('tanh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tanh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='tanh_grad',
+           backward_fn=_backward_sparse_tanh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_tanh),
+    OpSpec(name='tanh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('tanh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('tanh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tanh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='asin',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('asin_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('asin_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='asin_grad',
+           backward_fn=_backward_sparse_asin,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_asin),
+    OpSpec(name='asin_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('asin_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('asin_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asin_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='asinh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('asinh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('asinh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asinh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='asinh_grad',
+           backward_fn=_backward_sparse_asinh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_asinh),
+    OpSpec(name='asinh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('asinh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('asinh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asinh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='atan',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('atan_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('atan_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atan,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='atan_grad',
+           backward_fn=_backward_sparse_atan,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_atan),
+    OpSpec(name='atan_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('atan_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('atan_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atan_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='atanh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('atanh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('atanh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atanh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='atanh_grad',
+           backward_fn=_backward_sparse_atanh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_atanh),
+    OpSpec(name='atanh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('atanh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('atanh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atanh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='expm1',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('expm1_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('expm1_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_expm1,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='expm1_grad',
+           backward_fn=_backward_sparse_expm1,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_expm1),
+    OpSpec(name='expm1_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('expm1_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('expm1_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_expm1_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='log1p',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('log1p_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('log1p_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_log1p,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='log1p_grad',
+           backward_fn=_backward_sparse_log1p,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_log1p),
+    OpSpec(name='log1p_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('log1p_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('log1p_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_log1p_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='deg2rad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('deg2rad_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('deg2rad_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_deg2rad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='deg2rad_grad',
+           backward_fn=_backward_sparse_deg2rad,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_deg2rad),
+    OpSpec(name='deg2rad_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('deg2rad_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('deg2rad_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_deg2rad_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='rad2deg',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('rad2deg_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('rad2deg_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_rad2deg,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='rad2deg_grad',
+           backward_fn=_backward_sparse_rad2deg,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_rad2deg),
+    OpSpec(name='rad2deg_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('rad2deg_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('rad2deg_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_rad2deg_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='relu',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('relu_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('relu_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='relu_grad',
+           backward_fn=_backward_sparse_relu,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_relu),
+    OpSpec(name='relu_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('relu_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('relu_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='relu6',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('relu6_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('relu6_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu6,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='relu6_grad',
+           backward_fn=_backward_sparse_relu6,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_relu6),
+    OpSpec(name='relu6_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('relu6_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('relu6_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu6_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='leaky_relu',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('negative_slope', 'float', True, 0.01)),
+           outputs=('out',),
+           kernels=(KernelSig('leaky_relu_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('leaky_relu_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_leaky_relu,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='leaky_relu_grad',
+           backward_fn=_backward_sparse_leaky_relu,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_leaky_relu),
+    OpSpec(name='leaky_relu_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('negative_slope', 'float', True, 0.01)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('leaky_relu_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('leaky_relu_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_leaky_relu_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='pow',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('factor', 'float')),
+           outputs=('out',),
+           kernels=(KernelSig('pow_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('pow_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_pow,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='pow_grad',
+           backward_fn=_backward_sparse_pow,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_pow),
+    OpSpec(name='pow_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('factor', 'float')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('pow_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('pow_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_pow_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='scale',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('scale', 'float', True, 1.0), Arg('bias', 'float', True, 0.0), Arg('bias_after_scale', 'bool', True, True)),
+           outputs=('out',),
+           kernels=(KernelSig('scale_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('scale_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_scale,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='scale_grad',
+           backward_fn=_backward_sparse_scale,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_scale),
+    OpSpec(name='scale_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('scale', 'float', True, 1.0), Arg('bias', 'float', True, 0.0), Arg('bias_after_scale', 'bool', True, True)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('scale_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('scale_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_scale_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='isnan',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('isnan_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('isnan_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_isnan,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           sbp=_sbp_sparse_isnan),
+    OpSpec(name='cast',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index_dtype', 'DataType', True, None), Arg('value_dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('cast_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('cast_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_cast,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='cast_grad',
+           backward_fn=_backward_sparse_cast,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_sparse_cast),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -2016,7 +4350,7 @@ OPS = (
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
            outputs=('x_grad',),
-           kernels=(KernelSig('dense_to_coo_grad', ('dense', 'sparse_coo'), ('dense',)), KernelSig('csr_to_coo_grad', ('sparse_csr', 'sparse_coo'), ('sparse_csr',)), KernelSig('coo_to_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
+           kernels=(KernelSig('dense_to_coo_grad', ('dense', 'sparse_coo'), ('dense',)), KernelSig('dense_to_sparse_grad', ('dense', 'dense'), ('dense',)), KernelSig('csr_to_coo_grad', ('sparse_csr', 'sparse_coo'), ('sparse_csr',)), KernelSig('coo_to_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_to_sparse_coo_grad,
            layout_arg='x',
            data_type_arg='out_grad',
@@ -2025,7 +4359,7 @@ OPS = (
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
            outputs=('x_grad',),
-           kernels=(KernelSig('dense_to_csr_grad', ('dense', 'sparse_csr'), ('dense',)), KernelSig('coo_to_csr_grad', ('sparse_coo', 'sparse_csr'), ('sparse_coo',)),),
+           kernels=(KernelSig('dense_to_csr_grad', ('dense', 'sparse_csr'), ('dense',)), KernelSig('dense_to_sparse_grad', ('dense', 'dense'), ('dense',)), KernelSig('coo_to_csr_grad', ('sparse_coo', 'sparse_csr'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_to_sparse_csr_grad,
            layout_arg='x',
            data_type_arg='out_grad',
@@ -2110,6 +4444,69 @@ OPS = (
            infer_meta=_meta_sparse_with_values_grad,
            layout_arg='x',
            data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='add_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('add_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('add_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('add_coo_dense_grad', ('sparse_coo', 'dense', 'dense'), ('sparse_coo', 'dense')), KernelSig('add_csr_dense_grad', ('sparse_csr', 'dense', 'dense'), ('sparse_csr', 'dense')), KernelSig('add_dense_coo_grad', ('dense', 'sparse_coo', 'dense'), ('dense', 'sparse_coo')), KernelSig('add_dense_csr_grad', ('dense', 'sparse_csr', 'dense'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_add_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='subtract_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('subtract_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('subtract_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('subtract_coo_dense_grad', ('sparse_coo', 'dense', 'dense'), ('sparse_coo', 'dense')), KernelSig('subtract_csr_dense_grad', ('sparse_csr', 'dense', 'dense'), ('sparse_csr', 'dense')), KernelSig('subtract_dense_coo_grad', ('dense', 'sparse_coo', 'dense'), ('dense', 'sparse_coo')), KernelSig('subtract_dense_csr_grad', ('dense', 'sparse_csr', 'dense'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_subtract_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='multiply_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('multiply_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('multiply_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('multiply_coo_dense_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo', 'dense')), KernelSig('multiply_csr_dense_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr', 'dense')), KernelSig('multiply_dense_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense', 'sparse_coo')), KernelSig('multiply_dense_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_multiply_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='divide_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('divide_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('divide_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('divide_coo_dense_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo', 'dense')), KernelSig('divide_csr_dense_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr', 'dense')), KernelSig('divide_dense_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense', 'sparse_coo')), KernelSig('divide_dense_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_divide_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='sum_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('dtype', 'DataType', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sum_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sum_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sum_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='softmax_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('softmax_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('softmax_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_softmax_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='cast_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('cast_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('cast_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_cast_grad,
+           layout_arg='x',
+           data_type_arg='x',
            module='kernels.sparse'),
 )
 _d.register_ops(OPS)

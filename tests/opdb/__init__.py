@@ -7,6 +7,7 @@ module with an ``OPS`` list; hand-write tests only for errors and corners.
 """
 import importlib
 import pkgutil
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,12 +49,17 @@ class OpInfo:
         return self.name
 
 
+def ops_of(package):
+    """Every entry of the ``OPS`` lists of the modules of an op database ``package``."""
+    ops = []
+    for mod in pkgutil.iter_modules(package.__path__):
+        ops.extend(importlib.import_module(f"{package.__name__}.{mod.name}").OPS)
+    return ops
+
+
 def all_ops():
     """Every OpInfo from every module of this package."""
-    ops = []
-    for mod in pkgutil.iter_modules(__path__):
-        ops.extend(importlib.import_module(f"{__name__}.{mod.name}").OPS)
-    return ops
+    return ops_of(sys.modules[__name__])
 
 
 def make(shape, dtype, rng, low=-5, high=5):
@@ -68,3 +74,18 @@ def make(shape, dtype, rng, low=-5, high=5):
     if dtype.kind == "c":
         out = out + 1j * rng.uniform(low, high, size=shape)
     return out.astype(dtype)
+
+
+def numeric_vjp(f, arrays, k, w, eps=1e-6):
+    """Central finite differences of ``sum(f(*arrays) * w)`` with respect to ``arrays[k]``."""
+    arrays = list(arrays)
+    x = arrays[k]
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        vals = []
+        for sign in (1, -1):
+            shifted = x.copy()
+            shifted[i] += sign * eps
+            vals.append(np.sum(np.asarray(f(*arrays[:k], shifted, *arrays[k + 1:])) * w))
+        grad[i] = (vals[0] - vals[1]) / (2 * eps)
+    return grad

@@ -38,8 +38,8 @@ def S(axis):
 
 
 def axes_of(axis, ndim):
-    """The reduced axes of ``axis`` (None: all), normalised to [0, ndim)."""
-    if axis is None:
+    """The reduced axes of ``axis`` (None or []: all, as Paddle), normalised to [0, ndim)."""
+    if axis is None or len(axis) == 0:
         return tuple(range(ndim))
     return tuple(a % ndim for a in axis)
 
