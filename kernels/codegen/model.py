@@ -265,14 +265,18 @@ def parse_entry(entry, namespace, is_backward):
                  outputs=outputs, file=entry.file, line=entry.line, **kw)
 
 
-def load_yaml_dir(directory, label_root=None):
-    """Parse every known YAML file in ``directory`` and cross-check the result."""
+def load_yaml_dir(directory, label_dir=None):
+    """Parse every known YAML file in ``directory`` and cross-check the result.
+
+    ``label_dir`` is the folder name that error messages and generated
+    headers show for the files (default: ``directory`` as given).
+    """
     defs = []
     for fname, namespace, is_backward in FILES:
         path = os.path.join(directory, fname)
         if not os.path.exists(path):
             continue
-        label = os.path.relpath(path, label_root) if label_root else path
+        label = f"{label_dir}/{fname}" if label_dir else path
         defs.extend(parse_entry(e, namespace, is_backward) for e in read_entries(path, label))
     from .checks import check_all
     check_all(defs)
