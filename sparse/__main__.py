@@ -126,10 +126,11 @@ def tour_speed(rng):
           "(python -m bench runs the full comparison)")
 
 
-def main(argv=None):
+def main(argv=()):
+    """Run the tour; ``argv`` holds the command-line flags (only --help)."""
     argparse.ArgumentParser(prog="python -m sparse", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter
-                            ).parse_args(argv)
+                            ).parse_args(list(argv))
     rng = np.random.default_rng(2024)
     t0 = time.perf_counter()
     print("phisparse tour")
@@ -143,4 +144,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
