@@ -7,8 +7,8 @@ from kernels.core.autograd import no_grad
 from kernels.core.dist import placement, sbp
 from kernels.core.meta import MetaTensor
 
-from .tensor import Tensor, to_tensor
+from .tensor import Tensor, from_dlpack, to_tensor
 from ._generated_api import *  # noqa: F401,F403
 from ._generated_api import __all__ as _ops
 
-__all__ = ["Tensor", "to_tensor", "no_grad", "MetaTensor", "sbp", "placement"] + list(_ops)
+__all__ = ["Tensor", "to_tensor", "from_dlpack", "no_grad", "MetaTensor", "sbp", "placement"] + list(_ops)
