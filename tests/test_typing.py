@@ -59,3 +59,31 @@ def test_mypy_accepts_typed_usage_and_rejects_wrong_usage(tmp_path):
     assert bad.returncode == 1 and len(lines) == 2, bad.stdout + bad.stderr
     assert "wrong.py:8: error: Incompatible types in assignment" in lines[0]
     assert "wrong.py:9: error: Argument 2 to \"expand\" has incompatible type" in lines[1]
+
+
+def test_the_generator_annotates_every_yaml_type():
+    from kernels.codegen.emit import _api_fn
+    from kernels.codegen.model import OpDef
+    from kernels.core.opspec import Arg, KernelSig
+    args = (Arg("xs", "Tensor[]"), Arg("x", "Tensor"), Arg("value", "Scalar"),
+            Arg("dtype", "DataType", True, None), Arg("axis", "int", True, None),
+            Arg("rate", "float", True, 0.5), Arg("flag", "bool", True, False),
+            Arg("mode", "str", True, "C"), Arg("shape", "IntArray", True, None))
+    op = OpDef("demo", "dense", False, args, ("out", "mask"), "ops.yaml", 1, doc="Demo.",
+               kernels=(KernelSig("demo", ("dense", "dense"), ("dense", "sparse_coo")),
+                        KernelSig("demo_csr", ("dense", "dense"), ("dense", "sparse_csr"))))
+    head = _api_fn(op).strip().splitlines()[0]
+    assert head == (
+        "def demo(xs: _t.Sequence[_t.TensorLike], x: _t.TensorLike, value: _t.Scalar, "
+        "dtype: _t.Optional[_t.DataType] = None, axis: _t.Optional[int] = None, "
+        "rate: float = 0.5, flag: bool = False, mode: str = 'C', "
+        "shape: _t.Optional[_t.IntArray] = None) -> tuple[_dense.Tensor, "
+        "_sparse.SparseCooTensor | _sparse.SparseCsrTensor]:")
+
+
+def test_a_last_required_int_array_also_takes_sizes_one_by_one():
+    import dense
+    sig = inspect.signature(dense.expand)
+    assert [p.kind.name for p in sig.parameters.values()] == [
+        "POSITIONAL_OR_KEYWORD", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL"]
+    assert "sizes" not in inspect.signature(dense.sum).parameters
