@@ -324,15 +324,19 @@ def from_dlpack(obj: Any, stop_gradient: bool = True) -> Tensor:
         raise TypeError(f"from_dlpack: expected an array with __dlpack__ and "
                         f"__dlpack_device__ (numpy, torch, cupy), got {type(obj).__name__}")
     kind = int(obj.__dlpack_device__()[0])
-    if kind == _DL_CPU:
-        array = np.from_dlpack(obj).copy()
-    elif kind == _DL_CUDA:
-        check_place("gpu", "from_dlpack")
-        import cupy
-        array = cupy.from_dlpack(obj).copy()
-    else:
+    if kind not in (_DL_CPU, _DL_CUDA):
         raise ValueError(f"from_dlpack: DLPack device type {kind} is not supported; expected "
                          f"{_DL_CPU} (CPU) or {_DL_CUDA} (CUDA)")
+    if kind == _DL_CUDA:
+        check_place("gpu", "from_dlpack")
+        import cupy as xp
+    else:
+        xp = np
+    try:
+        array = xp.from_dlpack(obj).copy()
+    except (RuntimeError, BufferError) as exc:   # e.g. bfloat16: "Unsupported dtype"
+        raise TypeError(f"from_dlpack: {xp.__name__} cannot import this "
+                        f"{type(obj).__name__}: {exc}") from None
     canonical_dtype(array.dtype, op="from_dlpack")
     return Tensor(array, stop_gradient=stop_gradient)
 

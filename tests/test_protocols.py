@@ -149,9 +149,27 @@ def test_from_dlpack_copies_numpy_arrays_and_tensors(dtype):
     assert not dense.from_dlpack(np.ones(2), stop_gradient=False).stop_gradient
 
 
+class _Producer:
+    """A DLPack producer wrapping a numpy array, with a device of our choosing."""
+
+    def __init__(self, array, device=(1, 0)):
+        self.array, self.device = array, device
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.device
+
+
 def test_from_dlpack_names_itself_on_bad_input():
     with pytest.raises(TypeError, match="from_dlpack: expected an array with __dlpack__"):
         dense.from_dlpack([1.0, 2.0])
+    with pytest.raises(TypeError, match="from_dlpack: numpy cannot import this _Producer"):
+        dense.from_dlpack(_Producer(np.array(["2026-01-01"], dtype="datetime64[D]")))
+    with pytest.raises(ValueError, match="from_dlpack: DLPack device type 9 is not supported"):
+        dense.from_dlpack(_Producer(np.ones(2), device=(9, 0)))
+    np.testing.assert_array_equal(dense.from_dlpack(_Producer(np.arange(3))).numpy(), [0, 1, 2])
 
 
 def test_dlpack_device(backend):
