@@ -29,7 +29,8 @@ def reshape(x: _t.TensorLike, shape: _t.IntArray, *sizes: int) -> _dense.Tensor:
     x : Tensor
         Any dtype, any rank, 0-size included.
     shape : list of int, tuple or 1-D integer Tensor
-        The new shape.
+        The new shape; sizes may also be given one by one,
+        ``dense.reshape(x, 3, -1)``.
 
     Returns
     -------
@@ -105,7 +106,8 @@ def expand(x: _t.TensorLike, shape: _t.IntArray, *sizes: int) -> _dense.Tensor:
     x : Tensor
         Any dtype, any rank (0-d and 0-size included).
     shape : list of int, tuple or 1-D integer Tensor
-        The target sizes.
+        The target sizes; they may also be given one by one,
+        ``dense.expand(x, 2, 3)``, as in OneFlow.
 
     Returns
     -------
@@ -130,6 +132,8 @@ def expand(x: _t.TensorLike, shape: _t.IntArray, *sizes: int) -> _dense.Tensor:
     <BLANKLINE>
            [[1, 1, 1],
             [2, 2, 2]]])
+    >>> dense.expand(x, 2, 1).shape
+    [2, 1]
     >>> x.expand(2, 0).shape
     [2, 0]
     """
@@ -153,7 +157,8 @@ def repeat(x: _t.TensorLike, repeats: _t.IntArray, *sizes: int) -> _dense.Tensor
     x : Tensor
         Any dtype, any rank (0-d and 0-size included).
     repeats : list of int, tuple or 1-D integer Tensor
-        Counts >= 0.
+        Counts >= 0; they may also be given one by one,
+        ``dense.repeat(x, 2, 1)``.
 
     Returns
     -------

@@ -235,3 +235,13 @@ def test_sparse_reshape_takes_sizes_one_by_one(layout):
     f = s.reshape(3, 8, order="F")
     np.testing.assert_array_equal(f.to_dense().numpy(), m.toarray().reshape(3, 8, order="F"))
     assert s.reshape([2, 12]).shape == [2, 12]
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import dense._generated_api
+    import dense.tensor
+    for module in (dense.tensor, dense._generated_api):
+        res = doctest.testmod(module)
+        assert res.failed == 0 and res.attempted > 0, module.__name__

@@ -34,7 +34,7 @@ _sbp_dense_reshape = _r.SbpTable(
     local=None)
 
 
-# dense.sum  (yaml/ops.yaml:52)
+# dense.sum  (yaml/ops.yaml:53)
 def _meta_dense_sum(x, axis, keepdim):
     return _im.sum_infer_meta(x, axis, keepdim)
 
@@ -63,7 +63,7 @@ _sbp_dense_sum = _r.SbpTable(
     local=None)
 
 
-# dense.expand  (yaml/ops.yaml:94)
+# dense.expand  (yaml/ops.yaml:95)
 def _meta_dense_expand(x, shape):
     return _im.expand_infer_meta(x, shape)
 
@@ -89,7 +89,7 @@ _sbp_dense_expand = _r.SbpTable(
     local=None)
 
 
-# dense.repeat  (yaml/ops.yaml:153)
+# dense.repeat  (yaml/ops.yaml:157)
 def _meta_dense_repeat(x, repeats):
     return _im.repeat_infer_meta(x, repeats)
 
@@ -115,7 +115,7 @@ _sbp_dense_repeat = _r.SbpTable(
     local=None)
 
 
-# dense.gather  (yaml/ops.yaml:205)
+# dense.gather  (yaml/ops.yaml:210)
 def _meta_dense_gather(x, index, axis, batch_dims):
     return _im.gather_infer_meta(x, index, axis, batch_dims)
 
@@ -153,7 +153,7 @@ _sbp_dense_gather = _r.SbpTable(
     local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('offset', lambda e: e.x_slice[0] if e.x_axis == e.ax else 0), ('size', lambda e: e.x.shape[e.ax]), )))
 
 
-# dense.batch_gather  (yaml/ops.yaml:285)
+# dense.batch_gather  (yaml/ops.yaml:290)
 def _meta_dense_batch_gather(x, index):
     return _im.batch_gather_infer_meta(x, index)
 
