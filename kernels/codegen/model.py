@@ -297,7 +297,12 @@ def load_yaml_dir(directory, label_dir=None):
         if not os.path.exists(path):
             continue
         label = f"{label_dir}/{fname}" if label_dir else path
-        defs.extend(parse_entry(e, namespace, is_backward) for e in read_entries(path, label))
+        for e in read_entries(path, label):
+            if not is_backward and "family" in e.value:
+                from .family import expand_family
+                defs.extend(expand_family(e, namespace))
+            else:
+                defs.append(parse_entry(e, namespace, is_backward))
     from .checks import check_all
     check_all(defs)
     return defs
