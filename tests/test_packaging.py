@@ -83,6 +83,8 @@ def test_the_wheel_ships_the_op_yaml_its_manual_and_py_typed(dist):
             with open(src, "rb") as fh:
                 assert z.read(shipped) == fh.read(), shipped
     assert {"dense/py.typed", "sparse/py.typed", "kernels/py.typed"} <= names
+    tracked = _sh(["git", "ls-files", "dense", "sparse", "kernels"], cwd=ROOT).stdout.split()
+    assert set(tracked) <= names, sorted(set(tracked) - names)   # .cu, .cuh, ... included
     assert not [n for n in names if n.startswith(("tests/", "bench/", "yaml/"))]
 
 
