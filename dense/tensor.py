@@ -6,6 +6,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from kernels.core import dispatch
 from kernels.core.annotations import DataType, IntArray
 from kernels.core.dtypes import canonical_dtype
 from kernels.core.meta import MetaTensor
@@ -56,8 +57,9 @@ class Tensor(TensorBase):
 
     @classmethod
     def _from_kernel(cls, data, meta):
-        xp = xp_of(data) if not isinstance(data, numbers.Number) else np
-        return cls(xp.asarray(data))
+        if type(data) is not np.ndarray:
+            data = (xp_of(data) if not isinstance(data, numbers.Number) else np).asarray(data)
+        return cls(data)
 
     def _data(self):
         return self._array
@@ -150,9 +152,8 @@ class Tensor(TensorBase):
 
     def __iter__(self) -> Iterator[Tensor]:
         """The tensors along the first dim, each differentiable (``dense.gather`` of one index)."""
-        from . import _generated_api as api
         n = len(self)
-        return (api.gather(self, np.array(i), axis=0) for i in range(n))
+        return (dispatch.call("dense", "gather", self, np.array(i), 0) for i in range(n))
 
     def _scalar(self, what):
         if self.size != 1:
@@ -215,35 +216,31 @@ class Tensor(TensorBase):
                 f"place=Place({self.place}), {grad},\n       {body})")
 
     # ------------------------------------------------------------ methods
+    # Each method runs its op through dispatch by name, so this module needs
+    # neither the generated API nor the sparse package (imports point one way).
     def reshape(self, *shape: IntArray) -> Tensor:
         """See :func:`dense.reshape`; sizes may be given one by one or as a list."""
-        from . import _generated_api as api
-        return api.reshape(self, _sizes(shape))
+        return dispatch.call("dense", "reshape", self, _sizes(shape))
 
     def sum(self, axis: IntArray | None = None, keepdim: bool = False) -> Tensor:
         """See :func:`dense.sum`."""
-        from . import _generated_api as api
-        return api.sum(self, axis, keepdim)
+        return dispatch.call("dense", "sum", self, axis, keepdim)
 
     def to_sparse_coo(self, sparse_dim: int) -> Any:
         """See :func:`sparse.to_sparse_coo`: the nonzero blocks of the leading dims."""
-        import sparse
-        return sparse.to_sparse_coo(self, sparse_dim)
+        return dispatch.call("sparse", "to_sparse_coo", self, sparse_dim)
 
     def to_sparse_csr(self) -> Any:
         """See :func:`sparse.to_sparse_csr`: the nonzeros of a 2-D or 3-D tensor as CSR."""
-        import sparse
-        return sparse.to_sparse_csr(self)
+        return dispatch.call("sparse", "to_sparse_csr", self)
 
     def expand(self, *sizes: IntArray) -> Tensor:
         """See :func:`dense.expand`; sizes may be given one by one or as a list."""
-        from . import _generated_api as api
-        return api.expand(self, _sizes(sizes))
+        return dispatch.call("dense", "expand", self, _sizes(sizes))
 
     def repeat(self, *repeats: IntArray) -> Tensor:
         """See :func:`dense.repeat`; counts may be given one by one or as a list."""
-        from . import _generated_api as api
-        return api.repeat(self, _sizes(repeats))
+        return dispatch.call("dense", "repeat", self, _sizes(repeats))
 
     # ------------------------------------------------------------ operators, T, indexing
     # (issue 19) Operators call the generated ops; a Python scalar on either

@@ -14,6 +14,7 @@ import numpy as np
 
 import dense
 from dense.tensor import _sizes
+from kernels.core import dispatch
 from kernels.core.annotations import IntArray
 from kernels.core.meta import MetaTensor
 from kernels.core.tensor import TensorBase, register_layout
@@ -29,9 +30,9 @@ def _freeze(array):
     return array
 
 
-def _api():
-    from . import _generated_api
-    return _generated_api
+def _op(name, *args):
+    """Run sparse op ``name`` through dispatch (how every tensor method reaches its op)."""
+    return dispatch.call("sparse", name, *args)
 
 
 _NUMPY_REFUSAL = ("{what} does not take a sparse tensor: use x.to_dense().numpy() for a "
@@ -122,15 +123,15 @@ class _SparseTensor(TensorBase):
     # ------------------------------------------------------------ ops
     def to_dense(self) -> dense.Tensor:
         """See :func:`sparse.to_dense`."""
-        return _api().to_dense(self)
+        return _op("to_dense", self)
 
     def to_sparse_csr(self) -> SparseCsrTensor:
         """See :func:`sparse.to_sparse_csr`; a CSR tensor returns itself."""
-        return self if self.is_sparse_csr() else _api().to_sparse_csr(self)
+        return self if self.is_sparse_csr() else _op("to_sparse_csr", self)
 
     def reshape(self, *shape: IntArray, order: str = "C") -> _SparseTensor:
         """See :func:`sparse.reshape`; sizes may be given one by one or as a list."""
-        return _api().reshape(self, _sizes(shape), order)
+        return _op("reshape", self, _sizes(shape), order)
 
     # ------------------------------------------------------------ numpy
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -181,13 +182,13 @@ class SparseCooTensor(_SparseTensor):
 
     def coalesce(self) -> SparseCooTensor:
         """See :func:`sparse.coalesce`."""
-        return _api().coalesce(self)
+        return _op("coalesce", self)
 
     def to_sparse_coo(self, sparse_dim: int | None = None) -> SparseCooTensor:
         """See :func:`sparse.to_sparse_coo`; None or the current sparse_dim returns itself."""
         if sparse_dim is None or sparse_dim == self.sparse_dim():
             return self
-        return _api().to_sparse_coo(self, sparse_dim)
+        return _op("to_sparse_coo", self, sparse_dim)
 
     def to_scipy(self) -> Any:
         """A ``scipy.sparse.coo_array`` copy; dense dims are folded into coordinates first.
@@ -248,7 +249,7 @@ class SparseCsrTensor(_SparseTensor):
 
     def to_sparse_coo(self, sparse_dim: int | None = None) -> SparseCooTensor:
         """See :func:`sparse.to_sparse_coo`; ``sparse_dim`` must be the rank (the default)."""
-        return _api().to_sparse_coo(self, self.ndim if sparse_dim is None else sparse_dim)
+        return _op("to_sparse_coo", self, self.ndim if sparse_dim is None else sparse_dim)
 
     def to_scipy(self) -> Any:
         """A ``scipy.sparse.csr_array`` copy of a 2-D tensor (float16 becomes float32)."""

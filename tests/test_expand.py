@@ -11,9 +11,8 @@ from kernels.funcs import threads
 from kernels.core.dist.rules import Shards
 from kernels.core.dist.sbp import shard_shape, split
 from kernels.funcs.broadcast import coalesce_dims, copy_into, expand_output_stride
-from kernels.infermeta import shard_out_shape
 from kernels.funcs.sum_to_shape import broadcast_axes, sum_to_shape
-from kernels.infermeta import resolve_expand
+from kernels.infermeta import resolve_expand, shard_out_shape
 
 
 def _scatter_grad(x_shape, out_shape, w):
@@ -195,7 +194,7 @@ def test_coalesce_dims():
 
 
 def test_threaded_paths_match_numpy(monkeypatch):
-    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "3")
+    monkeypatch.setattr(threads, "_num_threads", 3)
     monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 64)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((7, 1, 5))
@@ -207,7 +206,7 @@ def test_threaded_paths_match_numpy(monkeypatch):
         np.testing.assert_allclose(sum_to_shape(g, x.shape), _scatter_grad(x.shape, shape, g),
                                    rtol=1e-12)
     assert len(threads.split_index((7, 9, 5), 10 ** 6)) == 3
-    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "1")
+    threads.set_num_threads(1)
     assert threads.split_index((7, 9, 5), 10 ** 6) == [()]
 
 
@@ -230,7 +229,7 @@ def test_sum_to_shape_mechanisms_match_the_scatter_reference(monkeypatch, mechan
         monkeypatch.setattr(mod, "_use_blas", lambda v, p: v.dtype in mod._BLAS
                             and v.ndim >= 2 and p >= v.ndim - 2)
     if mechanism == "blas+threads":
-        monkeypatch.setenv("PHISPARSE_NUM_THREADS", "2")
+        monkeypatch.setattr(threads, "_num_threads", 2)
         monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 16)
     g = (np.random.default_rng(4).standard_normal(g_shape) * 4).astype(dtype)
     got = sum_to_shape(g, shape)
@@ -305,7 +304,7 @@ def test_pool_reuses_a_block_only_once_nothing_refers_to_it(monkeypatch):
     from kernels.funcs import pool
     monkeypatch.setattr(pool, "_blocks", [])
     monkeypatch.setattr(pool, "MIN_BYTES", 1024)
-    monkeypatch.setenv("PHISPARSE_POOL_BYTES", str(64 << 20))
+    monkeypatch.setattr(pool, "_limit", 64 << 20)
     x = dense.to_tensor(np.arange(4.0).reshape(4, 1))
     first = dense.expand(x, [4, 1000])
     kept = first.numpy()
@@ -324,17 +323,38 @@ def test_pool_reuses_a_block_only_once_nothing_refers_to_it(monkeypatch):
     assert pool.release_idle() == 2 * pool.GRAIN and pool.pooled_bytes() == (0, 0)
 
 
+def test_pool_with_varying_sizes_stays_small_and_reuses(monkeypatch):
+    """Eight output sizes 13% apart, in a cycle: the pool never holds more than the
+    blocks of its last miss (not the cap), and once the largest block is idle it
+    serves every size of the cycle (issue: RSS climbed to the cap)."""
+    from kernels.funcs import pool
+    monkeypatch.setattr(pool, "_blocks", [])
+    monkeypatch.setattr(pool, "MIN_BYTES", 1024)
+    monkeypatch.setattr(pool, "_limit", 1000 * pool.GRAIN)
+    sizes = [int(8 * 1.13 ** k) * pool.GRAIN for k in range(8)]    # 8 .. 18 grains
+    for cycle in range(3):
+        for n in sizes:
+            out = pool.empty((n,), np.uint8)
+            held = sum(b.size for b in pool._blocks)
+            assert held <= max(sizes), (cycle, n, held)
+            if cycle:
+                assert out.base.size == max(sizes)     # the largest block serves them all
+            del out
+    assert pool.pooled_bytes() == (0, max(sizes))
+    assert dense.release_memory() == max(sizes) and dense.memory_stats()["pool_idle_bytes"] == 0
+
+
 def test_pool_cap_and_switch_off(monkeypatch):
     from kernels.funcs import pool
     monkeypatch.setattr(pool, "_blocks", [])
     monkeypatch.setattr(pool, "MIN_BYTES", 1024)
-    monkeypatch.setenv("PHISPARSE_POOL_BYTES", str(2 * pool.GRAIN))
-    a = pool.empty((pool.GRAIN + 8,), np.uint8)     # a block of two grains
+    monkeypatch.setattr(pool, "_limit", 3 * pool.GRAIN)
+    a = pool.empty((2 * pool.GRAIN + 8,), np.uint8)  # a block of three grains
     b = pool.empty((1000,), np.float64)             # over the cap: plain np.empty
     assert a.base is pool._blocks[0] and b.base is None
     del a
     c = pool.empty((1000,), np.float64)             # the idle block is too big to fit,
     assert [blk.size for blk in pool._blocks] == [pool.GRAIN]   # so it made room
     assert c.base is pool._blocks[0]
-    monkeypatch.setenv("PHISPARSE_POOL_BYTES", "0")
+    pool.set_pool_bytes(0)
     assert pool.empty((1000,), np.float64).base is None

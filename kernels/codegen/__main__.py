@@ -12,8 +12,9 @@ import sys
 
 from .loader import CodegenError
 from .emit import generate
-from .model import FILES, load_yaml_dir
+from .model import FILES
 from .paths import YAML_LABEL, builtin_paths, builtin_yaml_dir, is_checkout
+from .yamldir import load_yaml_dir
 
 
 def _user_paths(out):

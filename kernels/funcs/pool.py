@@ -8,9 +8,19 @@ view of a block keeps the block itself as its ``base``, so CPython's
 reference count tells when it is idle).  A live tensor's memory is never
 reused, so tensors stay immutable.
 
+A request takes the smallest idle block that holds it and is at most
+:data:`FIT` times its size (so a live output pins at most that much).  A
+request that finds none first frees every idle block, then allocates a new
+one: what the pool holds idle never grows past the blocks of the last miss,
+so outputs of varying sizes cost what they cost with the pool off, and the
+largest of a cycle of sizes serves the rest once it is idle.
+:func:`release_idle` (``dense.release_memory()``) frees the idle blocks now.
+
 ``PHISPARSE_POOL_BYTES`` caps the bytes the pool tracks (0 turns pooling
-off); the default is an eighth of physical memory, at most 4 GiB.  Requests
-below :data:`MIN_BYTES`, and any beyond the cap, come from ``np.empty``.
+off); the default is an eighth of physical memory, at most 4 GiB.  The
+variable is read once, at the first large request; :func:`set_pool_bytes`
+changes the cap at run time.  Requests below :data:`MIN_BYTES`, and any
+beyond the cap, come from ``np.empty``.
 """
 import os
 import sys
@@ -25,13 +35,43 @@ from .shape import prod
 MIN_BYTES = 16 << 20
 #: Blocks are sized in whole huge pages.
 GRAIN = 2 << 20
+#: An idle block serves requests down to 1/FIT of its size.
+FIT = 2.5
 
 _blocks = []
 _lock = threading.Lock()
+#: The cap in force; None until first read from the environment.
+_limit = None
 
 
 def pool_limit():
-    """The most bytes the pool may track: ``PHISPARSE_POOL_BYTES`` or the default."""
+    """The most bytes the pool may track: ``PHISPARSE_POOL_BYTES`` or the default, read once."""
+    global _limit
+    if _limit is None:
+        _limit = _from_environment()
+    return _limit
+
+
+def set_pool_bytes(n: int | None = None) -> int:
+    """Cap the pool at ``n`` bytes from now on (0 turns it off); None reads
+    ``PHISPARSE_POOL_BYTES`` (or the default) again.  Returns the previous cap.
+
+    Idle blocks above a lower cap are freed when the next large request needs room.
+
+    Examples
+    --------
+    >>> old = set_pool_bytes(0)
+    >>> empty((1 << 22,), np.float64).base is None    # 32 MiB, yet not pooled
+    True
+    >>> _ = set_pool_bytes(old)
+    """
+    global _limit
+    old = pool_limit()
+    _limit = _from_environment() if n is None else max(0, int(n))
+    return old
+
+
+def _from_environment():
     env = os.environ.get("PHISPARSE_POOL_BYTES", "").strip()
     if env:
         return max(0, int(env))
@@ -47,18 +87,16 @@ def _idle(i):
 
 
 def _take(nbytes, limit):
-    """An idle block fitting ``nbytes`` (at most 1/8 larger), else a new one, else None."""
+    """The smallest idle block holding ``nbytes`` (at most FIT times it), else a
+    new block after freeing every idle one, else None (over the cap)."""
     size = -(-nbytes // GRAIN) * GRAIN
     fits = [i for i in range(len(_blocks))
-            if size <= _blocks[i].size <= size + size // 8 and _idle(i)]
+            if size <= _blocks[i].size <= FIT * size and _idle(i)]
     if fits:
         return _blocks[min(fits, key=lambda i: _blocks[i].size)]
-    i = 0
-    while sum(b.size for b in _blocks) + size > limit and i < len(_blocks):
+    for i in reversed(range(len(_blocks))):
         if _idle(i):
             del _blocks[i]
-        else:
-            i += 1
     if sum(b.size for b in _blocks) + size > limit:
         return None
     _blocks.append(np.empty(size, np.uint8))
@@ -76,8 +114,10 @@ def empty(shape, dtype):
     """
     dtype = np.dtype(dtype)
     nbytes = prod(shape) * dtype.itemsize
+    if nbytes < MIN_BYTES:
+        return np.empty(shape, dtype)
     limit = pool_limit()
-    if nbytes < MIN_BYTES or nbytes > limit:
+    if nbytes > limit:
         return np.empty(shape, dtype)
     with _lock:
         block = _take(nbytes, limit)

@@ -1,5 +1,6 @@
 """Shape rules of expand and repeat (OneFlow/PyTorch semantics), and the
 shape helpers repeat's backward ``invoke`` calls."""
+from ..core.meta import Canonical
 from ..funcs.shape import check_numel, prod
 
 
@@ -39,6 +40,10 @@ def resolve_expand(in_shape, shape, op="expand"):
     """
     shape, in_shape = [int(s) for s in shape], [int(s) for s in in_shape]
     new = len(shape) - len(in_shape)
+    if new >= 0 and min(shape, default=0) >= 0 and all(
+            e == 1 or e == t for e, t in zip(in_shape, shape[new:])):
+        check_numel(shape, op)       # no -1 to keep and nothing to reject
+        return tuple(shape)
     if new < 0:
         raise ValueError(f"{op}: shape {shape} has {len(shape)} dims, fewer than the "
                          f"{len(in_shape)} dims of x (shape {in_shape}); give a size, "
@@ -69,8 +74,10 @@ def _expanded_dim(op, shape, i, existing):
 
 
 def expand_infer_meta(x, shape):
-    """Output meta of expand: x's dtype, layout and place with the expanded shape."""
-    return x.with_(shape=resolve_expand(x.shape, shape))
+    """Output meta of expand (x's dtype, layout and place with the expanded shape),
+    and that shape, -1 resolved, as the kernel's canonical ``shape``."""
+    out = resolve_expand(x.shape, shape)
+    return Canonical(x.with_(shape=out), {"shape": out})
 
 
 def resolve_repeat(in_shape, repeats, op="repeat"):
@@ -113,47 +120,3 @@ def resolve_repeat(in_shape, repeats, op="repeat"):
 def repeat_infer_meta(x, repeats):
     """Output meta of repeat: x's dtype, layout and place with the tiled shape."""
     return x.with_(shape=resolve_repeat(x.shape, repeats))
-
-
-def _repeat_grad_split(x_shape, repeats):
-    """(shape, axes): out_grad reshaped to ``shape`` and summed over ``axes`` is x's gradient.
-
-    A non-empty out_grad splits every dim into (count, size): new dims give
-    [r], dim i of x gives [r_i, s_i]; the counts are summed.  The shape is
-    written for Paddle's reshape, whose 0 copies the input's dim, so an empty
-    out_grad takes a shape whose zeros that rule resolves: [-1] + x.shape
-    summed over axis 0 when x is not empty (the sum is zeros), else x.shape
-    behind ones for the new dims (each 0 of x then sits where out_grad has 0).
-    """
-    x_shape = [int(s) for s in x_shape]
-    new = len(repeats) - len(x_shape)
-    if prod(x_shape) == 0:
-        return [1] * new + x_shape, list(range(new))
-    if 0 in repeats:
-        return [-1] + x_shape, [0]
-    split = list(repeats[:new])
-    for r, s in zip(repeats[new:], x_shape):
-        split += [r, s]
-    return split, list(range(new)) + list(range(new, len(split), 2))
-
-
-def repeat_grad_shape(x_shape, repeats):
-    """The reshape target that splits repeat's out_grad into (count, size) dims.
-
-    Examples
-    --------
-    >>> repeat_grad_shape((3, 1, 5), (2, 5, 3, 1))
-    [2, 5, 3, 3, 1, 1, 5]
-    """
-    return _repeat_grad_split(x_shape, repeats)[0]
-
-
-def repeat_grad_axes(x_shape, repeats):
-    """The count axes of :func:`repeat_grad_shape`, summed to give x's gradient.
-
-    Examples
-    --------
-    >>> repeat_grad_axes((3, 1, 5), (2, 5, 3, 1))
-    [0, 1, 3, 5]
-    """
-    return _repeat_grad_split(x_shape, repeats)[1]
