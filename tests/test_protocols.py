@@ -86,6 +86,15 @@ def test_astype_casts_as_numpy(src, dst):
     np.testing.assert_array_equal(got.numpy(), ref)
 
 
+def test_astype_is_the_differentiable_cast():
+    x = dense.to_tensor(np.array([1.5, -2.0]), stop_gradient=False)
+    y = x.astype("float32")
+    assert y.dtype == np.float32 and not y.stop_gradient
+    dense.sum(dense.expand(y, [3, 2])).backward()
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
 def test_astype_rejects_unknown_dtypes_naming_cast():
     t = dense.to_tensor([1.0])
     for bad in ("float128x", "object", np.dtype("datetime64[s]")):
