@@ -13,6 +13,7 @@ checkout as the working directory.  Before importing the peer the checkout is
 removed from ``sys.path`` unless the peer benchmarks the checkout itself, so
 another ``sparse`` package (pydata's) is never shadowed by ours.
 """
+import argparse
 import gc
 import importlib
 import json
@@ -109,7 +110,13 @@ def pin_threads():
 
 def main(argv):
     pin_threads()
-    mode, request_path, out_path = argv
+    ap = argparse.ArgumentParser(prog="python -m bench.worker", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mode", choices=("probe", "floor", "run"))
+    ap.add_argument("request_path", help="the request, as JSON")
+    ap.add_argument("out_path", help="where the result goes")
+    args = ap.parse_args(argv)
+    mode, request_path, out_path = args.mode, args.request_path, args.out_path
     with open(request_path) as f:
         req = json.load(f)
     if mode == "run":
@@ -117,10 +124,8 @@ def main(argv):
         return
     if mode == "probe":
         result = probe(req)
-    elif mode == "floor":
-        result = floor.copy_times(get_backend(req["backend"]), req["bytes"], req["repeats"])
     else:
-        raise SystemExit(f"bench.worker: unknown mode {mode!r}")
+        result = floor.copy_times(get_backend(req["backend"]), req["bytes"], req["repeats"])
     with open(out_path, "w") as f:
         json.dump(result, f)
 

@@ -10,7 +10,7 @@ from kernels.funcs import pool, threads
 __all__ = ["release_memory", "memory_stats", "set_pool_bytes", "set_num_threads"]
 
 
-def release_memory():
+def release_memory() -> int:
     """Free every pooled output block no tensor uses; return the bytes freed.
 
     Like ``torch.cuda.empty_cache()`` and ``paddle.device.cuda.empty_cache()``
@@ -25,7 +25,7 @@ def release_memory():
     return pool.release_idle()
 
 
-def memory_stats():
+def memory_stats() -> dict[str, int]:
     """``{'pool_in_use_bytes', 'pool_idle_bytes', 'pool_limit_bytes'}`` of the output pool.
 
     Examples

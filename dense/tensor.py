@@ -1,13 +1,17 @@
 """dense.Tensor: an immutable n-D array on 'cpu' (numpy) or 'gpu' (cupy), with autograd."""
+from __future__ import annotations
+
 import numbers
+from typing import Any, Iterator
 
 import numpy as np
 
 from kernels.core import dispatch
+from kernels.core.annotations import DataType, IntArray
 from kernels.core.dtypes import canonical_dtype
-from kernels.core.meta import MetaTensor, PLACES
+from kernels.core.meta import MetaTensor
 from kernels.core.tensor import TensorBase, register_layout
-from kernels.core.xp import place_of, to_numpy, to_place, xp_of
+from kernels.core.xp import canonical_place, check_place, place_of, to_numpy, to_place, xp_of
 
 
 def _freeze(array):
@@ -49,7 +53,7 @@ class Tensor(TensorBase):
 
     layout = "dense"
 
-    def __init__(self, array, stop_gradient=True):
+    def __init__(self, array: Any, stop_gradient: bool = True) -> None:
         self._array = _freeze(array)
         self._meta = None
         self._init_autograd(stop_gradient)
@@ -74,7 +78,7 @@ class Tensor(TensorBase):
         return self._array
 
     @property
-    def meta(self):
+    def meta(self) -> MetaTensor:
         """Shape, dtype, layout and place as a :class:`kernels.MetaTensor`."""
         if self._meta is None:
             a = self._array
@@ -98,64 +102,127 @@ class Tensor(TensorBase):
 
     # ------------------------------------------------------------ attributes
     @property
-    def shape(self):
+    def shape(self) -> list[int]:
         """The shape as a list of ints, as in Paddle."""
         return list(self._array.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         """The numpy dtype."""
         return self._array.dtype
 
     @property
-    def place(self):
+    def place(self) -> str:
         """'cpu' or 'gpu'."""
         return place_of(self._array)
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
+        """The number of dims."""
         return self._array.ndim
 
     @property
-    def size(self):
+    def size(self) -> int:
         """The number of elements."""
         return int(self._array.size)
 
-    def numel(self):
+    def numel(self) -> int:
         """The number of elements."""
         return self.size
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         """A host numpy copy that the caller may change freely."""
         return to_numpy(self._array)
 
-    def item(self):
+    def item(self) -> Any:
         """The value of a one-element tensor as a Python scalar."""
         if self.size != 1:
             raise ValueError(f"item: the tensor has {self.size} elements, expected 1")
         return self.numpy().reshape(()).item()
 
-    def tolist(self):
+    def tolist(self) -> Any:
+        """The values as nested Python lists (a scalar for a 0-d tensor)."""
         return self.numpy().tolist()
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(t)`` is a read-only view of a CPU tensor's data; else a copy."""
         if self.place != "cpu" or copy or (dtype is not None and np.dtype(dtype) != self.dtype):
             out = self.numpy()
             return out if dtype is None else out.astype(dtype, copy=False)
         return self._array.view()
 
-    def data_ptr(self):
+    def data_ptr(self) -> int:
         """The address of the first element, as in Paddle and torch: equal for shared memory."""
         a = self._array
         return a.data.ptr if self.place == "gpu" else a.__array_interface__["data"][0]
 
-    def __len__(self):
+    # ------------------------------------------------------------ Python protocols
+    def __len__(self) -> int:
+        """The size of the first dim; a 0-d tensor has no len() (TypeError), as in numpy."""
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def __repr__(self):
+    def __iter__(self) -> Iterator[Tensor]:
+        """The tensors along the first dim, each differentiable (``dense.gather`` of one index)."""
+        n = len(self)
+        return (dispatch.call("dense", "gather", self, np.array(i), 0) for i in range(n))
+
+    def _scalar(self, what):
+        if self.size != 1:
+            raise ValueError(f"{what}(): only a one-element tensor converts to a Python scalar; "
+                             f"this one has shape {self.shape} ({self.size} elements)")
+        return self.item()
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __index__(self) -> int:
+        """A one-element integer tensor as an index (``range(t)``, ``lst[t]``), as numpy."""
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"operator.index(): only an integer tensor is an index, "
+                            f"got dtype {self.dtype.name}")
+        return int(self._scalar("operator.index"))
+
+    def __array_function__(self, func, types, args, kwargs):
+        """numpy's functions (``np.sum(t)``, ``np.concatenate``) see a tensor as its values.
+
+        They get ``np.asarray(t)`` in its place and return numpy arrays, with
+        no gradient; phisparse's own ops (``dense.sum``) keep tensors.
+        """
+        return func(*_as_arrays(args), **_as_arrays(kwargs))
+
+    # ------------------------------------------------------------ DLPack
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """Export the data through DLPack (the array API's protocol), without a copy.
+
+        A consumer that asks for DLPack 1.0 or later (``max_version``: numpy
+        2.1 and later, cupy 14) gets the buffer flagged read-only, and numpy
+        makes its array read-only.  numpy refuses the older, unversioned
+        protocol for a read-only buffer (BufferError); ``copy=True`` exports a
+        copy instead.  A consumer that ignores the flag can write into the
+        tensor's memory, which breaks its immutability: copy on that side.
+        """
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(device type, device id): ``(1, 0)`` on the CPU, ``(2, id)`` on a CUDA GPU."""
+        kind, index = self._array.__dlpack_device__()
+        return int(kind), int(index)
+
+    def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", prefix="       ")
         grad = f"stop_gradient={self.stop_gradient}"
         return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
@@ -164,27 +231,27 @@ class Tensor(TensorBase):
     # ------------------------------------------------------------ methods
     # Each method runs its op through dispatch by name, so this module needs
     # neither the generated API nor the sparse package (imports point one way).
-    def reshape(self, *shape):
+    def reshape(self, *shape: IntArray) -> Tensor:
         """See :func:`dense.reshape`; sizes may be given one by one or as a list."""
         return dispatch.call("dense", "reshape", self, _sizes(shape))
 
-    def sum(self, axis=None, keepdim=False):
+    def sum(self, axis: IntArray | None = None, keepdim: bool = False) -> Tensor:
         """See :func:`dense.sum`."""
         return dispatch.call("dense", "sum", self, axis, keepdim)
 
-    def to_sparse_coo(self, sparse_dim):
+    def to_sparse_coo(self, sparse_dim: int) -> Any:
         """See :func:`sparse.to_sparse_coo`: the nonzero blocks of the leading dims."""
         return dispatch.call("sparse", "to_sparse_coo", self, sparse_dim)
 
-    def to_sparse_csr(self):
+    def to_sparse_csr(self) -> Any:
         """See :func:`sparse.to_sparse_csr`: the nonzeros of a 2-D or 3-D tensor as CSR."""
         return dispatch.call("sparse", "to_sparse_csr", self)
 
-    def expand(self, *sizes):
+    def expand(self, *sizes: IntArray) -> Tensor:
         """See :func:`dense.expand`; sizes may be given one by one or as a list."""
         return dispatch.call("dense", "expand", self, _sizes(sizes))
 
-    def repeat(self, *repeats):
+    def repeat(self, *repeats: IntArray) -> Tensor:
         """See :func:`dense.repeat`; counts may be given one by one or as a list."""
         return dispatch.call("dense", "repeat", self, _sizes(repeats))
 
@@ -216,21 +283,21 @@ class Tensor(TensorBase):
     __lt__, __le__ = _binary("less_than"), _binary("less_equal")
     __gt__, __ge__ = _binary("greater_than"), _binary("greater_equal")
 
-    def __neg__(self):
+    def __neg__(self) -> Tensor:
         from . import _generated_api as api
         return api.neg(self)
 
-    def __abs__(self):
+    def __abs__(self) -> Tensor:
         from . import _generated_api as api
         return api.abs(self)
 
     @property
-    def T(self):
+    def T(self) -> Tensor:
         """The tensor with its dims reversed (the matrix transpose of a 2-D tensor), a view."""
         from . import _generated_api as api
         return api.transpose(self, list(range(self.ndim))[::-1])
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Tensor:
         """numpy's indexing, differentiable: ints, slices (any step), None, ``...``, and one
         integer array or tensor.
 
@@ -241,6 +308,21 @@ class Tensor(TensorBase):
         from ._indexing import getitem
         return getitem(self, key)
 
+    def astype(self, dtype: DataType) -> Tensor:
+        """See :func:`dense.cast`: the values as ``dtype`` (a numpy dtype or its name)."""
+        return dispatch.call("dense", "cast", self, dtype)
+
+
+def _as_arrays(obj):
+    """``obj`` with every dense Tensor in it (lists, tuples, dicts) as its numpy array."""
+    if isinstance(obj, Tensor):
+        return np.asarray(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_as_arrays(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _as_arrays(v) for k, v in obj.items()}
+    return obj
+
 
 def _sizes(args):
     """Accept f(2, 3) and f([2, 3]) alike."""
@@ -249,7 +331,8 @@ def _sizes(args):
     return list(args)
 
 
-def to_tensor(data, dtype=None, place=None, stop_gradient=True):
+def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None,
+              stop_gradient: bool = True) -> Tensor:
     """Build a dense Tensor from a numpy array, a Tensor, a scalar or nested lists.
 
     Python scalars and lists follow numpy's dtype rules (``to_tensor([1.0])``
@@ -261,7 +344,8 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     data : array_like or Tensor
     dtype : str or numpy dtype, optional
     place : {'cpu', 'gpu'}, optional
-        Where the data lives; None keeps the data's own place.
+        Where the data lives; None keeps the data's own place.  ``'cuda'`` is
+        an alias of ``'gpu'``, and ``'gpu:0'``/``'cuda:0'`` name the device.
     stop_gradient : bool
         False makes the tensor a leaf that receives a gradient.
 
@@ -272,8 +356,7 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     >>> t.shape, t.dtype.name
     ([2, 2], 'float64')
     """
-    if place is not None and place not in PLACES:
-        raise ValueError(f"to_tensor: place {place!r} is not one of {list(PLACES)}")
+    place = canonical_place(place, "to_tensor")
     array = _host_or_device(data, dtype)
     canonical_dtype(array.dtype)
     array = to_place(array, place or place_of(array))
@@ -292,4 +375,41 @@ def _host_or_device(data, dtype):
         raise ValueError(f"to_tensor: data cannot become an array: {exc}") from None
 
 
+def from_dlpack(obj: Any, stop_gradient: bool = True) -> Tensor:
+    """A Tensor holding a copy of any array that speaks DLPack (numpy, torch, cupy, jax).
+
+    The data is copied because tensors own their data and the producer may
+    change its buffer later.  CPU arrays become 'cpu' tensors; CUDA arrays
+    become 'gpu' tensors (through cupy).
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> dense.from_dlpack(np.arange(3.0)).numpy()
+    array([0., 1., 2.])
+    >>> np.from_dlpack(dense.to_tensor([1, 2])).flags.writeable
+    False
+    """
+    if not hasattr(obj, "__dlpack__") or not hasattr(obj, "__dlpack_device__"):
+        raise TypeError(f"from_dlpack: expected an array with __dlpack__ and "
+                        f"__dlpack_device__ (numpy, torch, cupy), got {type(obj).__name__}")
+    kind = int(obj.__dlpack_device__()[0])
+    if kind not in (_DL_CPU, _DL_CUDA):
+        raise ValueError(f"from_dlpack: DLPack device type {kind} is not supported; expected "
+                         f"{_DL_CPU} (CPU) or {_DL_CUDA} (CUDA)")
+    if kind == _DL_CUDA:
+        check_place("gpu", "from_dlpack")
+        import cupy as xp
+    else:
+        xp = np
+    try:
+        array = xp.from_dlpack(obj).copy()
+    except (RuntimeError, BufferError) as exc:   # e.g. bfloat16: "Unsupported dtype"
+        raise TypeError(f"from_dlpack: {xp.__name__} cannot import this "
+                        f"{type(obj).__name__}: {exc}") from None
+    canonical_dtype(array.dtype, op="from_dlpack")
+    return Tensor(array, stop_gradient=stop_gradient)
+
+
+_DL_CPU, _DL_CUDA = 1, 2   # DLDeviceType codes of the DLPack standard
 register_layout("dense", Tensor)

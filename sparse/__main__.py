@@ -6,6 +6,7 @@ scipy, runs backward passes, shows dense reshape, expand and repeat, and
 times one COO reshape next to scipy's.  It takes a few seconds and exits
 non-zero on any mismatch.
 """
+import argparse
 import sys
 import time
 
@@ -125,7 +126,11 @@ def tour_speed(rng):
           "(python -m bench runs the full comparison)")
 
 
-def main():
+def main(argv=()):
+    """Run the tour; ``argv`` holds the command-line flags (only --help)."""
+    argparse.ArgumentParser(prog="python -m sparse", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter
+                            ).parse_args(list(argv))
     rng = np.random.default_rng(2024)
     t0 = time.perf_counter()
     print("phisparse tour")
@@ -139,4 +144,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

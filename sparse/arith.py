@@ -8,6 +8,7 @@ ops alone would get wrong: adding or subtracting a nonzero scalar would give
 a dense result and raises TypeError (a zero scalar returns x itself, or -x),
 and so does a scalar divided by a sparse tensor.
 """
+import inspect
 import numbers
 
 import numpy as np
@@ -53,6 +54,8 @@ def _divide():
 def _wrap(fn, generated):
     fn.__name__ = fn.__qualname__ = generated.__name__
     fn.__doc__ = generated.__doc__
+    fn.__annotations__ = dict(generated.__annotations__)
+    fn.__signature__ = inspect.signature(generated)
     fn.__module__ = "sparse"
     fn.infer_meta = generated.infer_meta
     return fn

@@ -1,22 +1,26 @@
 """Building sparse tensors: from buffers (validated) and from scipy."""
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import numpy as np
 
 import dense
 from kernels.core.autograd import grad_enabled
+from kernels.core.annotations import DataType, IntArray
 from kernels.core.dtypes import INDEX
-from kernels.core.meta import PLACES
 from kernels.core.tensor import TensorBase
-from kernels.core.xp import check_place, place_of, to_place
+from kernels.core.xp import canonical_place, check_place, place_of, to_place
 from kernels.sparse.data import CooData, CsrData
 from kernels.sparse.validate import check_coo, check_csr
 
 from .tensor import SparseCooTensor, SparseCsrTensor
 
 
-def sparse_coo_tensor(indices, values, shape=None, dtype=None, place=None,
-                      stop_gradient=True):
+def sparse_coo_tensor(indices: Any, values: Any, shape: IntArray | None = None,
+                      dtype: DataType | None = None, place: str | None = None,
+                      stop_gradient: bool = True) -> SparseCooTensor:
     """Build a COO tensor from its indices and values.
 
     The buffers are copied (dense Tensors, being immutable, are shared), so
@@ -64,7 +68,9 @@ def sparse_coo_tensor(indices, values, shape=None, dtype=None, place=None,
     return _differentiable_in(x, values)
 
 
-def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_gradient=True):
+def sparse_csr_tensor(crows: Any, cols: Any, values: Any, shape: IntArray,
+                      dtype: DataType | None = None, place: str | None = None,
+                      stop_gradient: bool = True) -> SparseCsrTensor:
     """Build a 2-D or batched 3-D CSR tensor in Paddle's layout.
 
     For shape [batch, rows, cols], ``crows`` holds batch * (rows + 1)
@@ -119,7 +125,8 @@ def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_g
     return _differentiable_in(x, values)
 
 
-def from_scipy(m, place=None, stop_gradient=True):
+def from_scipy(m: Any, place: str | None = None,
+               stop_gradient: bool = True) -> SparseCooTensor | SparseCsrTensor:
     """A sparse tensor holding a copy of scipy sparse array or matrix ``m``.
 
     2-D CSR becomes :class:`SparseCsrTensor`; COO of any rank (n-D
@@ -178,8 +185,7 @@ def _coo_data(indices, values, shape, dtype, place, op="sparse_coo_tensor"):
 
 
 def _check_place(place, op):
-    if place is not None and place not in PLACES:
-        raise ValueError(f"{op}: place {place!r} is not one of {list(PLACES)}")
+    place = canonical_place(place, op)
     check_place(place, op)
     return place
 

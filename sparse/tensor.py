@@ -6,11 +6,17 @@ Their buffers are the kernels' data bundles (:mod:`kernels.sparse.data`);
 ``indices()``, ``values()``, ``crows()`` and ``cols()`` are dense Tensors
 sharing that memory.
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 import dense
+from dense.tensor import _sizes
 from kernels.core import dispatch
 from kernels.core.autograd import grad_enabled
+from kernels.core.annotations import IntArray
 from kernels.core.meta import MetaTensor
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
@@ -33,12 +39,14 @@ def _op(name, *args):
 def _arith():
     from . import arith
     return arith
+_NUMPY_REFUSAL = ("{what} does not take a sparse tensor: use x.to_dense().numpy() for a "
+                  "numpy array, x.to_scipy() for a scipy sparse array, or the sparse.* ops")
 
 
 class _SparseTensor(TensorBase):
     """What COO and CSR tensors share: buffers, attributes, conversions, autograd."""
 
-    def __init__(self, data, stop_gradient=True):
+    def __init__(self, data: Any, stop_gradient: bool = True) -> None:
         self._d = type(data)(*[_freeze(v) for v in data])
         self._meta = None
         self._init_autograd(stop_gradient)
@@ -111,29 +119,30 @@ class _SparseTensor(TensorBase):
 
     # ------------------------------------------------------------ attributes
     @property
-    def shape(self):
+    def shape(self) -> list[int]:
         """The shape as a list of ints, as in Paddle."""
         return list(self._d.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         """The numpy dtype of the values."""
         return self._d.values.dtype
 
     @property
-    def place(self):
+    def place(self) -> str:
         """'cpu' or 'gpu'."""
         return place_of(self._d.values)
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
+        """The number of dims."""
         return len(self._d.shape)
 
-    def nnz(self):
+    def nnz(self) -> int:
         """The number of stored entries (duplicates counted)."""
         return int(self._d.nnz)
 
-    def values(self):
+    def values(self) -> dense.Tensor:
         """The stored values as a dense Tensor sharing this tensor's memory.
 
         Differentiable (see :func:`sparse.values`): when this tensor needs a
@@ -144,24 +153,26 @@ class _SparseTensor(TensorBase):
             return dense.Tensor(self._d.values)
         return _op("values", self)
 
-    def is_sparse_coo(self):
+    def is_sparse_coo(self) -> bool:
+        """True for a COO tensor."""
         return self.layout == "sparse_coo"
 
-    def is_sparse_csr(self):
+    def is_sparse_csr(self) -> bool:
+        """True for a CSR tensor."""
         return self.layout == "sparse_csr"
 
     # ------------------------------------------------------------ ops
-    def to_dense(self):
+    def to_dense(self) -> dense.Tensor:
         """See :func:`sparse.to_dense`."""
         return _op("to_dense", self)
 
-    def to_sparse_csr(self):
+    def to_sparse_csr(self) -> SparseCsrTensor:
         """See :func:`sparse.to_sparse_csr`; a CSR tensor returns itself."""
         return self if self.is_sparse_csr() else _op("to_sparse_csr", self)
 
-    def reshape(self, shape, order="C"):
-        """See :func:`sparse.reshape`."""
-        return _op("reshape", self, shape, order)
+    def reshape(self, *shape: IntArray, order: str = "C") -> _SparseTensor:
+        """See :func:`sparse.reshape`; sizes may be given one by one or as a list."""
+        return _op("reshape", self, _sizes(shape), order)
 
     # ------------------------------------------------------------ operators
     __array_ufunc__ = None     # numpy defers: np.float64(2) * s calls s.__rmul__
@@ -199,10 +210,16 @@ class _SparseTensor(TensorBase):
     def __abs__(self):
         return _op("abs", self)
 
-    def __array__(self, dtype=None, copy=None):
-        raise TypeError("np.asarray of a sparse tensor is not defined; use to_dense() first")
+    # ------------------------------------------------------------ numpy
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """Refuse: numpy would make a 0-d object array of a sparse tensor."""
+        raise TypeError(_NUMPY_REFUSAL.format(what="np.asarray()/np.array()"))
 
-    def __repr__(self):
+    def __array_function__(self, func, types, args, kwargs):
+        """Refuse numpy's functions (``np.sum(s)``): they take dense arrays."""
+        raise TypeError(_NUMPY_REFUSAL.format(what=f"numpy.{func.__name__}()"))
+
+    def __repr__(self) -> str:
         head = (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
                 f"place=Place({self.place}), stop_gradient={self.stop_gradient}")
         parts = [f"{name}=" + np.array2string(to_numpy(a), separator=", ", threshold=20,
@@ -217,40 +234,40 @@ class SparseCooTensor(_SparseTensor):
     layout = "sparse_coo"
 
     @property
-    def meta(self):
+    def meta(self) -> MetaTensor:
         """Shape, dtype, layout, place and sparse_dim as a MetaTensor."""
         if self._meta is None:
             self._meta = MetaTensor(self._d.shape, self.dtype, self.layout, self.place,
                                     sparse_dim=self._d.sparse_dim)
         return self._meta
 
-    def indices(self):
+    def indices(self) -> dense.Tensor:
         """The indices [sparse_dim, nnz] as a dense Tensor sharing this tensor's memory."""
         return dense.Tensor(self._d.indices)
 
-    def sparse_dim(self):
+    def sparse_dim(self) -> int:
         """The number of indexed (leading) dims."""
         return int(self._d.sparse_dim)
 
-    def dense_dim(self):
+    def dense_dim(self) -> int:
         """The number of trailing dims stored densely in each value."""
         return int(self._d.dense_dim)
 
-    def is_coalesced(self):
+    def is_coalesced(self) -> bool:
         """True if the coordinates are known unique and sorted in C order."""
         return bool(self._d.coalesced)
 
-    def coalesce(self):
+    def coalesce(self) -> SparseCooTensor:
         """See :func:`sparse.coalesce`."""
         return _op("coalesce", self)
 
-    def to_sparse_coo(self, sparse_dim=None):
+    def to_sparse_coo(self, sparse_dim: int | None = None) -> SparseCooTensor:
         """See :func:`sparse.to_sparse_coo`; None or the current sparse_dim returns itself."""
         if sparse_dim is None or sparse_dim == self.sparse_dim():
             return self
         return _op("to_sparse_coo", self, sparse_dim)
 
-    def to_scipy(self):
+    def to_scipy(self) -> Any:
         """A ``scipy.sparse.coo_array`` copy; dense dims are folded into coordinates first.
 
         scipy has no float16, so float16 values become float32 (exactly).
@@ -285,32 +302,33 @@ class SparseCsrTensor(_SparseTensor):
     layout = "sparse_csr"
 
     @property
-    def meta(self):
+    def meta(self) -> MetaTensor:
         """Shape, dtype, layout and place as a MetaTensor."""
         if self._meta is None:
             self._meta = MetaTensor(self._d.shape, self.dtype, self.layout, self.place)
         return self._meta
 
-    def crows(self):
+    def crows(self) -> dense.Tensor:
         """The compressed row pointers, batch * (rows + 1) of them, sharing memory."""
         return dense.Tensor(self._d.crows)
 
-    def cols(self):
+    def cols(self) -> dense.Tensor:
         """The column of each stored value, sharing memory."""
         return dense.Tensor(self._d.cols)
 
-    def sparse_dim(self):
+    def sparse_dim(self) -> int:
         """Every dim of a CSR tensor is sparse."""
         return self.ndim
 
-    def dense_dim(self):
+    def dense_dim(self) -> int:
+        """0: a CSR tensor stores scalars."""
         return 0
 
-    def to_sparse_coo(self, sparse_dim=None):
+    def to_sparse_coo(self, sparse_dim: int | None = None) -> SparseCooTensor:
         """See :func:`sparse.to_sparse_coo`; ``sparse_dim`` must be the rank (the default)."""
         return _op("to_sparse_coo", self, self.ndim if sparse_dim is None else sparse_dim)
 
-    def to_scipy(self):
+    def to_scipy(self) -> Any:
         """A ``scipy.sparse.csr_array`` copy of a 2-D tensor (float16 becomes float32)."""
         import scipy.sparse
         if self.ndim != 2:

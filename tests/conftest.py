@@ -1,5 +1,6 @@
-"""Shared fixtures: the backend fixture and the hypothesis profile."""
+"""Shared fixtures: the backend fixture and the hypothesis profile; the skip summary."""
 import os
+from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -28,3 +29,23 @@ def backend(request):
     if request.param == "gpu":
         require_gpu_or_skip()
     return request.param
+
+
+def _skip_reason(report):
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line for the tests skipped for want of a GPU; one per reason for any other skip.
+
+    pyproject's ``-r`` flags leave skips out of pytest's own summary (it
+    would print one line per GPU test); this hook replaces that list.
+    """
+    skipped = terminalreporter.stats.get("skipped", [])
+    gpu = [r for r in skipped if "gpu" in getattr(r, "keywords", ())]
+    if gpu:
+        why = Counter(_skip_reason(r) for r in gpu).most_common(1)[0][0]
+        terminalreporter.write_line(f"{len(gpu)} tests skipped for want of a CUDA GPU ({why})")
+    for reason, n in Counter(_skip_reason(r) for r in skipped if r not in gpu).items():
+        terminalreporter.write_line(f"SKIPPED [{n}] {reason}")

@@ -23,10 +23,11 @@ def _mpiexec():
                 "it with the mpich wheel")
 
 
-def _run(n, script, *python_args, timeout=60):
+def _run(n, script, *python_args, timeout=60, env=()):
     cmd = [_mpiexec(), "-n", str(n), sys.executable, *python_args,
            os.path.join(HERE, "mpi", script)]
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               **dict(env))
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
                           cwd=ROOT)
@@ -70,16 +71,29 @@ def test_scale_model_predicts_each_boxing_step_within_2x(n):
             assert want / 2 <= got <= 2 * want, row
 
 
+def _run_failing(tmp_path, script, *launcher):
+    """Run a job that must abort; return its exit code, every rank's stderr, and its time.
+
+    Each rank writes stderr to a file (tests/mpi/rank_stderr.py), read after
+    the job has ended: mpiexec's forwarding can cut a traceback off when the
+    abort arrives.
+    """
+    proc, took = _run(2, script, *launcher, timeout=30,
+                      env={"PHISPARSE_RANK_STDERR": str(tmp_path)})
+    errs = "".join(p.read_text() for p in sorted(tmp_path.glob("rank*.err")))
+    return proc.returncode, errs + proc.stderr, took
+
+
 @pytest.mark.parametrize("launcher", [("-m", "mpi4py"), ()], ids=["python-m-mpi4py", "hook"])
-def test_a_rank_that_raises_ends_the_job(launcher):
-    proc, took = _run(2, "raise_on_rank.py", *launcher, timeout=30)
-    assert proc.returncode != 0
-    assert "rank 1 fails on purpose" in proc.stderr
+def test_a_rank_that_raises_ends_the_job(tmp_path, launcher):
+    rc, stderr, took = _run_failing(tmp_path, "raise_on_rank.py", *launcher)
+    assert rc != 0
+    assert "rank 1 fails on purpose" in stderr
     assert took < 20
 
 
-def test_a_rank_that_raises_before_any_placement_ends_the_job():
-    proc, took = _run(2, "raise_before_placement.py", timeout=30)
-    assert proc.returncode != 0
-    assert "fails on purpose before any placement" in proc.stderr
+def test_a_rank_that_raises_before_any_placement_ends_the_job(tmp_path):
+    rc, stderr, took = _run_failing(tmp_path, "raise_before_placement.py")
+    assert rc != 0
+    assert "fails on purpose before any placement" in stderr
     assert took < 20

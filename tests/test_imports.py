@@ -1,7 +1,8 @@
 """Imports point one way: a graph of every import in the source, checked by rules.
 
 The graph is built from the source with ``ast`` (imports inside functions
-included, since an import hidden in a function is still a dependency).  The
+included, since an import hidden in a function is still a dependency; those
+under ``if TYPE_CHECKING:`` left out, since they never run).  The
 rules, not a list of modules, are checked, so modules added later are held
 to them too:
 
@@ -64,10 +65,24 @@ def import_graph():
     for name, path in paths.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         graph[name] = set()
-        for node in ast.walk(tree):
+        for node in _runtime_nodes(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 graph[name] |= _resolve(name, _is_package(path), node, set(paths))
     return graph
+
+
+def _runtime_nodes(tree):
+    """Every node except the bodies of ``if TYPE_CHECKING:``: imports for type
+    checkers only (the generated API's return types) never run."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING",
+                                                                    "typing.TYPE_CHECKING"):
+            todo.extend(node.orelse)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def _local(graph):

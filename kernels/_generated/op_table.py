@@ -32,7 +32,7 @@ _sbp_dense_reshape = _r.SbpTable(
     physical=_im.shard_out_shape)
 
 
-# dense.sum  (yaml/ops.yaml:51)
+# dense.sum  (yaml/ops.yaml:52)
 def _meta_dense_sum(x, axis, keepdim):
     return _im.sum_infer_meta(x, axis, keepdim)
 
@@ -59,7 +59,7 @@ _sbp_dense_sum = _r.SbpTable(
     physical=None)
 
 
-# dense.expand  (yaml/ops.yaml:91)
+# dense.expand  (yaml/ops.yaml:92)
 def _meta_dense_expand(x, shape):
     return _im.expand_infer_meta(x, shape)
 
@@ -83,7 +83,7 @@ _sbp_dense_expand = _r.SbpTable(
     physical=_im.shard_out_shape)
 
 
-# dense.repeat  (yaml/ops.yaml:147)
+# dense.repeat  (yaml/ops.yaml:151)
 def _meta_dense_repeat(x, repeats):
     return _im.repeat_infer_meta(x, repeats)
 
@@ -107,7 +107,7 @@ _sbp_dense_repeat = _r.SbpTable(
     physical=None)
 
 
-# dense.gather  (yaml/ops.yaml:197)
+# dense.gather  (yaml/ops.yaml:202)
 def _meta_dense_gather(x, index, axis, batch_dims):
     return _im.gather_infer_meta(x, index, axis, batch_dims)
 
@@ -143,7 +143,7 @@ _sbp_dense_gather = _r.SbpTable(
     physical=_im.gather_sbp_physical)
 
 
-# dense.batch_gather  (yaml/ops.yaml:268)
+# dense.batch_gather  (yaml/ops.yaml:273)
 def _meta_dense_batch_gather(x, index):
     return _im.batch_gather_infer_meta(x, index)
 
@@ -176,7 +176,7 @@ _sbp_dense_batch_gather = _r.SbpTable(
     physical=_im.batch_gather_sbp_physical)
 
 
-# dense.abs  (yaml/ops.yaml:333)
+# dense.abs  (yaml/ops.yaml:338)
 def _meta_dense_abs(x):
     return _im.unary_infer_meta('abs', x)
 
@@ -197,12 +197,12 @@ _sbp_dense_abs = _r.SbpTable(
     physical=None)
 
 
-# dense.abs_grad  (yaml/ops.yaml:333)
+# dense.abs_grad  (yaml/ops.yaml:338)
 def _meta_dense_abs_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.neg  (yaml/ops.yaml:362)
+# dense.neg  (yaml/ops.yaml:367)
 def _meta_dense_neg(x):
     return _im.unary_infer_meta('neg', x)
 
@@ -226,12 +226,12 @@ _sbp_dense_neg = _r.SbpTable(
     physical=None)
 
 
-# dense.neg_grad  (yaml/ops.yaml:362)
+# dense.neg_grad  (yaml/ops.yaml:367)
 def _meta_dense_neg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.exp  (yaml/ops.yaml:391)
+# dense.exp  (yaml/ops.yaml:396)
 def _meta_dense_exp(x):
     return _im.unary_infer_meta('exp', x)
 
@@ -252,12 +252,12 @@ _sbp_dense_exp = _r.SbpTable(
     physical=None)
 
 
-# dense.exp_grad  (yaml/ops.yaml:391)
+# dense.exp_grad  (yaml/ops.yaml:396)
 def _meta_dense_exp_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.log  (yaml/ops.yaml:420)
+# dense.log  (yaml/ops.yaml:425)
 def _meta_dense_log(x):
     return _im.unary_infer_meta('log', x)
 
@@ -278,12 +278,12 @@ _sbp_dense_log = _r.SbpTable(
     physical=None)
 
 
-# dense.log_grad  (yaml/ops.yaml:420)
+# dense.log_grad  (yaml/ops.yaml:425)
 def _meta_dense_log_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.sqrt  (yaml/ops.yaml:449)
+# dense.sqrt  (yaml/ops.yaml:454)
 def _meta_dense_sqrt(x):
     return _im.unary_infer_meta('sqrt', x)
 
@@ -304,12 +304,12 @@ _sbp_dense_sqrt = _r.SbpTable(
     physical=None)
 
 
-# dense.sqrt_grad  (yaml/ops.yaml:449)
+# dense.sqrt_grad  (yaml/ops.yaml:454)
 def _meta_dense_sqrt_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.square  (yaml/ops.yaml:478)
+# dense.square  (yaml/ops.yaml:483)
 def _meta_dense_square(x):
     return _im.unary_infer_meta('square', x)
 
@@ -330,12 +330,12 @@ _sbp_dense_square = _r.SbpTable(
     physical=None)
 
 
-# dense.square_grad  (yaml/ops.yaml:478)
+# dense.square_grad  (yaml/ops.yaml:483)
 def _meta_dense_square_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.sin  (yaml/ops.yaml:507)
+# dense.sin  (yaml/ops.yaml:512)
 def _meta_dense_sin(x):
     return _im.unary_infer_meta('sin', x)
 
@@ -356,12 +356,12 @@ _sbp_dense_sin = _r.SbpTable(
     physical=None)
 
 
-# dense.sin_grad  (yaml/ops.yaml:507)
+# dense.sin_grad  (yaml/ops.yaml:512)
 def _meta_dense_sin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.cos  (yaml/ops.yaml:536)
+# dense.cos  (yaml/ops.yaml:541)
 def _meta_dense_cos(x):
     return _im.unary_infer_meta('cos', x)
 
@@ -382,12 +382,12 @@ _sbp_dense_cos = _r.SbpTable(
     physical=None)
 
 
-# dense.cos_grad  (yaml/ops.yaml:536)
+# dense.cos_grad  (yaml/ops.yaml:541)
 def _meta_dense_cos_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.tanh  (yaml/ops.yaml:565)
+# dense.tanh  (yaml/ops.yaml:570)
 def _meta_dense_tanh(x):
     return _im.unary_infer_meta('tanh', x)
 
@@ -408,12 +408,12 @@ _sbp_dense_tanh = _r.SbpTable(
     physical=None)
 
 
-# dense.tanh_grad  (yaml/ops.yaml:565)
+# dense.tanh_grad  (yaml/ops.yaml:570)
 def _meta_dense_tanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.sigmoid  (yaml/ops.yaml:594)
+# dense.sigmoid  (yaml/ops.yaml:599)
 def _meta_dense_sigmoid(x):
     return _im.unary_infer_meta('sigmoid', x)
 
@@ -434,12 +434,12 @@ _sbp_dense_sigmoid = _r.SbpTable(
     physical=None)
 
 
-# dense.sigmoid_grad  (yaml/ops.yaml:594)
+# dense.sigmoid_grad  (yaml/ops.yaml:599)
 def _meta_dense_sigmoid_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.relu  (yaml/ops.yaml:623)
+# dense.relu  (yaml/ops.yaml:628)
 def _meta_dense_relu(x):
     return _im.unary_infer_meta('relu', x)
 
@@ -460,12 +460,12 @@ _sbp_dense_relu = _r.SbpTable(
     physical=None)
 
 
-# dense.relu_grad  (yaml/ops.yaml:623)
+# dense.relu_grad  (yaml/ops.yaml:628)
 def _meta_dense_relu_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.add  (yaml/ops.yaml:652)
+# dense.add  (yaml/ops.yaml:657)
 def _meta_dense_add(x, y):
     return _im.binary_infer_meta('add', x, y)
 
@@ -495,12 +495,12 @@ _sbp_dense_add = _r.SbpTable(
     physical=None)
 
 
-# dense.add_grad  (yaml/ops.yaml:652)
+# dense.add_grad  (yaml/ops.yaml:657)
 def _meta_dense_add_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.subtract  (yaml/ops.yaml:687)
+# dense.subtract  (yaml/ops.yaml:692)
 def _meta_dense_subtract(x, y):
     return _im.binary_infer_meta('subtract', x, y)
 
@@ -530,12 +530,12 @@ _sbp_dense_subtract = _r.SbpTable(
     physical=None)
 
 
-# dense.subtract_grad  (yaml/ops.yaml:687)
+# dense.subtract_grad  (yaml/ops.yaml:692)
 def _meta_dense_subtract_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.multiply  (yaml/ops.yaml:722)
+# dense.multiply  (yaml/ops.yaml:727)
 def _meta_dense_multiply(x, y):
     return _im.binary_infer_meta('multiply', x, y)
 
@@ -568,12 +568,12 @@ _sbp_dense_multiply = _r.SbpTable(
     physical=None)
 
 
-# dense.multiply_grad  (yaml/ops.yaml:722)
+# dense.multiply_grad  (yaml/ops.yaml:727)
 def _meta_dense_multiply_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.divide  (yaml/ops.yaml:757)
+# dense.divide  (yaml/ops.yaml:762)
 def _meta_dense_divide(x, y):
     return _im.binary_infer_meta('divide', x, y)
 
@@ -603,12 +603,12 @@ _sbp_dense_divide = _r.SbpTable(
     physical=None)
 
 
-# dense.divide_grad  (yaml/ops.yaml:757)
+# dense.divide_grad  (yaml/ops.yaml:762)
 def _meta_dense_divide_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.pow  (yaml/ops.yaml:792)
+# dense.pow  (yaml/ops.yaml:797)
 def _meta_dense_pow(x, y):
     return _im.binary_infer_meta('pow', x, y)
 
@@ -635,12 +635,12 @@ _sbp_dense_pow = _r.SbpTable(
     physical=None)
 
 
-# dense.pow_grad  (yaml/ops.yaml:792)
+# dense.pow_grad  (yaml/ops.yaml:797)
 def _meta_dense_pow_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.maximum  (yaml/ops.yaml:827)
+# dense.maximum  (yaml/ops.yaml:832)
 def _meta_dense_maximum(x, y):
     return _im.binary_infer_meta('maximum', x, y)
 
@@ -667,12 +667,12 @@ _sbp_dense_maximum = _r.SbpTable(
     physical=None)
 
 
-# dense.maximum_grad  (yaml/ops.yaml:827)
+# dense.maximum_grad  (yaml/ops.yaml:832)
 def _meta_dense_maximum_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.minimum  (yaml/ops.yaml:862)
+# dense.minimum  (yaml/ops.yaml:867)
 def _meta_dense_minimum(x, y):
     return _im.binary_infer_meta('minimum', x, y)
 
@@ -699,12 +699,12 @@ _sbp_dense_minimum = _r.SbpTable(
     physical=None)
 
 
-# dense.minimum_grad  (yaml/ops.yaml:862)
+# dense.minimum_grad  (yaml/ops.yaml:867)
 def _meta_dense_minimum_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.equal  (yaml/ops.yaml:897)
+# dense.equal  (yaml/ops.yaml:902)
 def _meta_dense_equal(x, y):
     return _im.binary_infer_meta('equal', x, y)
 
@@ -724,7 +724,7 @@ _sbp_dense_equal = _r.SbpTable(
     physical=None)
 
 
-# dense.not_equal  (yaml/ops.yaml:927)
+# dense.not_equal  (yaml/ops.yaml:932)
 def _meta_dense_not_equal(x, y):
     return _im.binary_infer_meta('not_equal', x, y)
 
@@ -744,7 +744,7 @@ _sbp_dense_not_equal = _r.SbpTable(
     physical=None)
 
 
-# dense.less_than  (yaml/ops.yaml:957)
+# dense.less_than  (yaml/ops.yaml:962)
 def _meta_dense_less_than(x, y):
     return _im.binary_infer_meta('less_than', x, y)
 
@@ -764,7 +764,7 @@ _sbp_dense_less_than = _r.SbpTable(
     physical=None)
 
 
-# dense.less_equal  (yaml/ops.yaml:987)
+# dense.less_equal  (yaml/ops.yaml:992)
 def _meta_dense_less_equal(x, y):
     return _im.binary_infer_meta('less_equal', x, y)
 
@@ -784,7 +784,7 @@ _sbp_dense_less_equal = _r.SbpTable(
     physical=None)
 
 
-# dense.greater_than  (yaml/ops.yaml:1017)
+# dense.greater_than  (yaml/ops.yaml:1022)
 def _meta_dense_greater_than(x, y):
     return _im.binary_infer_meta('greater_than', x, y)
 
@@ -804,7 +804,7 @@ _sbp_dense_greater_than = _r.SbpTable(
     physical=None)
 
 
-# dense.greater_equal  (yaml/ops.yaml:1047)
+# dense.greater_equal  (yaml/ops.yaml:1052)
 def _meta_dense_greater_equal(x, y):
     return _im.binary_infer_meta('greater_equal', x, y)
 
@@ -824,7 +824,7 @@ _sbp_dense_greater_equal = _r.SbpTable(
     physical=None)
 
 
-# dense.clip  (yaml/ops.yaml:1077)
+# dense.clip  (yaml/ops.yaml:1082)
 def _meta_dense_clip(x, min, max):
     return _im.unary_infer_meta('clip', x, min, max)
 
@@ -845,12 +845,12 @@ _sbp_dense_clip = _r.SbpTable(
     physical=None)
 
 
-# dense.clip_grad  (yaml/ops.yaml:1077)
+# dense.clip_grad  (yaml/ops.yaml:1082)
 def _meta_dense_clip_grad(x, out, out_grad, min, max):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.where  (yaml/ops.yaml:1104)
+# dense.where  (yaml/ops.yaml:1109)
 def _meta_dense_where(condition, x, y):
     return _im.where_infer_meta(condition, x, y)
 
@@ -874,7 +874,7 @@ _sbp_dense_where = _r.SbpTable(
     physical=None)
 
 
-# dense.matmul  (yaml/ops.yaml:1148)
+# dense.matmul  (yaml/ops.yaml:1153)
 def _meta_dense_matmul(x, y, transpose_x, transpose_y):
     return _im.matmul_infer_meta(x, y, transpose_x, transpose_y)
 
@@ -910,7 +910,7 @@ _sbp_dense_matmul = _r.SbpTable(
     physical=None)
 
 
-# dense.transpose  (yaml/ops.yaml:1201)
+# dense.transpose  (yaml/ops.yaml:1206)
 def _meta_dense_transpose(x, perm):
     return _im.transpose_infer_meta(x, perm)
 
@@ -934,7 +934,7 @@ _sbp_dense_transpose = _r.SbpTable(
     physical=None)
 
 
-# dense.squeeze  (yaml/ops.yaml:1240)
+# dense.squeeze  (yaml/ops.yaml:1245)
 def _meta_dense_squeeze(x, axis):
     return _im.squeeze_infer_meta(x, axis)
 
@@ -958,7 +958,7 @@ _sbp_dense_squeeze = _r.SbpTable(
     physical=None)
 
 
-# dense.unsqueeze  (yaml/ops.yaml:1280)
+# dense.unsqueeze  (yaml/ops.yaml:1285)
 def _meta_dense_unsqueeze(x, axis):
     return _im.unsqueeze_infer_meta(x, axis)
 
@@ -982,7 +982,7 @@ _sbp_dense_unsqueeze = _r.SbpTable(
     physical=None)
 
 
-# dense.flatten  (yaml/ops.yaml:1320)
+# dense.flatten  (yaml/ops.yaml:1325)
 def _meta_dense_flatten(x, start_axis, stop_axis):
     return _im.flatten_infer_meta(x, start_axis, stop_axis)
 
@@ -1006,7 +1006,7 @@ _sbp_dense_flatten = _r.SbpTable(
     physical=None)
 
 
-# dense.concat  (yaml/ops.yaml:1360)
+# dense.concat  (yaml/ops.yaml:1365)
 def _meta_dense_concat(xs, axis):
     return _im.concat_infer_meta(xs, axis)
 
@@ -1018,7 +1018,7 @@ def _backward_dense_concat(node, out_grad):
     return {'xs': result}
 
 
-# dense.stack  (yaml/ops.yaml:1399)
+# dense.stack  (yaml/ops.yaml:1404)
 def _meta_dense_stack(xs, axis):
     return _im.stack_infer_meta(xs, axis)
 
@@ -1030,7 +1030,7 @@ def _backward_dense_stack(node, out_grad):
     return {'xs': result}
 
 
-# dense.slice  (yaml/ops.yaml:1435)
+# dense.slice  (yaml/ops.yaml:1440)
 def _meta_dense_slice(x, axes, starts, ends):
     return _im.slice_infer_meta(x, axes, starts, ends)
 
@@ -1054,7 +1054,7 @@ _sbp_dense_slice = _r.SbpTable(
     physical=None)
 
 
-# dense.strided_slice  (yaml/ops.yaml:1478)
+# dense.strided_slice  (yaml/ops.yaml:1483)
 def _meta_dense_strided_slice(x, axes, starts, ends, strides):
     return _im.strided_slice_infer_meta(x, axes, starts, ends, strides)
 
@@ -1078,7 +1078,7 @@ _sbp_dense_strided_slice = _r.SbpTable(
     physical=None)
 
 
-# dense.index_select  (yaml/ops.yaml:1522)
+# dense.index_select  (yaml/ops.yaml:1527)
 def _meta_dense_index_select(x, index, axis):
     return _im.index_select_infer_meta(x, index, axis)
 
@@ -1105,7 +1105,7 @@ _sbp_dense_index_select = _r.SbpTable(
     physical=None)
 
 
-# dense.mean  (yaml/ops.yaml:1571)
+# dense.mean  (yaml/ops.yaml:1576)
 def _meta_dense_mean(x, axis, keepdim):
     return _im.mean_infer_meta(x, axis, keepdim)
 
@@ -1129,7 +1129,7 @@ _sbp_dense_mean = _r.SbpTable(
     physical=None)
 
 
-# dense.max  (yaml/ops.yaml:1613)
+# dense.max  (yaml/ops.yaml:1618)
 def _meta_dense_max(x, axis, keepdim):
     return _im.max_infer_meta(x, axis, keepdim)
 
@@ -1150,7 +1150,7 @@ _sbp_dense_max = _r.SbpTable(
     physical=None)
 
 
-# dense.min  (yaml/ops.yaml:1655)
+# dense.min  (yaml/ops.yaml:1660)
 def _meta_dense_min(x, axis, keepdim):
     return _im.min_infer_meta(x, axis, keepdim)
 
@@ -1171,7 +1171,7 @@ _sbp_dense_min = _r.SbpTable(
     physical=None)
 
 
-# dense.prod  (yaml/ops.yaml:1697)
+# dense.prod  (yaml/ops.yaml:1702)
 def _meta_dense_prod(x, axis, keepdim):
     return _im.prod_infer_meta(x, axis, keepdim)
 
@@ -1192,7 +1192,7 @@ _sbp_dense_prod = _r.SbpTable(
     physical=None)
 
 
-# dense.argmax  (yaml/ops.yaml:1739)
+# dense.argmax  (yaml/ops.yaml:1744)
 def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
@@ -1206,7 +1206,7 @@ _sbp_dense_argmax = _r.SbpTable(
     physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1783)
+# dense.argmin  (yaml/ops.yaml:1788)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -1220,27 +1220,27 @@ _sbp_dense_argmin = _r.SbpTable(
     physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1825)
+# dense.zeros  (yaml/ops.yaml:1830)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1860)
+# dense.ones  (yaml/ops.yaml:1865)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1895)
+# dense.full  (yaml/ops.yaml:1900)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:1931)
+# dense.arange  (yaml/ops.yaml:1936)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:1966)
+# dense.zeros_like  (yaml/ops.yaml:1971)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1254,7 +1254,7 @@ _sbp_dense_zeros_like = _r.SbpTable(
     physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2003)
+# dense.ones_like  (yaml/ops.yaml:2008)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1268,7 +1268,7 @@ _sbp_dense_ones_like = _r.SbpTable(
     physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2040)
+# dense.full_like  (yaml/ops.yaml:2045)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1282,7 +1282,7 @@ _sbp_dense_full_like = _r.SbpTable(
     physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2078)
+# dense.cast  (yaml/ops.yaml:2083)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 

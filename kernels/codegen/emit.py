@@ -151,13 +151,47 @@ def _docstring(op):
     return f'    r"""{body.lstrip()}\n    """\n'
 
 
+# YAML argument type -> annotation (names from kernels.core.annotations); others: Any.
+ANNOTATIONS = {"Tensor": "_t.TensorLike", "Tensor[]": "_t.Sequence[_t.TensorLike]",
+               "IntArray": "_t.IntArray", "int": "int", "float": "float", "bool": "bool",
+               "str": "str", "Scalar": "_t.Scalar", "DataType": "_t.DataType"}
+# Output layout -> the class a caller gets back.
+LAYOUT_CLASSES = {"dense": "_dense.Tensor", "sparse_coo": "_sparse.SparseCooTensor",
+                  "sparse_csr": "_sparse.SparseCsrTensor"}
+
+
+def _param(arg):
+    ann = ANNOTATIONS.get(arg.type, "_t.Any")
+    if arg.has_default and arg.default is None:
+        ann = f"_t.Optional[{ann}]"
+    return f"{arg.name}: {ann}" + (f" = {arg.default!r}" if arg.has_default else "")
+
+
+def _returns(op):
+    """The output classes from the kernels' output layouts (TensorBase when invoked)."""
+    outs = []
+    for i in range(len(op.outputs)):
+        layouts = dict.fromkeys(s.out_layouts[i] for s in op.kernels)
+        outs.append(" | ".join(LAYOUT_CLASSES[lay] for lay in layouts) or "_t.TensorBase")
+    return outs[0] if len(outs) == 1 else f"tuple[{', '.join(outs)}]"
+
+
 def _api_fn(op):
-    sig = ", ".join(a.name + (f"={a.default!r}" if a.has_default else "") for a in op.args)
+    """The API function; a required IntArray that comes last also takes sizes one by one
+    (``dense.expand(x, 2, 3)``, as OneFlow and torch)."""
+    params = [_param(a) for a in op.args]
     tensors = ", ".join(a.name for a in op.tensor_args)
-    attrs = ", ".join(a.name for a in op.attr_args)
-    return (f"\n\ndef {op.name}({sig}):\n" + _docstring(op) +
+    attrs = [a.name for a in op.attr_args]
+    last = op.args[-1] if op.args else None
+    if last is not None and last.type == "IntArray" and not last.has_default \
+            and all(a.name != "sizes" for a in op.args):
+        params.append("*sizes: int")
+        attrs[-1] = f"[{last.name}, *sizes] if sizes else {last.name}"
+    sig, attrs = ", ".join(params), ", ".join(attrs)
+    return (f"\n\ndef {op.name}({sig}) -> {_returns(op)}:\n" + _docstring(op) +
             f"    return _d.run(_SPECS[{op.name!r}], [{tensors}], [{attrs}])\n\n\n"
-            f"{op.name}.infer_meta = _d.meta_binding(_SPECS[{op.name!r}])\n")
+            f"{op.name}.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]\n"
+            f"    _SPECS[{op.name!r}])\n")
 
 
 def api_source(defs, namespace, table_module, sources):
@@ -165,9 +199,13 @@ def api_source(defs, namespace, table_module, sources):
     ops = [d for d in defs if d.namespace == namespace and not d.is_backward]
     out = [HEADER.format(sources=sources),
            f'"""The generated {namespace} API: one function per op in the YAML."""\n',
+           "from __future__ import annotations\n\n",
+           "from typing import TYPE_CHECKING\n\n",
+           "from kernels.core import annotations as _t\n",
            f"from {table_module.rpartition('.')[0] or '.'} import "
            f"{table_module.rpartition('.')[2]} as _table\n",
            "from kernels.core import dispatch as _d\n\n",
+           "if TYPE_CHECKING:\n    import dense as _dense\n    import sparse as _sparse\n\n",
            f"__all__ = {[d.name for d in ops]!r}\n",
            f"_SPECS = {{s.name: s for s in _table.OPS if s.namespace == {namespace!r}}}\n"]
     out += [_api_fn(op) for op in ops]

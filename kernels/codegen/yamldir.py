@@ -7,14 +7,18 @@ from .loader import read_entries
 from .model import FILES, parse_entry
 
 
-def load_yaml_dir(directory, label_root=None):
-    """Parse every known YAML file in ``directory`` and cross-check the result."""
+def load_yaml_dir(directory, label_dir=None):
+    """Parse every known YAML file in ``directory`` and cross-check the result.
+
+    ``label_dir`` is the folder name that error messages and generated
+    headers show for the files (default: ``directory`` as given).
+    """
     defs = []
     for fname, namespace, is_backward in FILES:
         path = os.path.join(directory, fname)
         if not os.path.exists(path):
             continue
-        label = os.path.relpath(path, label_root) if label_root else path
+        label = f"{label_dir}/{fname}" if label_dir else path
         for e in read_entries(path, label):
             if not is_backward and "family" in e.value:
                 defs.extend(expand_family(e, namespace))

@@ -7,6 +7,7 @@ only their metadata for ``no_need_buffer``) and its attributes.  The node's
 """
 import contextlib
 import threading
+from typing import Iterator
 
 _state = threading.local()
 
@@ -17,7 +18,7 @@ def grad_enabled():
 
 
 @contextlib.contextmanager
-def no_grad():
+def no_grad() -> Iterator[None]:
     """Context manager: ops inside record nothing for autograd."""
     prev = grad_enabled()
     _state.enabled = False

@@ -3,7 +3,13 @@
 ``dense.Tensor`` and the sparse tensors subclass it and register themselves
 per layout, so dispatch can wrap kernel outputs without importing them.
 """
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
 from . import autograd
+
+_T = TypeVar("_T", bound="TensorBase")
 
 _LAYOUT_CLASSES = {}
 _GLOBAL = []
@@ -65,29 +71,29 @@ class TensorBase:
         self._out_index = 0
 
     @property
-    def stop_gradient(self):
+    def stop_gradient(self) -> bool:
         """True (the default) if no gradient is computed for this tensor."""
         return self._stop_gradient
 
     @stop_gradient.setter
-    def stop_gradient(self, value):
+    def stop_gradient(self, value: bool) -> None:
         self._stop_gradient = bool(value)
 
     @property
-    def grad(self):
+    def grad(self: _T) -> _T | None:
         """The accumulated gradient of a leaf, else None."""
         return self._grad
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         """True if no recorded op produced this tensor."""
         return self._grad_fn is None
 
-    def clear_grad(self):
+    def clear_grad(self) -> None:
         """Forget the accumulated gradient."""
         self._grad = None
 
-    def backward(self, grad_tensor=None, retain_graph=False):
+    def backward(self, grad_tensor: Any = None, retain_graph: bool = False) -> None:
         """Compute gradients of this tensor with respect to every leaf that needs one.
 
         Parameters
@@ -102,7 +108,7 @@ class TensorBase:
     def _accumulate_leaf(self, g):
         self._grad = g if self._grad is None else self._grad._add_grad(g)
 
-    def detach(self):
+    def detach(self: _T) -> _T:
         """The same data, cut from the graph, with stop_gradient=True."""
         return type(self)._from_kernel(self._data(), self.meta)
 
@@ -110,20 +116,20 @@ class TensorBase:
     is_global = False
 
     @property
-    def sbp(self):
+    def sbp(self) -> Any:
         """The sbp of a global tensor; None for a local one."""
         return None
 
     @property
-    def placement(self):
+    def placement(self) -> Any:
         """The placement of a global tensor; None for a local one."""
         return None
 
-    def to_local(self):
+    def to_local(self: _T) -> _T:
         """This rank's shard of a global tensor; a local tensor is its own."""
         return self
 
-    def to_global(self, placement=None, sbp=None):
+    def to_global(self: _T, placement: Any = None, sbp: Any = None) -> _T:
         """A global tensor whose shard on this rank is this tensor (a collective).
 
         See :func:`kernels.core.dist.to_global`: a global tensor is re-boxed

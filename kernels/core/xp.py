@@ -1,6 +1,8 @@
 """numpy/cupy helpers: one kernel body serves both through an ``xp`` namespace."""
 import numpy as np
 
+from .meta import PLACES
+
 
 def xp_of(array):
     """The array namespace (numpy or cupy) that owns ``array``."""
@@ -35,6 +37,21 @@ def check_place(place, op):
         ok, why = gpu_ready()
         if not ok:
             raise RuntimeError(f"{op}: place 'gpu' is unavailable: {why}")
+
+
+def canonical_place(place, op):
+    """'cpu', 'gpu' or None for a ``place`` argument; 'cuda' is 'gpu', and ':0' names device 0.
+
+    phisparse uses one GPU (device 0); another device index raises ValueError.
+    """
+    if place is None:
+        return None
+    name, _, index = str(place).partition(":") if isinstance(place, str) else (place, "", "")
+    name = "gpu" if name == "cuda" else name
+    if name not in PLACES or (index and (name == "cpu" or index != "0")):
+        raise ValueError(f"{op}: place {place!r} is not one of 'cpu', 'gpu', 'gpu:0', "
+                         "'cuda', 'cuda:0'")
+    return name
 
 
 def to_place(array, place, op="to_tensor"):

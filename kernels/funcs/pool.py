@@ -52,7 +52,7 @@ def pool_limit():
     return _limit
 
 
-def set_pool_bytes(n=None):
+def set_pool_bytes(n: int | None = None) -> int:
     """Cap the pool at ``n`` bytes from now on (0 turns it off); None reads
     ``PHISPARSE_POOL_BYTES`` (or the default) again.  Returns the previous cap.
 

@@ -33,7 +33,7 @@ def num_threads():
     return _num_threads
 
 
-def set_num_threads(n=None):
+def set_num_threads(n: int | None = None) -> int:
     """Use ``n`` threads from now on (1 turns threading off); None reads
     ``PHISPARSE_NUM_THREADS`` (or the CPU count) again.  Returns the previous count.
 

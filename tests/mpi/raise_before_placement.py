@@ -4,6 +4,7 @@ The others go on into a collective.  phisparse joins the MPI world when it
 is imported under a launcher, so its abort hook already ends the job.
 tests/test_global_mpi.py runs it without ``python -m mpi4py``.
 """
+import rank_stderr  # noqa: F401  (first: this rank's stderr to a file)
 import os
 
 import numpy as np

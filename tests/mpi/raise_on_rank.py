@@ -3,6 +3,7 @@
 The job must end non-zero within seconds (the abort hook, or ``python -m
 mpi4py``), not hang.  tests/test_global_mpi.py runs it.
 """
+import rank_stderr  # noqa: F401  (first: this rank's stderr to a file)
 import numpy as np
 
 import dense

@@ -10,6 +10,7 @@ Results come from :mod:`kernels.funcs.pool`, so a result dropped before the
 next one reuses its pages.  CuPy arrays travel through the host.
 """
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -98,7 +99,7 @@ class Placement:
         return f"placement(ranks={self.ranks})"
 
 
-def placement(ranks=None, comm=None):
+def placement(ranks: Any = None, comm: Any = None) -> Placement:
     """The placement over ``ranks`` of ``comm`` (default: every rank of ``COMM_WORLD``).
 
     Only the member ranks take part in building its sub-communicator, and a
