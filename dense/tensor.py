@@ -5,37 +5,48 @@ import numpy as np
 
 from kernels.core.dtypes import canonical_dtype
 from kernels.core.meta import MetaTensor, PLACES
+from kernels.core.owned import lock, owned
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
 
 
-def _freeze(array):
-    """Mark a numpy array we own read-only: tensors are immutable."""
-    if isinstance(array, np.ndarray) and array.flags.writeable:
-        array.flags.writeable = False
-    return array
-
-
 class Tensor(TensorBase):
-    """A dense tensor.  Build one with :func:`dense.to_tensor`."""
+    """A dense tensor.  Build one with :func:`dense.to_tensor`.
+
+    ``Tensor(array)`` copies a caller's array (never touching its flags)
+    unless it is already a locked tensor buffer (:mod:`kernels.core.owned`).
+    """
 
     layout = "dense"
 
     def __init__(self, array, stop_gradient=True):
-        self._array = _freeze(array)
+        self._array = owned(array)
         self._meta = None
         self._init_autograd(stop_gradient)
 
     # ------------------------------------------------------------ internals
     @classmethod
+    def _own(cls, array, stop_gradient=True):
+        """Wrap an array phisparse made (no copy): it is locked, never shared with a caller."""
+        t = cls.__new__(cls)
+        t._array = lock(array)
+        t._meta = None
+        t._init_autograd(stop_gradient)
+        return t
+
+    @classmethod
     def _wrap_array(cls, array):
-        """Wrap a caller's array without copying and without touching its flags."""
-        return cls(array.view() if isinstance(array, np.ndarray) else array)
+        """Wrap a caller's array: shared if it is a locked tensor buffer, else copied."""
+        return cls(array)
 
     @classmethod
     def _from_kernel(cls, data, meta):
         xp = xp_of(data) if not isinstance(data, numbers.Number) else np
-        return cls(xp.asarray(data))
+        return cls._own(xp.asarray(data))
+
+    def __reduce__(self):
+        """Pickle and deepcopy keep the data and stop_gradient, not the graph (as a leaf)."""
+        return _rebuild, (to_numpy(self._array), self.place, self._stop_gradient)
 
     def _data(self):
         return self._array
@@ -50,7 +61,7 @@ class Tensor(TensorBase):
 
     def _root_grad(self, grad_tensor):
         if grad_tensor is None:
-            return Tensor(xp_of(self._array).ones(self._array.shape, self._array.dtype))
+            return Tensor._own(xp_of(self._array).ones(self._array.shape, self._array.dtype))
         g = grad_tensor
         if getattr(g, "layout", None) in ("sparse_coo", "sparse_csr"):
             g = g.to_dense()
@@ -58,10 +69,10 @@ class Tensor(TensorBase):
         if g.shape != self.shape:
             raise ValueError(f"backward: grad_tensor has shape {g.shape}, expected "
                              f"{self.shape} (the tensor's shape)")
-        return Tensor(to_place(g._array, self.place).astype(self.dtype, copy=False))
+        return Tensor._own(to_place(g._array, self.place).astype(self.dtype, copy=False))
 
     def _add_grad(self, other):
-        return Tensor(self._array + other._array)
+        return Tensor._own(self._array + other._array)
 
     # ------------------------------------------------------------ attributes
     @property
@@ -195,7 +206,11 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     array = _host_or_device(data, dtype)
     canonical_dtype(array.dtype)
     array = to_place(array, place or place_of(array))
-    return Tensor(array, stop_gradient=stop_gradient)
+    return Tensor._own(array, stop_gradient=stop_gradient)
+
+
+def _rebuild(array, place, stop_gradient):
+    return Tensor._own(to_place(array, place), stop_gradient)
 
 
 def _host_or_device(data, dtype):

@@ -10,17 +10,11 @@ import numpy as np
 
 import dense
 from kernels.core.meta import MetaTensor
+from kernels.core.owned import lock
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
 from kernels.sparse.convert import coo_of_csr, gather_dense, lookup_values
 from kernels.sparse.data import fold_dense
-
-
-def _freeze(array):
-    """Mark a numpy buffer read-only: tensors are immutable."""
-    if isinstance(array, np.ndarray) and array.flags.writeable:
-        array.flags.writeable = False
-    return array
 
 
 def _api():
@@ -32,9 +26,16 @@ class _SparseTensor(TensorBase):
     """What COO and CSR tensors share: buffers, attributes, conversions, autograd."""
 
     def __init__(self, data, stop_gradient=True):
-        self._d = type(data)(*[_freeze(v) for v in data])
+        """Wrap buffers phisparse owns (the constructors copy a caller's arrays)."""
+        self._d = type(data)(*[lock(v) for v in data])
         self._meta = None
         self._init_autograd(stop_gradient)
+
+    def __reduce__(self):
+        """Pickle and deepcopy keep the buffers and stop_gradient, not the graph."""
+        fields = [to_numpy(v) if hasattr(v, "shape") and not isinstance(v, tuple) else v
+                  for v in self._d]
+        return _rebuild, (type(self), type(self._d), fields, self.place, self._stop_gradient)
 
     # ------------------------------------------------------------ internals
     @classmethod
@@ -98,7 +99,7 @@ class _SparseTensor(TensorBase):
 
     def values(self):
         """The stored values as a dense Tensor sharing this tensor's memory."""
-        return dense.Tensor(self._d.values)
+        return dense.Tensor._own(self._d.values)
 
     def is_sparse_coo(self):
         return self.layout == "sparse_coo"
@@ -143,7 +144,7 @@ class SparseCooTensor(_SparseTensor):
 
     def indices(self):
         """The indices [sparse_dim, nnz] as a dense Tensor sharing this tensor's memory."""
-        return dense.Tensor(self._d.indices)
+        return dense.Tensor._own(self._d.indices)
 
     def sparse_dim(self):
         """The number of indexed (leading) dims."""
@@ -210,11 +211,11 @@ class SparseCsrTensor(_SparseTensor):
 
     def crows(self):
         """The compressed row pointers, batch * (rows + 1) of them, sharing memory."""
-        return dense.Tensor(self._d.crows)
+        return dense.Tensor._own(self._d.crows)
 
     def cols(self):
         """The column of each stored value, sharing memory."""
-        return dense.Tensor(self._d.cols)
+        return dense.Tensor._own(self._d.cols)
 
     def sparse_dim(self):
         """Every dim of a CSR tensor is sparse."""
@@ -252,6 +253,11 @@ class SparseCsrTensor(_SparseTensor):
 
     def _buffers(self):
         return [("crows", self._d.crows), ("cols", self._d.cols), ("values", self._d.values)]
+
+
+def _rebuild(cls, data_cls, fields, place, stop_gradient):
+    fields = [to_place(v, place) if isinstance(v, np.ndarray) else v for v in fields]
+    return cls(data_cls(*fields), stop_gradient)
 
 
 def _scipy_values(values):

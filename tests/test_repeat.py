@@ -140,7 +140,10 @@ def test_grad_split_helpers():
     assert (repeat_grad_shape((2, 3), (4, 0, 1)), repeat_grad_axes((2, 3), (4, 0, 1))) \
         == ([-1, 2, 3], [0])
     assert (repeat_grad_shape((0, 3), (4, 2, 1)), repeat_grad_axes((0, 3), (4, 2, 1))) \
-        == ([1, 0, 3], [0])
+        == ([1, 0, 3, 1], [0, 3])
+    # no new dims: a trailing 1 is summed, never an empty axis list (which sums all)
+    assert (repeat_grad_shape((0, 3), (2, 1)), repeat_grad_axes((0, 3), (2, 1))) \
+        == ([0, 3, 1], [2])
 
 
 # ------------------------------------------------------------ properties

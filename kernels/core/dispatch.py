@@ -7,6 +7,7 @@ import numpy as np
 
 from . import autograd, registry
 from .meta import MetaTensor
+from .owned import owned
 from .tensor import TensorBase, layout_class
 
 _OPS = {}
@@ -41,7 +42,7 @@ def call(namespace, name, *args, **kwargs):
     if kwargs:
         raise TypeError(f"{spec.name}: unexpected arguments {sorted(kwargs)}")
     n = len(spec.tensor_args)
-    return run(spec, values[:n], values[n:])
+    return run(spec, values[:n], values[n:], metas_ok=True)
 
 
 # ---------------------------------------------------------------- arguments
@@ -49,7 +50,7 @@ def _as_input(value, spec, arg):
     if isinstance(value, (TensorBase, MetaTensor)):
         return value
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
-        return layout_class("dense")._wrap_array(value)
+        return layout_class("dense")(owned(value))
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor or a numpy "
                     f"array, got {type(value).__name__}")
 
@@ -180,9 +181,16 @@ def _load(spec):
 
 
 # ---------------------------------------------------------------- running
-def run(spec, tensors, attrs):
-    """Run ``spec`` on tensor inputs and attribute values (both in YAML order)."""
+def run(spec, tensors, attrs, metas_ok=False):
+    """Run ``spec`` on tensor inputs and attribute values (both in YAML order).
+
+    ``metas_ok``: a backward may pass MetaTensors for its no_need_buffer inputs.
+    """
     ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
+    for t, a in zip(ins, spec.tensor_args):
+        if isinstance(t, MetaTensor) and not metas_ok:
+            raise TypeError(f"{spec.name}: argument '{a.name}' is a MetaTensor (metadata "
+                            f"without data); pass a Tensor, or call {spec.name}.infer_meta")
     attrs = _attrs(spec, list(attrs))
     if spec.invoke is not None:
         return spec.invoke(*ins, *attrs)

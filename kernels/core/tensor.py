@@ -3,7 +3,10 @@
 ``dense.Tensor`` and the sparse tensors subclass it and register themselves
 per layout, so dispatch can wrap kernel outputs without importing them.
 """
+import numpy as np
+
 from . import autograd
+from .dtypes import is_differentiable
 
 _LAYOUT_CLASSES = {}
 
@@ -33,18 +36,31 @@ class TensorBase:
     layout = None
 
     def _init_autograd(self, stop_gradient):
-        self._stop_gradient = bool(stop_gradient)
+        self._stop_gradient = True
         self._grad = None
         self._grad_fn = None
         self._out_index = 0
+        if stop_gradient is not True:
+            self.stop_gradient = stop_gradient
 
     @property
     def stop_gradient(self):
-        """True (the default) if no gradient is computed for this tensor."""
+        """True (the default) if no gradient is computed for this tensor.
+
+        Only a bool is accepted, and only floating and complex tensors may
+        set it to False (as torch's ``requires_grad``): TypeError otherwise.
+        """
         return self._stop_gradient
 
     @stop_gradient.setter
     def stop_gradient(self, value):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"stop_gradient must be a bool, got {value!r} of type "
+                            f"{type(value).__name__}")
+        if not value and not is_differentiable(self.dtype):
+            raise TypeError(f"stop_gradient=False needs a floating or complex tensor; this "
+                            f"one has dtype {np.dtype(self.dtype).name}, which has no "
+                            "gradient (cast it to a float dtype first)")
         self._stop_gradient = bool(value)
 
     @property

@@ -123,12 +123,14 @@ def _repeat_grad_split(x_shape, repeats):
     written for Paddle's reshape, whose 0 copies the input's dim, so an empty
     out_grad takes a shape whose zeros that rule resolves: [-1] + x.shape
     summed over axis 0 when x is not empty (the sum is zeros), else x.shape
-    behind ones for the new dims (each 0 of x then sits where out_grad has 0).
+    behind ones for the new dims (each 0 of x then sits where out_grad has 0)
+    and before a trailing 1, so that some axis is summed (an empty axis list
+    would sum everything, as in Paddle).
     """
     x_shape = [int(s) for s in x_shape]
     new = len(repeats) - len(x_shape)
     if prod(x_shape) == 0:
-        return [1] * new + x_shape, list(range(new))
+        return [1] * new + x_shape + [1], list(range(new)) + [len(repeats)]
     if 0 in repeats:
         return [-1] + x_shape, [0]
     split = list(repeats[:new])

@@ -5,7 +5,7 @@ from ..funcs.shape import normalize_axis
 
 
 def _axes(ndim, axis, op):
-    if axis is None:
+    if axis is None or len(axis) == 0:     # [] reduces every axis, as in Paddle
         return tuple(range(ndim))
     axes = tuple(normalize_axis(a, ndim, op) for a in axis)
     if len(set(axes)) != len(axes):
@@ -14,8 +14,13 @@ def _axes(ndim, axis, op):
 
 
 def sum_dtype(dtype):
-    """numpy's accumulator dtype for a sum: bool and small ints widen to 64 bits."""
-    return np.zeros(1, dtype=dtype).sum().dtype
+    """numpy's accumulator dtype for a sum: bool and small ints widen to int64.
+
+    numpy sums uint8 into uint64, which phisparse does not support; int64
+    holds every uint8 sum that fits in memory (as Paddle and torch give).
+    """
+    dt = np.zeros(1, dtype=dtype).sum().dtype
+    return np.dtype(np.int64) if dt.kind == "u" else dt
 
 
 def sum_keepdim_shape(shape, axis):
