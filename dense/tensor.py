@@ -204,7 +204,8 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     if place is not None and place not in PLACES:
         raise ValueError(f"to_tensor: place {place!r} is not one of {list(PLACES)}")
     array = _host_or_device(data, dtype)
-    canonical_dtype(array.dtype)
+    native = canonical_dtype(array.dtype)
+    array = array if array.dtype == native else array.astype(native)
     array = to_place(array, place or place_of(array))
     return Tensor._own(array, stop_gradient=stop_gradient)
 

@@ -62,6 +62,8 @@ def owned(array):
     (0.0, False, True, True)
     """
     if isinstance(array, np.ndarray):
+        if not array.dtype.isnative:       # byte-swapped input: convert to native order
+            return lock(array.astype(array.dtype.newbyteorder("=")))
         return array if is_locked(array) else lock(array.copy())
     if type(array).__module__.startswith("cupy"):
         return array.copy()

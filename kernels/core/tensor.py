@@ -90,7 +90,7 @@ class TensorBase:
         autograd.run_backward(self, grad_tensor, retain_graph)
 
     def _accumulate_leaf(self, g):
-        self._grad = g if self._grad is None else self._grad._add_grad(g)
+        autograd.accumulate_leaf(self, g)
 
     def detach(self):
         """The same data, cut from the graph, with stop_gradient=True."""

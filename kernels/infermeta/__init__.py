@@ -5,6 +5,7 @@ raising ValueError/TypeError with the op's name before any data is touched.
 Helper functions here may also be called from a backward's ``invoke``.
 """
 from .common import unchanged_infer_meta
+from .size import check_output_size
 from .gather import batch_gather_infer_meta, gather_infer_meta
 from .expand import (expand_infer_meta, repeat_grad_axes, repeat_grad_shape,
                      repeat_infer_meta, resolve_expand, resolve_repeat)
@@ -13,7 +14,7 @@ from .reshape import reshape_infer_meta, resolve_reshape
 from .sparse import (coo_reshape_sparse_dim, sparse_reshape_infer_meta, to_dense_infer_meta,
                      to_sparse_coo_infer_meta, to_sparse_csr_infer_meta)
 
-__all__ = ["unchanged_infer_meta", "sum_infer_meta", "sum_keepdim_shape",
+__all__ = ["unchanged_infer_meta", "check_output_size", "sum_infer_meta", "sum_keepdim_shape",
            "reshape_infer_meta", "resolve_reshape",
            "expand_infer_meta", "repeat_infer_meta", "resolve_expand", "resolve_repeat",
            "repeat_grad_shape", "repeat_grad_axes"]

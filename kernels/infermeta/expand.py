@@ -1,6 +1,7 @@
 """Shape rules of expand and repeat (OneFlow/PyTorch semantics), and the
 shape helpers repeat's backward ``invoke`` calls."""
 from ..funcs.shape import check_numel, prod
+from .size import check_output_size
 
 
 def resolve_expand(in_shape, shape, op="expand"):
@@ -70,7 +71,7 @@ def _expanded_dim(op, shape, i, existing):
 
 def expand_infer_meta(x, shape):
     """Output meta of expand: x's dtype, layout and place with the expanded shape."""
-    return x.with_(shape=resolve_expand(x.shape, shape))
+    return check_output_size("expand", x.with_(shape=resolve_expand(x.shape, shape)))
 
 
 def resolve_repeat(in_shape, repeats, op="repeat"):
@@ -112,7 +113,7 @@ def resolve_repeat(in_shape, repeats, op="repeat"):
 
 def repeat_infer_meta(x, repeats):
     """Output meta of repeat: x's dtype, layout and place with the tiled shape."""
-    return x.with_(shape=resolve_repeat(x.shape, repeats))
+    return check_output_size("repeat", x.with_(shape=resolve_repeat(x.shape, repeats)))
 
 
 def _repeat_grad_split(x_shape, repeats):

@@ -1,6 +1,7 @@
 """Shape rules of gather (tf.gather with batch_dims) and batch_gather (OneFlow)."""
 from ..core.dtypes import INDEX
 from ..funcs.gather_view import gather_view, resolve_gather_axes
+from .size import check_output_size
 
 
 def check_index_dtype(index, op):
@@ -17,7 +18,8 @@ def gather_infer_meta(x, index, axis=None, batch_dims=0):
     """
     resolve_gather_axes(x.ndim, index.ndim, axis, batch_dims, "gather")
     check_index_dtype(index, "gather")
-    return x.with_(shape=gather_view(x.shape, index.shape, axis, batch_dims).out_shape)
+    out = x.with_(shape=gather_view(x.shape, index.shape, axis, batch_dims).out_shape)
+    return check_output_size("gather", out)
 
 
 def batch_gather_infer_meta(x, index):
@@ -36,4 +38,5 @@ def batch_gather_infer_meta(x, index):
                          f"{list(x.shape)}); expected index rank <= x rank")
     check_index_dtype(index, "batch_gather")
     bd = index.ndim - 1
-    return x.with_(shape=gather_view(x.shape, index.shape, bd, bd, "batch_gather").out_shape)
+    out = x.with_(shape=gather_view(x.shape, index.shape, bd, bd, "batch_gather").out_shape)
+    return check_output_size("batch_gather", out)

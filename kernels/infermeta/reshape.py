@@ -1,5 +1,6 @@
 """reshape's shape rule (Paddle's ValidateShape), shared by dense and sparse reshape."""
 from ..funcs.shape import check_numel, prod
+from .size import check_output_size
 
 
 def resolve_reshape(in_shape, shape, op="reshape"):
@@ -62,4 +63,4 @@ def resolve_reshape(in_shape, shape, op="reshape"):
 
 def reshape_infer_meta(x, shape):
     """Output meta of reshape: x's dtype, layout and place with the resolved shape."""
-    return x.with_(shape=resolve_reshape(x.shape, shape))
+    return check_output_size("reshape", x.with_(shape=resolve_reshape(x.shape, shape)))

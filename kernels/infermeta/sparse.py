@@ -1,6 +1,7 @@
 """Shape rules of sparse ops: layout conversions and sparse reshape."""
 from ..funcs.shape import prod
 from .reshape import reshape_infer_meta
+from .size import check_output_size
 
 ORDERS = ("C", "F")
 
@@ -50,7 +51,7 @@ def sparse_reshape_infer_meta(x, shape, order="C"):
 
 def to_dense_infer_meta(x):
     """A dense tensor of x's shape and dtype."""
-    return x.with_(layout="dense", sparse_dim=None)
+    return check_output_size("to_dense", x.with_(layout="dense", sparse_dim=None))
 
 
 def to_sparse_coo_infer_meta(x, sparse_dim):
