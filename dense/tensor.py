@@ -69,6 +69,7 @@ class Tensor(TensorBase):
         if g.shape != self.shape:
             raise ValueError(f"backward: grad_tensor has shape {g.shape}, expected "
                              f"{self.shape} (the tensor's shape)")
+        self._check_grad_dtype(g.dtype)
         return Tensor._own(to_place(g._array, self.place).astype(self.dtype, copy=False))
 
     def _add_grad(self, other):
@@ -117,11 +118,27 @@ class Tensor(TensorBase):
         return self.numpy().tolist()
 
     def __array__(self, dtype=None, copy=None):
-        """``np.asarray(t)`` is a read-only view of a CPU tensor's data; else a copy."""
-        if self.place != "cpu" or copy or (dtype is not None and np.dtype(dtype) != self.dtype):
+        """``np.asarray(t)`` is a read-only view of a CPU tensor's data; else a copy.
+
+        ``copy=False`` raises ValueError, as numpy does, where a copy is needed
+        (another dtype, or a tensor on the GPU).
+        """
+        converts = dtype is not None and np.dtype(dtype) != self.dtype
+        if copy is False and (converts or self.place != "cpu"):
+            raise ValueError(f"__array__: copy=False, but a {self.place} tensor of dtype "
+                             f"{self.dtype.name} can become an array of dtype "
+                             f"{np.dtype(dtype or self.dtype).name} only by copying")
+        if self.place != "cpu" or copy or converts:
             out = self.numpy()
             return out if dtype is None else out.astype(dtype, copy=False)
         return self._array.view()
+
+    def __bool__(self):
+        """The truth of a one-element tensor; ValueError for any other size, as numpy."""
+        if self.size != 1:
+            raise ValueError(f"bool: the truth value of a tensor with {self.size} elements is "
+                             "ambiguous; use dense.any/all or reduce it first")
+        return bool(self.numpy().reshape(()))
 
     def data_ptr(self):
         """The address of the first element, as in Paddle and torch: equal for shared memory."""

@@ -65,6 +65,7 @@ class _SparseTensor(TensorBase):
             got = g._d.values   # one entry per coordinate: the values are the lookup
         else:
             got = lookup_values(self._coords(), self._d.shape, g._coo(), "backward")
+        self._check_grad_dtype(got.dtype)
         return self._with_values(to_place(got, self.place).astype(values.dtype, copy=False))
 
     def _add_grad(self, other):

@@ -89,6 +89,13 @@ class TensorBase:
         """
         autograd.run_backward(self, grad_tensor, retain_graph)
 
+    def _check_grad_dtype(self, dtype):
+        """A complex grad_tensor for a real tensor would lose its imaginary part: TypeError."""
+        if np.dtype(dtype).kind == "c" and np.dtype(self.dtype).kind != "c":
+            raise TypeError(f"backward: grad_tensor has dtype {np.dtype(dtype).name}, but the "
+                            f"tensor is real ({np.dtype(self.dtype).name}); its imaginary "
+                            "part would be lost: pass a real grad_tensor")
+
     def _accumulate_leaf(self, g):
         autograd.accumulate_leaf(self, g)
 

@@ -9,7 +9,7 @@ reference count tells when it is idle).  A live tensor's memory is never
 reused, so tensors stay immutable.
 
 ``PHISPARSE_POOL_BYTES`` caps the bytes the pool tracks (0 turns pooling
-off); the default is an eighth of physical memory, at most 4 GiB.  Requests
+off; a K/M/G/T suffix is allowed); the default is an eighth of physical memory, at most 4 GiB.  Requests
 below :data:`MIN_BYTES`, and any beyond the cap, come from ``np.empty``.
 """
 import os
@@ -18,6 +18,7 @@ import threading
 
 import numpy as np
 
+from ..core.env import env_count
 from ..core.xp import xp_of
 from .shape import prod
 
@@ -32,9 +33,10 @@ _lock = threading.Lock()
 
 def pool_limit():
     """The most bytes the pool may track: ``PHISPARSE_POOL_BYTES`` or the default."""
-    env = os.environ.get("PHISPARSE_POOL_BYTES", "").strip()
-    if env:
-        return max(0, int(env))
+    return env_count("PHISPARSE_POOL_BYTES", _default_limit, units=True)
+
+
+def _default_limit():
     try:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):

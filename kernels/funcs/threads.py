@@ -1,23 +1,32 @@
 """Split large numpy work over threads: copyto, add.reduce and matmul release the GIL.
 
-``PHISPARSE_NUM_THREADS`` sets the thread count (1 turns threading off); the
-default is the number of CPUs this process may run on.
+``PHISPARSE_NUM_THREADS`` sets the thread count (1 turns threading off; ``auto``
+or unset means the default); one pool of that many threads minus one serves
+every call.  The default is the number of CPUs this process may run on.
 """
+import contextlib
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
+
+from ..core.env import env_count
 
 #: Below this many bytes per thread, splitting costs more than it saves.
 MIN_BYTES_PER_THREAD = 4 << 20
 
-_POOLS = {}
+_POOL = []
 _BLAS = []
+_LOCK = threading.Lock()
+#: [holders, limiter]: BLAS is held to one thread while any kernel needs it.
+_BLAS_HOLD = [0, None]
 
 
 def num_threads():
     """Threads a kernel may use: ``PHISPARSE_NUM_THREADS`` or the usable CPUs."""
-    env = os.environ.get("PHISPARSE_NUM_THREADS", "").strip()
-    if env:
-        return max(1, int(env))
+    return env_count("PHISPARSE_NUM_THREADS", _usable_cpus, minimum=1, auto=True)
+
+
+def _usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else os.cpu_count() or 1
 
@@ -56,16 +65,27 @@ def run_parallel(fn, pieces):
     if len(pieces) == 1:
         fn(pieces[0])
         return
-    workers = len(pieces) - 1
-    pool = _POOLS.get(workers)
-    if pool is None:
-        pool = _POOLS.setdefault(workers, ThreadPoolExecutor(workers, "phisparse"))
+    pool = _pool(len(pieces) - 1)
     futures = [pool.submit(fn, p) for p in pieces[1:]]
     try:
         fn(pieces[0])
     finally:
         for f in futures:
             f.result()
+
+
+def _pool(workers):
+    """The one worker pool: ``num_threads() - 1`` threads (at least ``workers``).
+
+    A larger thread count (the variable changed) replaces it; the old pool's
+    threads exit once the calls still using it drop it (CPython's executor
+    stops its workers when it is garbage-collected), so no call races a
+    shutdown and the live threads stay bounded.
+    """
+    with _LOCK:
+        if not _POOL or _POOL[0]._max_workers < workers:
+            _POOL[:] = [ThreadPoolExecutor(max(workers, num_threads() - 1), "phisparse")]
+        return _POOL[0]
 
 
 def _blas_controller():
@@ -84,11 +104,25 @@ def can_limit_blas():
     return _blas_controller() is not None
 
 
+@contextlib.contextmanager
 def single_threaded_blas():
     """A context manager holding BLAS to one thread (needs :func:`can_limit_blas`).
 
     Kernels that call BLAS from their own threads run inside it: OpenBLAS's
     threads spin while they wait, and on a busy machine they stall the call
-    many times over.  The limit is process-wide while it is held.
+    many times over.  The limit is process-wide while any thread holds it;
+    the last holder to leave restores the limits found by the first, so
+    concurrent kernels (backward passes on threads) leave BLAS as it was.
     """
-    return _blas_controller().limit(limits=1, user_api="blas")
+    with _LOCK:
+        if _BLAS_HOLD[0] == 0:
+            _BLAS_HOLD[1] = _blas_controller().limit(limits=1, user_api="blas")
+        _BLAS_HOLD[0] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _BLAS_HOLD[0] -= 1
+            if _BLAS_HOLD[0] == 0:
+                _BLAS_HOLD[1].restore_original_limits()
+                _BLAS_HOLD[1] = None
