@@ -2,10 +2,12 @@
 # Do not edit: change the YAML and regenerate.
 """Op specs with their infer-meta bindings and autograd wiring."""
 from kernels import infermeta as _im  # noqa: F401
-from kernels.codegen.model import resolve_function as _resolve  # noqa: F401
+from kernels.codegen.model import resolver
 from kernels.core import dispatch as _d
 from kernels.core.dist import rules as _r  # noqa: F401
 from kernels.core.opspec import Arg, KernelSig, OpSpec
+
+_resolve = resolver(('kernels',))
 
 
 # dense.reshape  (yaml/ops.yaml:3)

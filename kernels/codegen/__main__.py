@@ -1,7 +1,10 @@
 """python -m kernels.codegen [--yaml DIR] [--out DIR [--package NAME]] [--check]
 
-Without --out it regenerates phisparse's own modules from yaml/.  With --out
-it generates a user's op package (op_table.py, api.py, sparse_api.py).
+Without --out it regenerates phisparse's own modules from yaml/ (and refuses
+a --yaml folder: that would replace the library's ops).  With --out it
+generates a user's op package (op_table.py, api.py, sparse_api.py); its import
+name comes from --package or from --out's path below the current directory,
+and must be dotted Python names.
 """
 import argparse
 import os
@@ -9,7 +12,7 @@ import sys
 
 from .loader import CodegenError
 from .emit import generate
-from .model import load_yaml_dir
+from .model import is_name, load_yaml_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -25,6 +28,37 @@ def _user_paths(out):
             "sparse": os.path.join(out, "sparse_api.py")}
 
 
+def _package(out, package):
+    """The import name of the --out package, checked to be dotted Python names."""
+    if package is None:
+        rel = os.path.relpath(os.path.abspath(out))
+        if rel.startswith(os.pardir) or os.path.isabs(rel):
+            raise CodegenError(f"--out {out!r} is outside the current directory, so its import "
+                               "name is unknown; pass --package NAME")
+        package = rel.replace(os.sep, ".").strip(".")
+    if not all(is_name(p) for p in package.split(".")):
+        raise CodegenError(f"package name {package!r} (from --package or --out) is not dotted "
+                           "Python names: use ASCII letters, digits and '_', each part starting "
+                           "with a letter, no keywords (no '-' or spaces)")
+    return package
+
+
+def _check_builtin_names(defs):
+    """A user op named like a built-in one must say ``override : true``."""
+    import importlib
+    from ..core.dispatch import get_op
+    importlib.import_module("kernels._generated.op_table")   # registers the built-in ops
+    for d in defs:
+        try:
+            get_op(d.namespace, d.name)
+        except KeyError:
+            continue
+        if not d.override:
+            raise CodegenError(f"{d.where}: {d.name}: '{d.namespace}.{d.name}' is a built-in "
+                               "op; importing this package would replace it for everyone. "
+                               "Rename the op, or set 'override : true' to mean it")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m kernels.codegen", description=__doc__)
     parser.add_argument("--yaml", default=None, help="directory holding the op YAML files")
@@ -33,16 +67,22 @@ def main(argv=None):
                         help="dotted import name of --out (default: its path from here)")
     parser.add_argument("--check", action="store_true", help="fail if outputs are stale")
     ns = parser.parse_args(argv)
-    if ns.out:
-        yaml_dir = ns.yaml or "."
-        package = ns.package or os.path.relpath(ns.out).replace(os.sep, ".").strip(".")
-        paths, table_module = _user_paths(ns.out), package + ".op_table"
-        label_root = None
-    else:
-        yaml_dir = ns.yaml or os.path.join(ROOT, "yaml")
-        paths, table_module, label_root = _builtin_paths(), "kernels._generated.op_table", ROOT
     try:
+        if ns.out:
+            yaml_dir, label_root = ns.yaml or ".", None
+        else:
+            if ns.yaml is not None or ns.package is not None:
+                raise CodegenError("--yaml and --package need --out: without --out the "
+                                   "generator rewrites phisparse's own modules from its own "
+                                   "yaml/ folder; pass --out DIR to generate a user package")
+            yaml_dir = os.path.join(ROOT, "yaml")
+            paths, table_module = _builtin_paths(), "kernels._generated.op_table"
+            label_root = ROOT
         defs = load_yaml_dir(yaml_dir, label_root)
+        if ns.out:
+            _check_builtin_names(defs)
+            paths = _user_paths(ns.out)
+            table_module = _package(ns.out, ns.package) + ".op_table"
     except CodegenError as exc:
         print(f"codegen: error: {exc}", file=sys.stderr)
         return 1

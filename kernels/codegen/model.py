@@ -4,6 +4,8 @@ Every mistake raises :class:`CodegenError` naming the file and line.
 """
 import ast
 import importlib
+import keyword
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -17,9 +19,9 @@ from .loader import CodegenError, Located, read_entries
 ATTR_TYPES = ("IntArray", "int", "float", "bool", "str", "Scalar", "DataType")
 TENSOR_TYPES = ("Tensor", "Tensor[]")
 OP_KEYS = {"op", "args", "output", "infer_meta", "kernel", "backward", "invoke", "doc",
-           "module", "sbp"}
+           "module", "sbp", "override"}
 BACKWARD_KEYS = {"backward_op", "forward", "args", "output", "infer_meta", "kernel",
-                 "invoke", "no_need_buffer", "module"}
+                 "invoke", "no_need_buffer", "module", "override"}
 FILES = (("ops.yaml", "dense", False), ("backward.yaml", "dense", True),
          ("sparse_ops.yaml", "sparse", False), ("sparse_backward.yaml", "sparse", True))
 _ARG_RE = re.compile(r"^(Tensor\[\]|Tensor|IntArray|int|float|bool|str|Scalar|DataType)\s+"
@@ -27,6 +29,28 @@ _ARG_RE = re.compile(r"^(Tensor\[\]|Tensor|IntArray|int|float|bool|str|Scalar|Da
 _OUT_RE = re.compile(r"^(Tensor(?:\[\])?)\(\s*([A-Za-z_]\w*)\s*\)$")
 _KERNEL_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:\{([^}]*)\})?$")
 _FORWARD_RE = re.compile(r"^([A-Za-z_]\w*)\s*(\(.*\))\s*->\s*(.+)$")
+#: A name the YAML may give (op, argument, output, kernel, module part): ASCII,
+#: starting with a letter (a leading '_' could shadow the generated modules' own
+#: names such as ``_d``), and not a Python keyword.
+_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+#: Roots of the dotted functions the YAML may call (``invoke``, ``infer_meta``,
+#: ``sbp``): phisparse's own package; a user package's ops add their own root.
+ROOTS = ("kernels",)
+
+
+def is_name(text):
+    """True if ``text`` is a name the YAML may use (see ``_NAME_RE``)."""
+    return isinstance(text, str) and bool(_NAME_RE.match(text)) and not keyword.iskeyword(text)
+
+
+def check_name(text, what, loc, dotted=False):
+    """Return ``text`` or raise a file:line CodegenError if it is not a valid (dotted) name."""
+    parts = text.split(".") if dotted else [text]
+    if not all(is_name(p) for p in parts):
+        raise loc.error(f"{what} '{text}' is not a valid {'dotted ' if dotted else ''}name: "
+                        "ASCII letters, digits and '_', starting with a letter, and no Python "
+                        "keyword")
+    return text
 
 
 @dataclass(frozen=True)
@@ -58,6 +82,7 @@ class OpDef:
     doc: str = ""
     sbp: object = None
     list_outputs: tuple = ()   # outputs declared Tensor[] (the gradients of Tensor[] inputs)
+    override: bool = False     # may replace an op of the same name defined elsewhere
 
     @property
     def tensor_args(self):
@@ -115,6 +140,8 @@ def _default(text, kind, loc):
           "DataType": _is_dtype_name}[kind]
     if value is not None and not ok(value):
         raise loc.error(f"default '{text}' does not fit type {kind}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise loc.error(f"default '{text}' is not a finite number")
     return tuple(value) if isinstance(value, list) else value
 
 
@@ -130,6 +157,7 @@ def parse_args(loc):
             raise loc.error(f"argument '{part}' is not 'TYPE name [= default]' with TYPE "
                             f"one of {', '.join(TENSOR_TYPES + ATTR_TYPES)}")
         kind, name, default = m.groups()
+        check_name(name, "argument", loc)
         if kind in TENSOR_TYPES and seen_attr:
             raise loc.error(f"Tensor argument '{name}' comes after an attribute; "
                             "Tensors come first")
@@ -159,7 +187,7 @@ def _typed_outputs(loc, allow_list):
         if not m or (m.group(1) == "Tensor[]" and not allow_list):
             what = "'Tensor(name)' or 'Tensor[](name)'" if allow_list else "'Tensor(name)'"
             raise loc.error(f"output '{part}' is not {what}")
-        outs.append((m.group(2), m.group(1) == "Tensor[]"))
+        outs.append((check_name(m.group(2), "output", loc), m.group(1) == "Tensor[]"))
     return outs
 
 
@@ -168,6 +196,7 @@ def _kernel_sig(part, n_in, n_out, loc):
     if not m:
         raise loc.error(f"kernel '{part}' is not 'name' or 'name{{in, ... -> out, ...}}'")
     name, layouts = m.groups()
+    check_name(name, "kernel", loc)
     if layouts is None:
         return KernelSig(name, ("dense",) * n_in, ("dense",) * n_out)
     if "->" not in layouts:
@@ -228,7 +257,9 @@ def parse_infer_meta(loc, args):
         if p not in names:
             raise fields["param"].error(f"infer_meta.param '{p}' is not an argument; "
                                         f"expected one of {names}")
-    return InferMetaDef(_str(fields["func"], "infer_meta.func"), params)
+    func = check_name(_str(fields["func"], "infer_meta.func"), "infer_meta.func",
+                      fields["func"], dotted=True)
+    return InferMetaDef(func, params)
 
 
 def parse_forward(loc):
@@ -237,6 +268,7 @@ def parse_forward(loc):
     if not m:
         raise loc.error("forward must read 'name (args) -> Tensor(out)'")
     name, args, outs = m.groups()
+    check_name(name, "forward op", loc)
     return (name, parse_args(Located(args, loc.file, loc.line)),
             parse_outputs(Located(outs, loc.file, loc.line)))
 
@@ -247,12 +279,14 @@ def parse_entry(entry, namespace, is_backward):
     fields = entry.value
     head, allowed = ("backward_op", BACKWARD_KEYS) if is_backward else ("op", OP_KEYS)
     _mapping(entry, f"'{head}' entry", allowed, [head, "args", "output"])
-    name = _str(fields[head], head)
-    if not re.match(r"^[A-Za-z_]\w*$", name):
-        raise fields[head].error(f"{head} name '{name}' is not an identifier")
+    name = check_name(_str(fields[head], head), f"{head} name", fields[head])
     args, outputs = parse_args(fields["args"]), parse_outputs(fields["output"], is_backward)
     kw = {"list_outputs": tuple(n for n, is_list in _typed_outputs(fields["output"], True)
                                 if is_list)}
+    if "override" in fields:
+        if fields["override"].value not in ("true", "false"):
+            raise fields["override"].error("override must be true or false")
+        kw["override"] = fields["override"].value == "true"
     has_kernel, has_invoke = "kernel" in fields, "invoke" in fields
     if has_kernel == has_invoke:
         raise entry.error(f"{head} '{name}': give exactly one of 'kernel' or 'invoke'")
@@ -263,7 +297,8 @@ def parse_entry(entry, namespace, is_backward):
         kw["kernels"], kw["layout_arg"], kw["data_type_arg"] = parse_kernel(
             fields["kernel"], args, outputs)
         kw["infer_meta"] = parse_infer_meta(fields["infer_meta"], args)
-        kw["module"] = _str(fields["module"], "module")
+        kw["module"] = check_name(_str(fields["module"], "module"), "module", fields["module"],
+                                  dotted=True)
     else:
         kw["invoke"] = _str(fields["invoke"], "invoke")
     if is_backward:
@@ -274,10 +309,11 @@ def parse_entry(entry, namespace, is_backward):
             kw["no_need_buffer"] = _names(fields["no_need_buffer"], "no_need_buffer")
     else:
         if "backward" in fields:
-            kw["backward"] = _str(fields["backward"], "backward")
+            kw["backward"] = check_name(_str(fields["backward"], "backward"), "backward",
+                                        fields["backward"])
         if "doc" not in fields:
             raise entry.error(f"op '{name}': missing key 'doc' (the API docstring)")
-        kw["doc"] = _str(fields["doc"], "doc")
+        kw["doc"] = _doc(fields["doc"])
         if "sbp" in fields:
             from .sbp import parse_sbp
             kw["sbp"] = parse_sbp(fields["sbp"])
@@ -285,28 +321,78 @@ def parse_entry(entry, namespace, is_backward):
                  outputs=outputs, file=entry.file, line=entry.line, **kw)
 
 
+def _doc(loc):
+    """The docstring text: it goes into a raw triple-quoted string, so no quotes closing it."""
+    text = _str(loc, "doc")
+    if '"""' in text:
+        raise loc.error('doc may not contain triple quotes (""")')
+    bad = sorted({repr(c) for c in text if ord(c) < 32 and c not in "\n\t"})
+    if bad:
+        raise loc.error(f"doc holds control characters {', '.join(bad)}")
+    return text
+
+
 def load_yaml_dir(directory, label_root=None):
-    """Parse every known YAML file in ``directory`` and cross-check the result."""
-    defs = []
+    """Parse every known YAML file in ``directory`` and cross-check the result.
+
+    Raises CodegenError when ``directory`` is not a folder or holds none of
+    the four op files.
+    """
+    if not os.path.isdir(directory):
+        raise CodegenError(f"--yaml {directory!r} is not a directory")
+    defs, found = [], False
     for fname, namespace, is_backward in FILES:
         path = os.path.join(directory, fname)
         if not os.path.exists(path):
             continue
+        found = True
         label = os.path.relpath(path, label_root) if label_root else path
         defs.extend(parse_entry(e, namespace, is_backward) for e in read_entries(path, label))
+    if not found:
+        raise CodegenError(f"--yaml {directory!r} holds none of "
+                           f"{', '.join(f for f, _, _ in FILES)}")
     from .checks import check_all
     check_all(defs)
     return defs
 
 
-def resolve_function(dotted, default_module="kernels.infermeta"):
-    """Import a function by name: bare names live in kernels.infermeta."""
+def roots_of(defs):
+    """The packages whose functions ``defs`` may name: phisparse's and each op module's."""
+    return tuple(dict.fromkeys(ROOTS + tuple(d.module.split(".")[0] for d in defs
+                                             if d.module)))
+
+
+def resolve_function(dotted, default_module="kernels.infermeta", roots=ROOTS):
+    """A function by dotted name (bare names live in kernels.infermeta), or None.
+
+    Only functions defined in a package of ``roots`` are found, and every
+    part of the name must be public: no module outside them is imported, so
+    YAML text such as ``builtins.exec`` or ``os.system`` stays inert.
+    """
+    if not all(is_name(p) for p in dotted.split(".")):
+        return None
     module, _, attr = dotted.rpartition(".")
+    module = module or default_module
+    if module.split(".")[0] not in roots:
+        return None
     try:
-        mod = importlib.import_module(module or default_module)
+        mod = importlib.import_module(module)
     except ImportError:
         return None
-    return getattr(mod, attr, None)
+    fn = getattr(mod, attr, None)
+    origin = getattr(fn, "__module__", None) or ""
+    return fn if callable(fn) and origin.split(".")[0] in roots else None
+
+
+def resolver(roots):
+    """The run-time ``_resolve`` of a generated op table: resolve_function or a clear error."""
+    def resolve(dotted):
+        fn = resolve_function(dotted, roots=roots)
+        if fn is None:
+            raise RuntimeError(f"codegen: function '{dotted}' is not a public function of "
+                               f"the packages {list(roots)}")
+        return fn
+    return resolve
 
 
 def parse_invoke(op):

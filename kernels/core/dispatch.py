@@ -15,8 +15,24 @@ _OPS = {}
 _LOADED = set()
 
 
-def register_ops(specs):
-    """Add generated OpSpecs to the global op table."""
+def _table_of(spec):
+    """The generated module that made ``spec`` (where its infer-meta or invoke lives)."""
+    return getattr(spec.infer_meta or spec.invoke, "__module__", None)
+
+
+def register_ops(specs, override=()):
+    """Add generated OpSpecs to the global op table.
+
+    An op whose name another op table already registered raises ValueError
+    unless its name is in ``override`` (YAML ``override : true``); a table
+    registering its own ops again (a reload) is allowed.
+    """
+    for spec in specs:
+        old = _OPS.get(spec.qualname)
+        if old is not None and spec.name not in override and _table_of(old) != _table_of(spec):
+            raise ValueError(f"register_ops: op '{spec.qualname}' is already defined by "
+                             f"{_table_of(old)}; rename the op or set 'override : true' "
+                             "in its YAML entry")
     for spec in specs:
         _OPS[spec.qualname] = spec
 
