@@ -37,7 +37,7 @@ def env_count(name, default, minimum=0, units=False, auto=False):
 def _parse(name, text, default, minimum, units, auto):
     if not text or (auto and text.lower() == "auto"):
         return default()
-    m = re.fullmatch(r"(\d+)\s*([KMGT]?)(?:i?B)?" if units else r"(\d+)()", text.upper())
+    m = re.fullmatch(r"(\d+)\s*([KMGT]?)(?:I?B)?" if units else r"(\d+)()", text.upper())
     if m is None or int(m.group(1)) * _UNITS[m.group(2)] < minimum:
         accepts = f"a whole number >= {minimum}" + (" with an optional K, M, G or T suffix"
                                                     if units else "")

@@ -4,7 +4,6 @@
 or unset means the default); one pool of that many threads minus one serves
 every call.  The default is the number of CPUs this process may run on.
 """
-import contextlib
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -17,8 +16,6 @@ MIN_BYTES_PER_THREAD = 4 << 20
 _POOL = []
 _BLAS = []
 _LOCK = threading.Lock()
-#: [holders, limiter]: BLAS is held to one thread while any kernel needs it.
-_BLAS_HOLD = [0, None]
 
 
 def num_threads():
@@ -100,29 +97,24 @@ def _blas_controller():
 
 
 def can_limit_blas():
-    """True if threadpoolctl is installed, so :func:`single_threaded_blas` works."""
-    return _blas_controller() is not None
+    """True if :func:`single_threaded_blas` works here: threadpoolctl is installed and
+    this is the main thread.
+
+    OpenBLAS (0.3.31 measured) ignores a call that raises its thread count
+    from any other thread, so a limit set and undone on a worker thread (a
+    backward pass run on threads) would leave BLAS at one thread for the
+    whole process; kernels on other threads take their non-BLAS path instead.
+    """
+    return (threading.current_thread() is threading.main_thread()
+            and _blas_controller() is not None)
 
 
-@contextlib.contextmanager
 def single_threaded_blas():
     """A context manager holding BLAS to one thread (needs :func:`can_limit_blas`).
 
     Kernels that call BLAS from their own threads run inside it: OpenBLAS's
     threads spin while they wait, and on a busy machine they stall the call
-    many times over.  The limit is process-wide while any thread holds it;
-    the last holder to leave restores the limits found by the first, so
-    concurrent kernels (backward passes on threads) leave BLAS as it was.
+    many times over.  The limit is process-wide while it is held, and only
+    the main thread takes it (see :func:`can_limit_blas`).
     """
-    with _LOCK:
-        if _BLAS_HOLD[0] == 0:
-            _BLAS_HOLD[1] = _blas_controller().limit(limits=1, user_api="blas")
-        _BLAS_HOLD[0] += 1
-    try:
-        yield
-    finally:
-        with _LOCK:
-            _BLAS_HOLD[0] -= 1
-            if _BLAS_HOLD[0] == 0:
-                _BLAS_HOLD[1].restore_original_limits()
-                _BLAS_HOLD[1] = None
+    return _blas_controller().limit(limits=1, user_api="blas")
