@@ -10,6 +10,24 @@ from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
 
 
+def _is_operand(value):
+    return isinstance(value, (Tensor, np.ndarray, numbers.Number, np.bool_)) \
+        or type(value).__module__.startswith("cupy")
+
+
+def _binary(name, reflected=False):
+    """An operator method calling op ``name`` (``reflected``: other op self)."""
+    def method(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        from . import _generated_api as api
+        op = getattr(api, name)
+        return op(other, self) if reflected else op(self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    method.__doc__ = f"See :func:`dense.{name}`."
+    return method
+
+
 class Tensor(TensorBase):
     """A dense tensor.  Build one with :func:`dense.to_tensor`.
 
@@ -186,6 +204,31 @@ class Tensor(TensorBase):
         """See :func:`dense.repeat`; counts may be given one by one or as a list."""
         from . import _generated_api as api
         return api.repeat(self, _sizes(repeats))
+
+    # ------------------------------------------------------------ operators, T, indexing
+    # (issue 19) Operators call the generated ops; a Python scalar on either
+    # side is a weak 0-d operand (NEP 50).  Anything else (a sparse tensor, a
+    # list) gets NotImplemented, so Python asks the other operand.
+    __array_ufunc__ = None      # np.float64(2) * t and ndarray + t come here
+    __hash__ = object.__hash__  # == is elementwise; tensors stay hashable by identity
+
+    __add__, __radd__ = _binary("add"), _binary("add", True)
+    __sub__, __rsub__ = _binary("subtract"), _binary("subtract", True)
+    __mul__, __rmul__ = _binary("multiply"), _binary("multiply", True)
+    __truediv__, __rtruediv__ = _binary("divide"), _binary("divide", True)
+    __pow__, __rpow__ = _binary("pow"), _binary("pow", True)
+    __matmul__, __rmatmul__ = _binary("matmul"), _binary("matmul", True)
+    __eq__, __ne__ = _binary("equal"), _binary("not_equal")
+    __lt__, __le__ = _binary("less_than"), _binary("less_equal")
+    __gt__, __ge__ = _binary("greater_than"), _binary("greater_equal")
+
+    def __neg__(self):
+        from . import _generated_api as api
+        return api.neg(self)
+
+    def __abs__(self):
+        from . import _generated_api as api
+        return api.abs(self)
 
 
 def _sizes(args):

@@ -718,6 +718,7 @@ def judge(probe):
 def main():
     cap = int(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         k = int(line)
         print(json.dumps({"k": k, "failure": judge(PROBES[k])}), flush=True)

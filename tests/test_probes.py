@@ -24,6 +24,8 @@ import hostile_probes  # noqa: E402
 #: enough that a runaway allocation fails at once.
 CAP = 3 << 30
 PROBE_TIMEOUT = 20
+#: A worker's start (imports) may take long on a loaded machine; probes' clocks start after it.
+START_TIMEOUT = 180
 WORKERS = 2
 
 
@@ -43,14 +45,15 @@ def _run_all(indices, timeout=PROBE_TIMEOUT, **extra_env):
     results, pending = {}, [list(indices[w::WORKERS]) for w in range(WORKERS)]
     while any(pending):
         sel = selectors.DefaultSelector()
-        procs = {}
+        procs, starting = {}, set()
         for w, todo in enumerate(pending):
             if todo:
                 proc = _start(todo, **extra_env)
                 procs[proc.stdout] = (w, proc)
+                starting.add(w)
                 sel.register(proc.stdout, selectors.EVENT_READ)
         while procs:
-            events = sel.select(timeout=timeout)
+            events = sel.select(timeout=START_TIMEOUT if starting else timeout)
             if not events:                      # every live worker is stuck: each one hangs
                 for w, proc in procs.values():
                     results[pending[w].pop(0)] = f"hang: no result in {timeout} s"
@@ -61,10 +64,14 @@ def _run_all(indices, timeout=PROBE_TIMEOUT, **extra_env):
                 line = key.fileobj.readline()
                 if line:
                     got = json.loads(line)
+                    if got.get("ready"):
+                        starting.discard(w)
+                        continue
                     results[got["k"]] = got["failure"]
                     pending[w].remove(got["k"])
                     continue
                 proc.wait()
+                starting.discard(w)
                 sel.unregister(key.fileobj)
                 del procs[key.fileobj]
                 if pending[w]:
@@ -85,7 +92,7 @@ def test_hostile_probes_find_no_crash_hang_wrong_answer_alias_or_unnamed_error()
 
 
 def test_the_harness_reports_crashes_hangs_wrong_answers_and_unnamed_errors():
-    got = _run_all(list(range(5)), timeout=5, HOSTILE_PROBES_SELF_TEST="1")
+    got = _run_all(list(range(5)), timeout=10, HOSTILE_PROBES_SELF_TEST="1")
     assert got[0].startswith("crash: worker exit status -11")
     assert got[1].startswith("hang")
     assert got[2] == ""

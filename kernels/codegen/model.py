@@ -347,7 +347,12 @@ def load_yaml_dir(directory, label_root=None):
             continue
         found = True
         label = os.path.relpath(path, label_root) if label_root else path
-        defs.extend(parse_entry(e, namespace, is_backward) for e in read_entries(path, label))
+        for e in read_entries(path, label):
+            if not is_backward and "family" in e.value:
+                from .family import expand_family
+                defs.extend(expand_family(e, namespace))
+            else:
+                defs.append(parse_entry(e, namespace, is_backward))
     if not found:
         raise CodegenError(f"--yaml {directory!r} holds none of "
                            f"{', '.join(f for f, _, _ in FILES)}")

@@ -12,6 +12,7 @@ from .owned import owned
 from .tensor import TensorBase, layout_class
 
 _OPS = {}
+_SCALARS = (numbers.Number, np.bool_)
 _LOADED = set()
 
 
@@ -80,6 +81,30 @@ def _as_list(value, spec, arg):
     return [_as_one(v, spec, arg) for v in value]
 
 
+def _weak_scalars(spec, ins):
+    """Scalars given for Tensor arguments as 0-d arrays, typed as numpy types them (NEP 50).
+
+    A Python scalar is weak: its array takes the dtype numpy's promotion gives
+    it next to the other tensor inputs (``float32 * 2.0`` stays float32); a
+    numpy scalar keeps its own dtype.
+    """
+    if not any(isinstance(t, _SCALARS) for t in ins):
+        return ins
+    dtypes = [_meta(t).dtype for t in _flat(ins) if not isinstance(t, _SCALARS)]
+    out = []
+    for t in ins:
+        if isinstance(t, _SCALARS):
+            try:
+                dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
+                    else np.asarray(t).dtype
+                t = layout_class("dense")(np.asarray(t, dtype=dt))
+            except (TypeError, OverflowError) as exc:
+                raise TypeError(f"{spec.name}: scalar {t!r} does not fit the inputs' dtypes "
+                                f"{[d.name for d in dtypes]}: {exc}") from None
+        out.append(t)
+    return out
+
+
 def _flat(items):
     """Tensor inputs with ``Tensor[]`` lists spliced in."""
     return [t for item in items for t in (item if isinstance(item, list) else (item,))]
@@ -88,10 +113,12 @@ def _flat(items):
 def _as_one(value, spec, arg):
     if isinstance(value, (TensorBase, MetaTensor)):
         return value
+    if isinstance(value, _SCALARS):
+        return value  # a scalar: made a 0-d array by _weak_scalars
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
         return layout_class("dense")(owned(value))
-    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor or a numpy "
-                    f"array, got {type(value).__name__}")
+    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
+                    f"array or a scalar, got {type(value).__name__}")
 
 
 def _int_item(v):
@@ -227,7 +254,8 @@ def meta_binding(spec):
             raise TypeError(f"{spec.name}.infer_meta: {exc}") from None
         bound.apply_defaults()
         values = bound.arguments
-        metas = [_meta(_as_input(values[a.name], spec, a)) for a in spec.tensor_args]
+        ins = [_as_input(values[a.name], spec, a) for a in spec.tensor_args]
+        metas = [_meta(t) for t in _weak_scalars(spec, ins)]
         attrs = _attrs(spec, [values[a.name] for a in spec.attr_args])
         out = infer(spec, metas, attrs)
         return out[0] if len(out) == 1 else out
@@ -255,7 +283,7 @@ def run(spec, tensors, attrs, metas_ok=False):
 
     ``metas_ok``: a backward may pass MetaTensors for its no_need_buffer inputs.
     """
-    ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
+    ins = _weak_scalars(spec, [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)])
     for t, a in zip(ins, spec.tensor_args):
         if isinstance(t, MetaTensor) and not metas_ok:
             raise TypeError(f"{spec.name}: argument '{a.name}' is a MetaTensor (metadata "

@@ -17,7 +17,7 @@ class KernelNotFoundError(TypeError):
 
 
 def _origin(fn):
-    return getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    return getattr(fn, "__module__", None)
 
 
 def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL, override=False):
@@ -34,10 +34,10 @@ def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL, overrid
     dtypes : iterable of numpy dtypes
         Dtypes of the ``data_type`` argument this kernel accepts.
     override : bool
-        Replace a kernel another function registered under the same key.
+        Replace a kernel that another module registered under the same key.
         Without it that raises ValueError, so a user package cannot silently
-        change a built-in kernel (re-running the same definition, as a
-        module reload does, is allowed).
+        change a built-in kernel (a module may re-register its own, as a
+        reload does).
     """
     def deco(fn):
         keys = []
@@ -50,7 +50,7 @@ def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL, overrid
             if old is not None and not override and _origin(old) != _origin(fn):
                 raise ValueError(f"register_kernel: kernel '{name}' ({key[1]}, {layout}, "
                                  f"{key[3]}) is already registered by "
-                                 f"{'.'.join(filter(None, _origin(old)))}; pick another name "
+                                 f"{_origin(old)}; pick another name "
                                  "or pass override=True")
         for key in keys:
             _KERNELS[key] = fn

@@ -214,10 +214,10 @@ def article_rows_0_2_and_2_5():
     """
     if SIZE != 2:
         return
-    from kernels.dense.gather import gather_local
+    from kernels.dense.gather import gather as gather_local
     x, idx = data((5, 3)), np.array([4, 0, 2, 1, 3, 2])
     lo, hi = [(0, 2), (2, 5)][RANK]
-    part = gather_local(x[lo:hi], idx, 0, 0, offset=lo, size=5)
+    part = gather_local(x[lo:hi], idx, 0, 0, offset=lo, bound=5)
     out = dense.to_tensor(part).to_global(placement=PLACE, sbp=P)
     assert np.array_equal(out.numpy(), np.take(x, idx, axis=0)), "article gather rows"
     CHECKS.append("gather article rows [0,2) [2,5)")

@@ -10,7 +10,7 @@ import importlib
 
 import numpy as np
 
-from .. import dispatch
+from .. import dispatch, registry
 from ..dtypes import ALL
 from ..opspec import Arg, OpSpec
 from . import boxing, comm, layouts, rules
@@ -139,11 +139,10 @@ def run(spec, ins, attrs):
     boxed = [layouts.box(t, s) for t, s in zip(ins, sig.ins)]
     local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
     shards = [t.to_local() for t in boxed]
-    table = spec.extra.get("sbp")
     failure = None
     try:
-        if table is not None and table.local is not None:
-            result = _run_local_mode(spec, table.local, shards, local_attrs, extra)
+        if extra:
+            result = _run_with_kernel_attrs(spec, shards, local_attrs, extra)
         else:
             result = dispatch.run(spec, shards, local_attrs)
     except (IndexError, ValueError) as exc:
@@ -221,50 +220,71 @@ def _nbytes(t):
 
 
 def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
-    """The attributes the local kernel gets (the table's ``physical`` overrides applied),
-    and the keyword arguments of its ``local`` kernel mode."""
+    """The attributes the local kernel gets, and its kernel-only attributes.
+
+    The op's ``physical`` function (see :mod:`.rules`) sees the chosen
+    signature's shards and returns a dict: entries naming a YAML attribute
+    replace its logical value; the others are kernel-only attributes.
+    """
     table = spec.extra.get("sbp")
-    if table is None or not (table.physical or table.local):
+    if table is None or table.physical is None:
         return attrs, {}
-    env = rules.environment(spec, metas, attrs, out_metas, table)
+    env = rules.environment(spec, metas, attrs, out_metas, rules.Shards)
     for a, t, s in zip(spec.tensor_args, boxed, sig.ins):
-        local = t.to_local().meta
-        setattr(env, a.name + "_local", local)
+        setattr(env, a.name + "_local", t.to_local().meta)
         setattr(env, a.name + "_sbp", s)
         setattr(env, a.name + "_axis", s.axis)
         setattr(env, a.name + "_slice", _slice(t.meta.shape, s, placement))
     env.out_local = out_metas[0].with_(shape=shard_shape(out_metas[0].shape, sig.outs[0],
                                                          placement.size, placement.rank))
-    new = dict(zip((a.name for a in spec.attr_args), attrs))
-    new.update((name, fn(env)) for name, fn in table.physical)
-    extra = {name: fn(env) for name, fn in table.local.args} if table.local else {}
-    return [new[a.name] for a in spec.attr_args], extra
+    extra = dict(table.physical(env))
+    names = [a.name for a in spec.attr_args]
+    local = [extra.pop(n) if n in extra else v for n, v in zip(names, attrs)]
+    return local, extra
 
 
-def _function(dotted):
-    module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)
+def _run_with_kernel_attrs(spec, shards, attrs, extra):
+    """Run the op's registered kernel on the shards with kernel-only attributes.
 
-
-def _run_local_mode(spec, mode, shards, attrs, extra):
-    """Run the op's ``local`` kernel mode on the shards and record its gradient."""
-    out_meta = dispatch.infer(spec, [t.meta for t in shards], attrs)[0]
-    data = _function(mode.forward)(*(t._data() for t in shards), *attrs, **extra)
+    The recorded node's backward runs the backward op's registered kernel
+    with the same kernel-only attributes (gather's offset and bound), so a
+    shard's gradient sees the slice its forward saw.
+    """
+    metas = [t.meta for t in shards]
+    out_meta = dispatch.infer(spec, metas, attrs)[0]
+    data = _kernel(spec, metas)(*(t._data() for t in shards), *attrs, **extra)
     out = layouts.local_tensor(data, out_meta)
-    if mode.backward is None or not any(not t.stop_gradient for t in shards):
+    if spec.backward is None or all(t.stop_gradient for t in shards):
         return out
-    first = shards[0].meta
+    grad_spec = dispatch.get_op(spec.namespace, spec.backward)
+    names = [a.name for a in spec.attr_args]
+    values = dict(zip(names, attrs))
 
     def backward_fn(node, out_grad):
         if out_grad is None:
             return {}
-        others = [t._data() for t in node.inputs[1:]]
-        grad = _function(mode.backward)(first.shape, *others, out_grad._data(), *attrs, **extra)
-        return {spec.tensor_args[0].name: layouts.local_tensor(grad, first)}
+        known = {**dict(zip((a.name for a in spec.tensor_args), node.inputs)), **values,
+                 f"{spec.outputs[0]}_grad": out_grad}
+        ins = [known[a.name] for a in grad_spec.tensor_args]
+        kernel = _kernel(grad_spec, [t.meta for t in ins])
+        grad = kernel(*(t._data() for t in ins), *(known[a.name] for a in grad_spec.attr_args),
+                      **extra)
+        first = grad_spec.outputs[0].removesuffix("_grad")
+        return {first: layouts.local_tensor(grad, known[first].meta)}
 
     node_spec = OpSpec(name=spec.name, namespace="dist", args=spec.tensor_args,
                        outputs=spec.outputs, backward_fn=backward_fn)
     return layouts.record(node_spec, shards, out, {})
+
+
+def _kernel(spec, metas):
+    """The registered kernel of ``spec`` for these input metas (its module loaded)."""
+    importlib.import_module(spec.module)
+    sig = dispatch.select_kernel_sig(spec, metas)
+    by_name = dict(zip((a.name for a in spec.tensor_args), metas))
+    lay = by_name.get(spec.layout_arg, metas[0])
+    dt = by_name.get(spec.data_type_arg, metas[0])
+    return registry.lookup(sig.func, lay.place, lay.layout, dt.dtype, op=spec.name)
 
 
 def _slice(shape, sbp, placement):
