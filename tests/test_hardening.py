@@ -225,6 +225,21 @@ def test_item15_dims_beyond_int64_are_rejected():
         dense.reshape(dense.to_tensor(np.ones(1)), [2 ** 64])
 
 
+def test_item15_csr_reshape_memory_is_the_new_crows_and_one_count_per_row():
+    import tracemalloc
+    n = 1 << 22
+    x = sparse.sparse_csr_tensor(np.array([0, 3]), np.array([0, 5, n - 1]), np.ones(3), [1, n])
+    tracemalloc.start()
+    try:
+        y = sparse.reshape(x, [n, 1])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    crows = y.crows().numpy()
+    assert crows[[0, 1, 5, 6, n - 1, n]].tolist() == [0, 1, 1, 2, 2, 3]
+    assert peak <= 2.5 * crows.nbytes, peak / crows.nbytes     # was 4x: arange, bounds, grid
+
+
 # ---------------------------------------------------------------- 16. byte order
 def test_item16_big_endian_inputs_are_converted():
     vals = np.array([1.0, 2.0], ">f4")
