@@ -5,7 +5,7 @@ import numpy as np
 
 from kernels.core.dtypes import canonical_dtype
 from kernels.core.meta import MetaTensor, PLACES
-from kernels.core.owned import lock, owned
+from kernels.core.owned import lock, owned, share
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
 
@@ -149,7 +149,7 @@ class Tensor(TensorBase):
         if self.place != "cpu" or copy or converts:
             out = self.numpy()
             return out if dtype is None else out.astype(dtype, copy=False)
-        return self._array.view()
+        return share(self._array)
 
     def __bool__(self):
         """The truth of a one-element tensor; ValueError for any other size, as numpy."""

@@ -3,16 +3,17 @@
 A tensor's numpy buffer is *locked*: read-only, and no view of it can be made
 writable again (numpy lets a view become writable only while some array it
 derives from is writable).  :func:`lock` locks an array phisparse made (a
-kernel output, a copy); :func:`owned` takes a caller's array, sharing it only
-when it is already a locked tensor buffer and copying it otherwise.  cupy
-arrays have no read-only flag: a caller's cupy array is always copied.
+kernel output, a copy); :func:`share` hands a caller a view of one
+(``np.asarray(tensor)``) and remembers it; :func:`owned` takes a caller's
+array, sharing it only when it is such a view and copying it otherwise.
+cupy arrays have no read-only flag: a caller's cupy array is always copied.
 """
 import weakref
 
 import numpy as np
 
-#: id(owner) -> owner, for every base array whose memory a tensor holds locked.
-_LOCKED = weakref.WeakValueDictionary()
+#: id(owner) -> owner, for the locked base arrays whose views :func:`share` gave out.
+_SHARED = weakref.WeakValueDictionary()
 
 
 def _owner(array):
@@ -34,20 +35,25 @@ def lock(array):
         return array
     if array.flags.writeable:
         array.flags.writeable = False
-    owner = _owner(array)
-    if owner.flags.writeable:
+    if _owner(array).flags.writeable:
         array = np.asarray(memoryview(array).toreadonly())
-        owner = array
-    _LOCKED[id(owner)] = owner
     return array
 
 
+def share(array):
+    """A read-only view of locked ``array`` for a caller, which :func:`owned` will know."""
+    owner = _owner(array)
+    if _SHARED.get(id(owner)) is not owner:
+        _SHARED[id(owner)] = owner
+    return array.view()
+
+
 def is_locked(array):
-    """True if ``array`` is a numpy view of memory that a tensor holds locked."""
+    """True if ``array`` is a view that :func:`share` gave out of a locked buffer."""
     if not isinstance(array, np.ndarray) or array.flags.writeable:
         return False
     owner = _owner(array)
-    return _LOCKED.get(id(owner)) is owner and not owner.flags.writeable
+    return _SHARED.get(id(owner)) is owner and not owner.flags.writeable
 
 
 def owned(array):
@@ -58,8 +64,11 @@ def owned(array):
     >>> a = np.arange(3.0)
     >>> b = owned(a)
     >>> a[0] = 5.0
-    >>> float(b[0]), b.flags.writeable, is_locked(b), owned(b) is b
-    (0.0, False, True, True)
+    >>> float(b[0]), b.flags.writeable
+    (0.0, False)
+    >>> v = share(b)                     # what np.asarray(tensor) gives
+    >>> owned(v) is v
+    True
     """
     if isinstance(array, np.ndarray):
         if not array.dtype.isnative:       # byte-swapped input: convert to native order
