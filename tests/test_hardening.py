@@ -414,3 +414,18 @@ def test_item19_concurrent_backward_passes_restore_blas_threads():
         t.join()
     assert [i["num_threads"] for i in threadpoolctl.threadpool_info()] == before
     np.testing.assert_array_equal(x.grad.numpy(), np.full((64, 1, 256), 20 * 64.0))
+
+
+# ---------------------------------------------------------------- docstrings
+def test_docstring_examples_of_the_hardening_helpers_run():
+    import doctest
+
+    import kernels.core.env
+    import kernels.core.owned
+    import kernels.infermeta.size
+    import kernels.sparse.data
+    for module in (kernels.core.owned, kernels.core.env, kernels.infermeta.size,
+                   kernels.sparse.data):
+        res = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert res.failed == 0 and res.attempted > 0, module.__name__
+    os.environ.pop("PHISPARSE_EXAMPLE", None)
