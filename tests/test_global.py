@@ -277,3 +277,26 @@ def test_negative_split_axis_counts_from_the_end():
         x.to_global(sbp=S(-3))
     with pytest.raises(ValueError, match="must be an int"):
         S(1.0)
+
+
+def test_large_counts_need_an_mpi4_library(monkeypatch):
+    """A block past 2**31 - 1 bytes goes through mpi4py's large-count calls on an
+    MPI-4 library and raises a clear OverflowError on an older one."""
+    pytest.importorskip("mpi4py")
+    from kernels.core.dist import comm
+    comm.check_counts([comm.INT_MAX], [0])              # fits a C int: always fine
+    monkeypatch.setattr(comm, "large_count_version", lambda: (4, 0))
+    comm.check_counts([comm.INT_MAX + 1], [0])
+    monkeypatch.setattr(comm, "large_count_version", lambda: (3, 1))
+    with pytest.raises(OverflowError, match=r"large-count.*version \(3, 1\)"):
+        comm.check_counts([5], [comm.INT_MAX + 1])
+
+
+def test_owner_of_matches_array_split():
+    """The owner arithmetic of sparse routing agrees with numpy.array_split."""
+    from kernels.core.dist.boxing import owner_of
+    for n in (0, 1, 5, 7, 64, 1000):
+        for size in (1, 2, 3, 8, 13):
+            parts = np.array_split(np.arange(n), size)
+            want = np.concatenate([np.full(len(p), r) for r, p in enumerate(parts)])
+            np.testing.assert_array_equal(owner_of(np.arange(n), n, size), want)

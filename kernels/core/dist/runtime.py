@@ -74,33 +74,49 @@ def _header(meta):
 
 
 def _logical_meta(meta, sbp, placement):
-    """The logical meta, after checking every rank's shard against ``sbp``."""
+    """The logical meta, after checking every rank's shard against ``sbp``.
+
+    O(1) data per rank: the sizes along a split axis are summed, and the rest
+    of every rank's header is compared through one max-reduction of it and
+    its negation.  Only a mismatch gathers every rank's header, to name them.
+    """
+    group, head, bad, total = placement.group, _header(meta), 0, None
+    if sbp.is_split:
+        total = int(comm.allreduce_ints(group, [meta.shape[sbp.axis]], "sum")[0])
+        bad = int(meta.shape[sbp.axis] != shard_sizes(total, placement.size)[placement.rank])
+        head[4 + sbp.axis] = -2                    # the split dim may differ by rank
+    both = comm.allreduce_ints(group, head + [-v for v in head] + [bad], "max")
+    n = len(head)
+    if bad or both[-1] or (both[:n] != -both[n:2 * n]).any():
+        _diagnose(meta, sbp, placement)
+    if total is None:
+        return meta
+    shape = list(meta.shape)
+    shape[sbp.axis] = total
+    return meta.with_(shape=tuple(shape))
+
+
+def _diagnose(meta, sbp, placement):
+    """Raise the ValueError that names every rank's shard (the error path only)."""
     rows = comm.allgather_ints(placement.group, _header(meta))
     kinds = {tuple(r[:4]) for r in rows}
     if len(kinds) > 1:
         raise ValueError(f"to_global: ranks hold shards of different rank, dtype or "
                          f"layout: {[_describe(r) for r in rows]}")
     shapes = [tuple(int(s) for s in r[4:4 + meta.ndim]) for r in rows]
-    if not sbp.is_split:
-        if len(set(shapes)) > 1:
-            raise ValueError(f"to_global: under {sbp!r} every rank must hold the whole "
-                             f"shape, but the ranks hold {[list(s) for s in shapes]}")
-        return meta
-    ax = sbp.axis
-    rest = {s[:ax] + s[ax + 1:] for s in shapes}
-    sizes = [s[ax] for s in shapes]
-    want = shard_sizes(sum(sizes), placement.size)
     held = [list(s) for s in shapes]
-    if len(rest) > 1:
+    if not sbp.is_split:
+        raise ValueError(f"to_global: under {sbp!r} every rank must hold the whole "
+                         f"shape, but the ranks hold {held}")
+    ax = sbp.axis
+    if len({s[:ax] + s[ax + 1:] for s in shapes}) > 1:
         raise ValueError(f"to_global: under {sbp!r} the ranks' shards must have the same "
                          f"dims off axis {ax}, but the ranks hold {held}")
-    if sizes != want:
-        raise ValueError(f"to_global: under {sbp!r} the ranks' shards {held} must have "
-                         f"sizes {want} along axis {ax} (numpy.array_split of "
-                         f"{sum(sizes)} over {placement.size} ranks), got {sizes}")
-    shape = list(shapes[0])
-    shape[ax] = sum(sizes)
-    return meta.with_(shape=tuple(shape))
+    sizes = [s[ax] for s in shapes]
+    raise ValueError(f"to_global: under {sbp!r} the ranks' shards {held} must have "
+                     f"sizes {shard_sizes(sum(sizes), placement.size)} along axis {ax} "
+                     f"(numpy.array_split of {sum(sizes)} over {placement.size} ranks), "
+                     f"got {sizes}")
 
 
 def _describe(row):
@@ -212,11 +228,16 @@ def choose(spec, ins, metas, attrs, out_metas):
 
 
 def _nbytes(t):
+    """The logical bytes of a global input: the same on every rank, so every rank
+    picks the same signature (a sparse tensor's count is its logical nnz, one
+    collective the first time and cached, since tensors are immutable)."""
     m = t.meta
     if m.layout == "dense":
         return m.size * m.dtype.itemsize
-    indices, values = layouts.coo_parts(t.to_local())
-    return (indices.nbytes + values.nbytes) * t.placement.size
+    dense_part = 1
+    for d in m.shape[m.sparse_dim:]:
+        dense_part *= d
+    return t.nnz() * (m.sparse_dim * 8 + dense_part * m.dtype.itemsize)
 
 
 def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):

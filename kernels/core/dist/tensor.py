@@ -10,9 +10,9 @@ import numpy as np
 
 from .. import autograd
 from ..tensor import TensorBase
-from ..xp import to_numpy
+from ..xp import to_numpy, to_place, xp_of
 from . import layouts
-from .sbp import broadcast
+from .sbp import broadcast, shard_shape
 
 
 class GlobalTensor(TensorBase):
@@ -31,6 +31,7 @@ class GlobalTensor(TensorBase):
         self._sbp = sbp
         self._placement = placement
         self._meta = meta
+        self._nnz = None
 
     # ------------------------------------------------------------ attributes
     @property
@@ -76,11 +77,12 @@ class GlobalTensor(TensorBase):
     def nnz(self):
         """The stored entries of the logical sparse tensor (collective): one shard's
         count under broadcast, the sum of every rank's under split and partial_sum."""
-        from .comm import allgather_ints
-        local = self._local.nnz()
-        if self._sbp.kind == "B":
-            return local
-        return int(allgather_ints(self._placement.group, [local]).sum())
+        from .comm import allreduce_ints
+        if self._nnz is None:
+            local = self._local.nnz()
+            self._nnz = local if self._sbp.kind == "B" else \
+                int(allreduce_ints(self._placement.group, [local], "sum")[0])
+        return self._nnz
 
     def indices(self):
         raise TypeError("indices: a global COO tensor's entries live on several ranks; "
@@ -184,13 +186,25 @@ class GlobalTensor(TensorBase):
         from .runtime import to_global
         with autograd.no_grad():
             if grad_tensor is None:
-                meta = self._meta.with_(layout="dense", sparse_dim=None)
-                ones = layouts.local_tensor(np.ones(meta.shape, meta.dtype), meta)
-                grad_tensor = GlobalTensor(ones, broadcast, self._placement, meta)
-            elif not getattr(grad_tensor, "is_global", False):
-                grad_tensor = to_global(grad_tensor, self._placement, broadcast)
-            seed = layouts.box(grad_tensor, self._sbp.dual())._local
+                seed = self._ones_seed()
+            else:
+                if not getattr(grad_tensor, "is_global", False):
+                    grad_tensor = to_global(grad_tensor, self._placement, broadcast)
+                seed = layouts.box(grad_tensor, self._sbp.dual())._local
         self._local.backward(seed, retain_graph)
+
+    def _ones_seed(self):
+        """This rank's shard of ones under the dual sbp, as a read-only broadcast view:
+        nothing of the logical size is allocated (partial_sum addends: rank 0 holds
+        the ones, the others zeros)."""
+        dual = self._sbp.dual()
+        place = self._placement
+        shape = shard_shape(self._meta.shape, dual, place.size, place.rank)
+        one = 0 if dual.kind == "P" and place.rank != 0 else 1
+        scalar = to_place(np.asarray(one, self._meta.dtype), self._meta.place)
+        data = xp_of(scalar).broadcast_to(scalar, shape)
+        meta = self._meta.with_(layout="dense", sparse_dim=None, shape=tuple(shape))
+        return layouts.local_tensor(data, meta)
 
     def detach(self):
         return GlobalTensor(self._local.detach(), self._sbp, self._placement, self._meta)
