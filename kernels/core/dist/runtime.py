@@ -8,8 +8,6 @@ attributes.  Autograd records that local run as usual.
 """
 import importlib
 
-import numpy as np
-
 from .. import dispatch, registry
 from ..dtypes import ALL
 from ..opspec import Arg, OpSpec
@@ -174,15 +172,16 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
 
     Shape errors come from the logical metadata, so every rank raises them
     alike; a bad index *value* shows on the rank that holds it only.  One
-    small all-gather of a flag tells every rank whether some rank failed;
-    all then raise the lowest failing rank's error, with the global window
-    its shards cover (a local position p along a split axis is global lo + p).
+    small all-reduce (the lowest failing rank, or the size if none failed)
+    tells every rank; all then raise that rank's error, with the global
+    window its shards cover (a local position p along a split axis is
+    global lo + p).
     """
     group = placement.group
-    flags = comm.allgather_ints(group, [0 if failure is None else 1])[:, 0]
-    if not flags.any():
+    mine = group.size if failure is None else group.rank
+    bad = int(comm.allreduce_ints(group, [mine], "min")[0])
+    if bad == group.size:
         return
-    bad = int(np.flatnonzero(flags)[0])
     if group.size == 1:
         kind, text = type(failure), str(failure)
     else:
