@@ -38,6 +38,11 @@ class Tensor(TensorBase):
     layout = "dense"
 
     def __init__(self, array, stop_gradient=True):
+        if isinstance(array, np.generic):
+            array = np.asarray(array)
+        if not (isinstance(array, np.ndarray) or type(array).__module__.startswith("cupy")):
+            raise TypeError(f"Tensor: expected a numpy or cupy array, got "
+                            f"{type(array).__name__}; dense.to_tensor converts other data")
         self._array = owned(array)
         self._meta = None
         self._init_autograd(stop_gradient)

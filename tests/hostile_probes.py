@@ -146,6 +146,9 @@ def _():
     _locked(y, "an unpickled tensor")
 
 
+bad("Tensor of a list", "Tensor", T, lambda: dense.Tensor([1.0, 2.0]))
+bad("Tensor of None", "Tensor", T, lambda: dense.Tensor(None))
+bad("Tensor of a tensor", "Tensor", T, lambda: dense.Tensor(_t([1.0])))
 bad("bool of many", "bool", V, lambda: bool(_t([1.0, 2.0])))
 bad("bool of none", "bool", V, lambda: bool(_t(np.zeros(0))))
 bad("asarray copy=False", "__array__", V,
