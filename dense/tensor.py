@@ -3,6 +3,7 @@ import numbers
 
 import numpy as np
 
+from kernels.core import dispatch
 from kernels.core.dtypes import canonical_dtype
 from kernels.core.meta import MetaTensor, PLACES
 from kernels.core.owned import lock, owned, share
@@ -64,8 +65,9 @@ class Tensor(TensorBase):
 
     @classmethod
     def _from_kernel(cls, data, meta):
-        xp = xp_of(data) if not isinstance(data, numbers.Number) else np
-        return cls._own(xp.asarray(data))
+        if type(data) is not np.ndarray:
+            data = (xp_of(data) if not isinstance(data, numbers.Number) else np).asarray(data)
+        return cls._own(data)
 
     def __reduce__(self):
         """Pickle and deepcopy keep the data and stop_gradient, not the graph (as a leaf)."""
@@ -180,35 +182,31 @@ class Tensor(TensorBase):
                 f"place=Place({self.place}), {grad},\n       {body})")
 
     # ------------------------------------------------------------ methods
+    # Each method runs its op through dispatch by name, so this module needs
+    # neither the generated API nor the sparse package (imports point one way).
     def reshape(self, *shape):
         """See :func:`dense.reshape`; sizes may be given one by one or as a list."""
-        from . import _generated_api as api
-        return api.reshape(self, _sizes(shape))
+        return dispatch.call("dense", "reshape", self, _sizes(shape))
 
     def sum(self, axis=None, keepdim=False):
         """See :func:`dense.sum`."""
-        from . import _generated_api as api
-        return api.sum(self, axis, keepdim)
+        return dispatch.call("dense", "sum", self, axis, keepdim)
 
     def to_sparse_coo(self, sparse_dim):
         """See :func:`sparse.to_sparse_coo`: the nonzero blocks of the leading dims."""
-        import sparse
-        return sparse.to_sparse_coo(self, sparse_dim)
+        return dispatch.call("sparse", "to_sparse_coo", self, sparse_dim)
 
     def to_sparse_csr(self):
         """See :func:`sparse.to_sparse_csr`: the nonzeros of a 2-D or 3-D tensor as CSR."""
-        import sparse
-        return sparse.to_sparse_csr(self)
+        return dispatch.call("sparse", "to_sparse_csr", self)
 
     def expand(self, *sizes):
         """See :func:`dense.expand`; sizes may be given one by one or as a list."""
-        from . import _generated_api as api
-        return api.expand(self, _sizes(sizes))
+        return dispatch.call("dense", "expand", self, _sizes(sizes))
 
     def repeat(self, *repeats):
         """See :func:`dense.repeat`; counts may be given one by one or as a list."""
-        from . import _generated_api as api
-        return api.repeat(self, _sizes(repeats))
+        return dispatch.call("dense", "repeat", self, _sizes(repeats))
 
     # ------------------------------------------------------------ operators, T, indexing
     # (issue 19) Operators call the generated ops; a Python scalar on either

@@ -11,9 +11,8 @@ from kernels.funcs import threads
 from kernels.core.dist.rules import Shards
 from kernels.core.dist.sbp import shard_shape, split
 from kernels.funcs.broadcast import coalesce_dims, copy_into, expand_output_stride
-from kernels.infermeta import shard_out_shape
 from kernels.funcs.sum_to_shape import broadcast_axes, sum_to_shape
-from kernels.infermeta import resolve_expand
+from kernels.infermeta import resolve_expand, shard_out_shape
 
 
 def _scatter_grad(x_shape, out_shape, w):
@@ -195,7 +194,7 @@ def test_coalesce_dims():
 
 
 def test_threaded_paths_match_numpy(monkeypatch):
-    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "3")
+    monkeypatch.setattr(threads, "_num_threads", 3)
     monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 64)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((7, 1, 5))
@@ -207,7 +206,7 @@ def test_threaded_paths_match_numpy(monkeypatch):
         np.testing.assert_allclose(sum_to_shape(g, x.shape), _scatter_grad(x.shape, shape, g),
                                    rtol=1e-12)
     assert len(threads.split_index((7, 9, 5), 10 ** 6)) == 3
-    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "1")
+    threads.set_num_threads(1)
     assert threads.split_index((7, 9, 5), 10 ** 6) == [()]
 
 
@@ -230,7 +229,7 @@ def test_sum_to_shape_mechanisms_match_the_scatter_reference(monkeypatch, mechan
         monkeypatch.setattr(mod, "_use_blas", lambda v, p: v.dtype in mod._BLAS
                             and v.ndim >= 2 and p >= v.ndim - 2)
     if mechanism == "blas+threads":
-        monkeypatch.setenv("PHISPARSE_NUM_THREADS", "2")
+        monkeypatch.setattr(threads, "_num_threads", 2)
         monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 16)
     g = (np.random.default_rng(4).standard_normal(g_shape) * 4).astype(dtype)
     got = sum_to_shape(g, shape)
@@ -305,7 +304,7 @@ def test_pool_reuses_a_block_only_once_nothing_refers_to_it(monkeypatch):
     from kernels.funcs import pool
     monkeypatch.setattr(pool, "_blocks", [])
     monkeypatch.setattr(pool, "MIN_BYTES", 1024)
-    monkeypatch.setenv("PHISPARSE_POOL_BYTES", str(64 << 20))
+    monkeypatch.setattr(pool, "_limit", 64 << 20)
     x = dense.to_tensor(np.arange(4.0).reshape(4, 1))
     first = dense.expand(x, [4, 1000])
     kept = first.numpy()
@@ -328,7 +327,7 @@ def test_pool_cap_and_switch_off(monkeypatch):
     from kernels.funcs import pool
     monkeypatch.setattr(pool, "_blocks", [])
     monkeypatch.setattr(pool, "MIN_BYTES", 1024)
-    monkeypatch.setenv("PHISPARSE_POOL_BYTES", str(2 * pool.GRAIN))
+    monkeypatch.setattr(pool, "_limit", 2 * pool.GRAIN)
     a = pool.empty((pool.GRAIN + 8,), np.uint8)     # a block of two grains
     b = pool.empty((1000,), np.float64)             # over the cap: plain np.empty
     assert a.base is pool._blocks[0] and b.base is None
@@ -336,5 +335,5 @@ def test_pool_cap_and_switch_off(monkeypatch):
     c = pool.empty((1000,), np.float64)             # the idle block is too big to fit,
     assert [blk.size for blk in pool._blocks] == [pool.GRAIN]   # so it made room
     assert c.base is pool._blocks[0]
-    monkeypatch.setenv("PHISPARSE_POOL_BYTES", "0")
+    pool.set_pool_bytes(0)
     assert pool.empty((1000,), np.float64).base is None

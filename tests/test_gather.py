@@ -11,6 +11,7 @@ import dense
 from kernels.core.dtypes import ALL
 from kernels.core.meta import MetaTensor
 from kernels.dense import gather as gather_kernels
+from kernels.funcs import threads
 from kernels.funcs import gather_view as gather_view_module
 from kernels.funcs import row_blocks, scatter_add
 from kernels.funcs.gather_view import OffsetHelper, checked_index, gather_view
@@ -467,7 +468,7 @@ def test_property_split_axis_partials_add_up(blocks, case, cut_seed):
     g = rng.standard_normal(full.shape)
     with pytest.MonkeyPatch.context() as mp:
         if blocks == "one thread":
-            mp.setenv("PHISPARSE_NUM_THREADS", "1")
+            mp.setattr(threads, "_num_threads", 1)
         if blocks == "tiny":
             mp.setattr(row_blocks, "BLOCK_ELEMENTS", 5)
             mp.setattr(row_blocks, "ROW_BYTES_PER_THREAD", 1)

@@ -38,6 +38,7 @@ def _forwards(inp):
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = tf.constant(inp["index"]) if "index" in inp else None
     return {
+        "reshape": lambda x: tf.reshape(x, new_shape),
         "expand": lambda x: tf.broadcast_to(x, new_shape),
         "repeat": lambda x: tf.tile(x, repeats),
         "gather": lambda x: tf.gather(x, index, axis=axis),
@@ -68,7 +69,8 @@ def backward(op):
 
 OPS = {"expand": "broadcast_to", "repeat": "tile", "gather": "gather",
        "batch_gather": "gather(batch_dims)"}
-IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape}}
+IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
+         "reshape": {"reshape": forward("reshape")}}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"GradientTape": backward(_op)}

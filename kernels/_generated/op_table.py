@@ -2,7 +2,7 @@
 # Do not edit: change the YAML and regenerate.
 """Op specs with their infer-meta bindings and autograd wiring."""
 from kernels import infermeta as _im  # noqa: F401
-from kernels.codegen.model import resolver
+from kernels.core.resolve import resolver
 from kernels.core import dispatch as _d
 from kernels.core.dist import rules as _r  # noqa: F401
 from kernels.core.opspec import Arg, KernelSig, OpSpec

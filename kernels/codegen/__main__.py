@@ -12,7 +12,8 @@ import sys
 
 from .loader import CodegenError
 from .emit import generate
-from .model import is_name, load_yaml_dir
+from ..core.resolve import is_name
+from .yamldir import load_yaml_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -3,8 +3,9 @@ import ast
 import importlib
 
 from ..core import registry
-from .loader import CodegenError
-from .model import is_name, parse_invoke, resolve_function, roots_of
+from ..core.resolve import is_name, resolve_function
+from .loader import CodegenError, parse_invoke
+from .model import roots_of
 from .sbp import check_sbp
 
 

@@ -4,6 +4,7 @@ The YAML is untrusted text: aliases (``*name``) are refused, since a few
 nested ones expand to billions of nodes; nesting deeper than
 :data:`MAX_DEPTH` and files that are not UTF-8 are file:line errors too.
 """
+import ast
 from dataclasses import dataclass
 
 import yaml
@@ -82,3 +83,12 @@ def read_entries(path, label):
         if not isinstance(item.value, dict):
             raise item.error("each entry must be a mapping")
     return doc.value
+
+
+def parse_invoke(op):
+    """The invoke text as a Python expression AST, or a CodegenError."""
+    try:
+        return ast.parse(op.invoke, mode="eval").body
+    except SyntaxError as exc:
+        raise CodegenError(f"{op.where}: {op.name}: invoke '{op.invoke}' is not a call "
+                           f"expression: {exc.msg}") from None

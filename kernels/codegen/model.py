@@ -2,11 +2,7 @@
 
 Every mistake raises :class:`CodegenError` naming the file and line.
 """
-import ast
-import importlib
-import keyword
 import math
-import os
 import re
 from dataclasses import dataclass
 
@@ -14,7 +10,9 @@ import yaml
 
 from ..core.meta import LAYOUTS
 from ..core.opspec import Arg, KernelSig
-from .loader import CodegenError, Located, read_entries
+from ..core.resolve import ROOTS, is_name
+from .loader import CodegenError, Located
+from .sbp import parse_sbp
 
 ATTR_TYPES = ("IntArray", "int", "float", "bool", "str", "Scalar", "DataType")
 TENSOR_TYPES = ("Tensor", "Tensor[]")
@@ -29,18 +27,6 @@ _ARG_RE = re.compile(r"^(Tensor\[\]|Tensor|IntArray|int|float|bool|str|Scalar|Da
 _OUT_RE = re.compile(r"^(Tensor(?:\[\])?)\(\s*([A-Za-z_]\w*)\s*\)$")
 _KERNEL_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:\{([^}]*)\})?$")
 _FORWARD_RE = re.compile(r"^([A-Za-z_]\w*)\s*(\(.*\))\s*->\s*(.+)$")
-#: A name the YAML may give (op, argument, output, kernel, module part): ASCII,
-#: starting with a letter (a leading '_' could shadow the generated modules' own
-#: names such as ``_d``), and not a Python keyword.
-_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-#: Roots of the dotted functions the YAML may call (``invoke``, ``infer_meta``,
-#: ``sbp``): phisparse's own package; a user package's ops add their own root.
-ROOTS = ("kernels",)
-
-
-def is_name(text):
-    """True if ``text`` is a name the YAML may use (see ``_NAME_RE``)."""
-    return isinstance(text, str) and bool(_NAME_RE.match(text)) and not keyword.iskeyword(text)
 
 
 def check_name(text, what, loc, dotted=False):
@@ -315,7 +301,6 @@ def parse_entry(entry, namespace, is_backward):
             raise entry.error(f"op '{name}': missing key 'doc' (the API docstring)")
         kw["doc"] = _doc(fields["doc"])
         if "sbp" in fields:
-            from .sbp import parse_sbp
             kw["sbp"] = parse_sbp(fields["sbp"])
     return OpDef(name=name, namespace=namespace, is_backward=is_backward, args=args,
                  outputs=outputs, file=entry.file, line=entry.line, **kw)
@@ -332,78 +317,7 @@ def _doc(loc):
     return text
 
 
-def load_yaml_dir(directory, label_root=None):
-    """Parse every known YAML file in ``directory`` and cross-check the result.
-
-    Raises CodegenError when ``directory`` is not a folder or holds none of
-    the four op files.
-    """
-    if not os.path.isdir(directory):
-        raise CodegenError(f"--yaml {directory!r} is not a directory")
-    defs, found = [], False
-    for fname, namespace, is_backward in FILES:
-        path = os.path.join(directory, fname)
-        if not os.path.exists(path):
-            continue
-        found = True
-        label = os.path.relpath(path, label_root) if label_root else path
-        for e in read_entries(path, label):
-            if not is_backward and "family" in e.value:
-                from .family import expand_family
-                defs.extend(expand_family(e, namespace))
-            else:
-                defs.append(parse_entry(e, namespace, is_backward))
-    if not found:
-        raise CodegenError(f"--yaml {directory!r} holds none of "
-                           f"{', '.join(f for f, _, _ in FILES)}")
-    from .checks import check_all
-    check_all(defs)
-    return defs
-
-
 def roots_of(defs):
     """The packages whose functions ``defs`` may name: phisparse's and each op module's."""
     return tuple(dict.fromkeys(ROOTS + tuple(d.module.split(".")[0] for d in defs
                                              if d.module)))
-
-
-def resolve_function(dotted, default_module="kernels.infermeta", roots=ROOTS):
-    """A function by dotted name (bare names live in kernels.infermeta), or None.
-
-    Only functions defined in a package of ``roots`` are found, and every
-    part of the name must be public: no module outside them is imported, so
-    YAML text such as ``builtins.exec`` or ``os.system`` stays inert.
-    """
-    if not all(is_name(p) for p in dotted.split(".")):
-        return None
-    module, _, attr = dotted.rpartition(".")
-    module = module or default_module
-    if module.split(".")[0] not in roots:
-        return None
-    try:
-        mod = importlib.import_module(module)
-    except ImportError:
-        return None
-    fn = getattr(mod, attr, None)
-    origin = getattr(fn, "__module__", None) or ""
-    return fn if callable(fn) and origin.split(".")[0] in roots else None
-
-
-def resolver(roots):
-    """The run-time ``_resolve`` of a generated op table: resolve_function or a clear error."""
-    def resolve(dotted):
-        fn = resolve_function(dotted, roots=roots)
-        if fn is None:
-            raise RuntimeError(f"codegen: function '{dotted}' is not a public function of "
-                               f"the packages {list(roots)}")
-        return fn
-    return resolve
-
-
-def parse_invoke(op):
-    """The invoke text as a Python expression AST, or a CodegenError."""
-    try:
-        return ast.parse(op.invoke, mode="eval").body
-    except SyntaxError as exc:
-        raise CodegenError(f"{op.where}: {op.name}: invoke '{op.invoke}' is not a call "
-                           f"expression: {exc.msg}") from None

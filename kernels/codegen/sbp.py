@@ -20,8 +20,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from ..core.resolve import resolve_function
 from .loader import CodegenError
-from .model import resolve_function
 
 BUILTINS = ("len", "min", "max", "abs", "tuple", "sum")
 ATTRS = ("shape", "ndim", "dtype", "size", "sparse_dim", "layout", "axis", "kind")

@@ -10,6 +10,9 @@ from .dtypes import ALL
 
 BACKENDS = ("cpu", "gpu")
 _KERNELS = {}
+#: A counter that changes with every registration: dispatch's cached bindings
+#: compare it to know when to look a kernel up again.
+GENERATION = [0]
 
 
 class KernelNotFoundError(TypeError):
@@ -54,6 +57,7 @@ def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL, overrid
                                  "or pass override=True")
         for key in keys:
             _KERNELS[key] = fn
+        GENERATION[0] += 1
         return fn
     return deco
 

@@ -12,20 +12,18 @@ from ..funcs.broadcast import expand_copy, expand_output_stride
 from ..funcs.sum_to_shape import sum_to_shape
 from ..gpu import expand as cuda
 from ..gpu.backend import device
-from ..infermeta.expand import resolve_expand
 
 
 @register_kernel("expand", dtypes=ALL)
 def expand(x, shape):
-    """x broadcast to ``shape`` (-1 keeps a dim), as a new contiguous array."""
-    return expand_copy(x, resolve_expand(x.shape, shape))
+    """x broadcast to ``shape`` (resolved by the infer-meta), as a new contiguous array."""
+    return expand_copy(x, shape)
 
 
 @register_kernel("expand", backends=("gpu",), dtypes=ALL)
 def expand_gpu(x, shape):
-    """x broadcast to ``shape`` by ``expand.cu``."""
-    out_shape = resolve_expand(x.shape, shape)
-    return cuda.expand(device(), x, out_shape, expand_output_stride(x.shape, out_shape))
+    """x broadcast to ``shape`` (resolved by the infer-meta) by ``expand.cu``."""
+    return cuda.expand(device(), x, shape, expand_output_stride(x.shape, shape))
 
 
 @register_kernel("expand_grad", backends=("cpu", "gpu"), dtypes=ALL)

@@ -143,16 +143,24 @@ def as_words(a):
     return a.view(_WORDS.get(nbytes, np.dtype(("V", nbytes))))[..., 0]
 
 
+#: Host outputs up to this size are written by one broadcasting ``np.copyto``:
+#: below it the set-up of the coalesced, word-wide, threaded copy costs more.
+SMALL_COPY_BYTES = 1 << 16
+
+
 def expand_copy(x, out_shape):
     """A new C-contiguous array of ``out_shape`` holding x expanded.
 
     Output element ``i`` is x's element at ``sum(i_d * output_stride[d])``
     (:func:`expand_output_stride` over x's byte strides), so the result never
-    shares memory with x.
+    shares memory with x.  ``out_shape`` must be a valid expand of x's shape
+    with -1 resolved (:func:`kernels.infermeta.expand.resolve_expand`).
     """
     xp = xp_of(x)
     out = pool.new_array(x, tuple(out_shape))
-    if out.size:
+    if xp is np and out.nbytes <= SMALL_COPY_BYTES:
+        np.copyto(out, x)            # numpy's broadcasting is expand's rule
+    elif out.size:
         stride = expand_output_stride(x.shape, out.shape, x.strides)
         copy_into(out, xp.lib.stride_tricks.as_strided(x, out.shape, stride))
     return out

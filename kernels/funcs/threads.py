@@ -1,8 +1,10 @@
 """Split large numpy work over threads: copyto, add.reduce and matmul release the GIL.
 
-``PHISPARSE_NUM_THREADS`` sets the thread count (1 turns threading off; ``auto``
-or unset means the default); one pool of that many threads minus one serves
-every call.  The default is the number of CPUs this process may run on.
+``PHISPARSE_NUM_THREADS`` sets the thread count (1 turns threading off); the
+default (also ``auto``) is the number of CPUs this process may run on;
+anything else is a ValueError naming the variable.  The variable is read
+once, at the first call that needs it; :func:`set_num_threads` changes the
+count at run time.  One pool of that many threads minus one serves every call.
 """
 import os
 import threading
@@ -16,16 +18,42 @@ MIN_BYTES_PER_THREAD = 4 << 20
 _POOL = []
 _BLAS = []
 _LOCK = threading.Lock()
+#: The thread count in force; None until first read from the environment.
+_num_threads = None
 
 
-def num_threads():
-    """Threads a kernel may use: ``PHISPARSE_NUM_THREADS`` or the usable CPUs."""
+def _from_environment():
     return env_count("PHISPARSE_NUM_THREADS", _usable_cpus, minimum=1, auto=True)
 
 
 def _usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else os.cpu_count() or 1
+
+
+def num_threads():
+    """Threads a kernel may use: ``PHISPARSE_NUM_THREADS`` or the usable CPUs, read once."""
+    global _num_threads
+    if _num_threads is None:
+        _num_threads = _from_environment()
+    return _num_threads
+
+
+def set_num_threads(n=None):
+    """Use ``n`` threads from now on (1 turns threading off); None reads
+    ``PHISPARSE_NUM_THREADS`` (or the CPU count) again.  Returns the previous count.
+
+    Examples
+    --------
+    >>> old = set_num_threads(1)
+    >>> num_threads()
+    1
+    >>> _ = set_num_threads(old)
+    """
+    global _num_threads
+    old = num_threads()
+    _num_threads = _from_environment() if n is None else max(1, int(n))
+    return old
 
 
 def split_index(shape, nbytes, candidates=None):
@@ -74,10 +102,10 @@ def run_parallel(fn, pieces):
 def _pool(workers):
     """The one worker pool: ``num_threads() - 1`` threads (at least ``workers``).
 
-    A larger thread count (the variable changed) replaces it; the old pool's
-    threads exit once the calls still using it drop it (CPython's executor
-    stops its workers when it is garbage-collected), so no call races a
-    shutdown and the live threads stay bounded.
+    A larger thread count (:func:`set_num_threads`) replaces it; the old
+    pool's threads exit once the calls still using it drop it (CPython's
+    executor stops its workers when it is garbage-collected), so no call
+    races a shutdown and the live threads stay bounded.
     """
     with _LOCK:
         if not _POOL or _POOL[0]._max_workers < workers:

@@ -13,7 +13,7 @@ from ..dtypes import ALL
 from ..opspec import Arg, OpSpec
 from . import boxing, comm, layouts, rules
 from .sbp import broadcast, check_sbp, shard_shape, shard_sizes, shard_start
-from .tensor import GlobalTensor
+from .tensor import GlobalTensor, box
 
 MAX_RANK = 64
 
@@ -34,7 +34,7 @@ def to_global(x, placement=None, sbp=None):
             return x
         sbp = check_sbp(sbp, x.ndim, "to_global")
         _check_layout_sbp(x.meta, sbp)
-        return layouts.box(x, sbp)
+        return box(x, sbp)
     placement = comm.placement() if placement is None else placement
     if sbp is None:
         raise TypeError("to_global: a local tensor needs an sbp (dense.sbp.split(axis), "
@@ -150,7 +150,7 @@ def run(spec, ins, attrs):
     for m in out_metas:
         _check_layout_sbp(m, broadcast, spec.name)
     sig = choose(spec, ins, metas, attrs, out_metas)
-    boxed = [layouts.box(t, s) for t, s in zip(ins, sig.ins)]
+    boxed = [box(t, s) for t, s in zip(ins, sig.ins)]
     local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
     shards = [t.to_local() for t in boxed]
     failure = None
@@ -323,9 +323,4 @@ def _wrap(spec, local, sbp, placement, meta):
     return GlobalTensor(local, sbp, placement, meta.with_(layout=local.layout))
 
 
-def map_local(g, fn, meta):
-    """Apply a shard-wise, sbp-preserving local function (e.g. to_dense)."""
-    return GlobalTensor(fn(g.to_local()), g.sbp, g.placement, meta)
-
-
-__all__ = ["to_global", "run", "choose", "physical_attrs", "map_local"]
+__all__ = ["to_global", "run", "choose", "physical_attrs"]

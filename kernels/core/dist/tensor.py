@@ -9,7 +9,8 @@ split stays split).
 import numpy as np
 
 from .. import autograd
-from ..tensor import TensorBase
+from ..dispatch import get_op
+from ..tensor import TensorBase, global_runtime
 from ..xp import to_numpy, to_place, xp_of
 from . import layouts
 from .sbp import broadcast, shard_shape
@@ -106,11 +107,6 @@ class GlobalTensor(TensorBase):
         """This rank's physical shard, a local tensor (gradients flow through it)."""
         return self._local
 
-    def to_global(self, placement=None, sbp=None):
-        """Re-box to ``sbp`` (collective; differentiable); the placement cannot change."""
-        from .runtime import to_global
-        return to_global(self, placement, sbp)
-
     def numpy(self):
         """The logical array, on every rank.
 
@@ -120,7 +116,7 @@ class GlobalTensor(TensorBase):
             raise TypeError(f"numpy: a global {self.layout} tensor has no numpy(); "
                             "call to_dense().numpy()")
         with autograd.no_grad():
-            return to_numpy(layouts.box(self, broadcast)._local._data())
+            return to_numpy(box(self, broadcast)._local._data())
 
     def item(self):
         """The value of a one-element tensor (collective)."""
@@ -172,7 +168,7 @@ class GlobalTensor(TensorBase):
         dst = broadcast if self._sbp.kind == "P" else self._sbp
         with autograd.no_grad():
             phys = GlobalTensor(g, self._sbp.dual(), self._placement, self._meta)
-            return layouts.box(phys, dst)
+            return box(phys, dst)
 
     def clear_grad(self):
         self._local.clear_grad()
@@ -183,14 +179,14 @@ class GlobalTensor(TensorBase):
         ``grad_tensor`` is a global tensor of this shape (any sbp), a local tensor or
         array taken as broadcast, or None for ones.
         """
-        from .runtime import to_global
         with autograd.no_grad():
             if grad_tensor is None:
                 seed = self._ones_seed()
             else:
                 if not getattr(grad_tensor, "is_global", False):
-                    grad_tensor = to_global(grad_tensor, self._placement, broadcast)
-                seed = layouts.box(grad_tensor, self._sbp.dual())._local
+                    grad_tensor = global_runtime("backward").to_global(
+                        grad_tensor, self._placement, broadcast)
+                seed = box(grad_tensor, self._sbp.dual())._local
         self._local.backward(seed, retain_graph)
 
     def _ones_seed(self):
@@ -212,9 +208,8 @@ class GlobalTensor(TensorBase):
     # ------------------------------------------------------------ methods
     def to_dense(self):
         """The dense global tensor with the same sbp (each rank densifies its shard)."""
-        from .runtime import map_local
-        return map_local(self, lambda t: t.to_dense(),
-                         self._meta.with_(layout="dense", sparse_dim=None))
+        return GlobalTensor(self._local.to_dense(), self._sbp, self._placement,
+                            self._meta.with_(layout="dense", sparse_dim=None))
 
     def __getattr__(self, name):
         """Op methods of the local tensor class (``x.reshape(...)``) work on globals."""
@@ -229,9 +224,19 @@ class GlobalTensor(TensorBase):
 
 
 def _has_op(namespace, name):
-    from ..dispatch import get_op
     try:
         get_op(namespace, name)
     except KeyError:
         return False
     return True
+
+
+def box(g, dst):
+    """The global tensor ``g`` re-boxed to ``dst``, recorded for autograd."""
+    if g.sbp == dst:
+        return g
+    shape = g.meta.shape
+    out = layouts.box_local(g.to_local(), shape, g.sbp, dst, g.placement)
+    out = layouts.record(layouts.BOXING, [g.to_local()], out,
+                         {"shape": shape, "src": g.sbp, "dst": dst, "placement": g.placement})
+    return GlobalTensor(out, dst, g.placement, g.meta)
