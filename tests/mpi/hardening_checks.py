@@ -10,6 +10,7 @@ Run as ``mpiexec -n N python -m mpi4py tests/mpi/hardening_checks.py``.
 import numpy as np
 
 import dense
+import sparse  # noqa: F401  (registers the sparse layouts)
 from kernels.core.dist.comm import world
 
 RANK, SIZE = world().rank, world().size
