@@ -596,11 +596,10 @@ ok("sparse values read-only")(lambda: _locked(_coo().values(), "a sparse tensor'
 # ---------------------------------------------------------------- generic sweep
 HOSTILE = [("None", lambda: None), ("str", lambda: "abc"), ("object", lambda: object()),
            ("ragged", lambda: [[1, 2], [3]]), ("nan", lambda: float("nan")),
-           ("2**70", lambda: 2 ** 70), ("-2**70", lambda: -2 ** 70),
+           ("2**70", lambda: 2 ** 70),
            ("bool", lambda: True), ("meta", lambda: MetaTensor((2, 3), "float64")),
            ("object array", lambda: np.array([None, 1], dtype=object)),
            ("uint64 array", lambda: np.array([2 ** 64 - 1], np.uint64)),
-           ("complex", lambda: 1j), ("dict", lambda: {"a": 1}),
            ("huge list", lambda: [2 ** 62, 2 ** 62])]
 PLAIN = {"IntArray": lambda: [2, 3], "int": lambda: 0, "float": lambda: 1.0,
          "bool": lambda: False, "str": lambda: "C", "Scalar": lambda: 1.0,

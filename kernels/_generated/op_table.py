@@ -868,16 +868,16 @@ def _meta_dense_expand_grad(x, out_grad, shape):
 
 
 # dense.repeat_grad  (yaml/backward.yaml:42)
-def _invoke_dense_repeat_grad(x, out_grad, repeats):
-    return _d.call('dense', 'sum', _d.call('dense', 'reshape', out_grad, _resolve('repeat_grad_shape')(x.shape, repeats)), axis=_resolve('repeat_grad_axes')(x.shape, repeats))
+def _meta_dense_repeat_grad(x, out_grad, repeats):
+    return _im.unchanged_infer_meta(x)
 
 
-# dense.gather_grad  (yaml/backward.yaml:49)
+# dense.gather_grad  (yaml/backward.yaml:55)
 def _meta_dense_gather_grad(x, index, out_grad, axis, batch_dims):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.batch_gather_grad  (yaml/backward.yaml:62)
+# dense.batch_gather_grad  (yaml/backward.yaml:68)
 def _meta_dense_batch_gather_grad(x, index, out_grad):
     return _im.unchanged_infer_meta(x)
 
@@ -987,7 +987,103 @@ _sbp_sparse_coalesce = _r.SbpTable(
     physical=None)
 
 
-# sparse.mask_as  (yaml/sparse_ops.yaml:224)
+# sparse.transpose  (yaml/sparse_ops.yaml:224)
+def _meta_sparse_transpose(x, perm):
+    return _im.sparse_transpose_infer_meta(x, perm)
+
+
+def _backward_sparse_transpose(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'transpose_grad', node.saved['x'], out_grad, node.attrs['perm'])
+    return {'x': result}
+
+
+_sbp_sparse_transpose = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
+                   None,
+                   'S(i) -> S(kernels.funcs.permute.moved_axis(perm, i))'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.slice  (yaml/sparse_ops.yaml:283)
+def _meta_sparse_slice(x, axes, starts, ends):
+    return _im.sparse_slice_infer_meta(x, axes, starts, ends)
+
+
+def _backward_sparse_slice(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'slice_grad', node.saved['x'], out_grad, node.attrs['axes'], node.attrs['starts'], node.attrs['ends'])
+    return {'x': result}
+
+
+_sbp_sparse_slice = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
+                   'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.index_select  (yaml/sparse_ops.yaml:338)
+def _meta_sparse_index_select(x, index, axis):
+    return _im.sparse_index_select_infer_meta(x, index, axis)
+
+
+def _backward_sparse_index_select(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'index_select_grad', node.saved['x'], node.saved['index'], out_grad, node.attrs['axis'])
+    return {'x': result}
+
+
+_sbp_sparse_index_select = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                   lambda e: e.i != _r.norm_axis(e.axis, e.x.ndim),
+                   'S(i), B -> S(i) if i != norm_axis(axis, x.ndim)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    physical=None)
+
+
+# sparse.concat  (yaml/sparse_ops.yaml:399)
+def _meta_sparse_concat(xs, axis):
+    return _im.sparse_concat_infer_meta(xs, axis)
+
+
+def _backward_sparse_concat(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'concat_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# sparse.stack  (yaml/sparse_ops.yaml:457)
+def _meta_sparse_stack(xs, axis):
+    return _im.sparse_stack_infer_meta(xs, axis)
+
+
+def _backward_sparse_stack(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'stack_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# sparse.mask_as  (yaml/sparse_ops.yaml:504)
 def _meta_sparse_mask_as(x, mask):
     return _im.mask_as_infer_meta(x, mask)
 
@@ -999,7 +1095,7 @@ def _backward_sparse_mask_as(node, out_grad):
     return {'x': result}
 
 
-# sparse.values  (yaml/sparse_ops.yaml:270)
+# sparse.values  (yaml/sparse_ops.yaml:550)
 def _meta_sparse_values(x):
     return _im.values_infer_meta(x)
 
@@ -1011,7 +1107,7 @@ def _backward_sparse_values(node, out_grad):
     return {'x': result}
 
 
-# sparse.with_values  (yaml/sparse_ops.yaml:307)
+# sparse.with_values  (yaml/sparse_ops.yaml:587)
 def _meta_sparse_with_values(x, values):
     return _im.with_values_infer_meta(x, values)
 
@@ -1048,17 +1144,42 @@ def _meta_sparse_coalesce_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.mask_as_grad  (yaml/sparse_backward.yaml:63)
+# sparse.transpose_grad  (yaml/sparse_backward.yaml:63)
+def _meta_sparse_transpose_grad(x, out_grad, perm):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.slice_grad  (yaml/sparse_backward.yaml:75)
+def _meta_sparse_slice_grad(x, out_grad, axes, starts, ends):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.index_select_grad  (yaml/sparse_backward.yaml:87)
+def _meta_sparse_index_select_grad(x, index, out_grad, axis):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.concat_grad  (yaml/sparse_backward.yaml:99)
+def _meta_sparse_concat_grad(xs, out_grad, axis):
+    return _im.each_unchanged_infer_meta(xs)
+
+
+# sparse.stack_grad  (yaml/sparse_backward.yaml:111)
+def _meta_sparse_stack_grad(xs, out_grad, axis):
+    return _im.each_unchanged_infer_meta(xs)
+
+
+# sparse.mask_as_grad  (yaml/sparse_backward.yaml:123)
 def _meta_sparse_mask_as_grad(x, mask, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.values_grad  (yaml/sparse_backward.yaml:77)
+# sparse.values_grad  (yaml/sparse_backward.yaml:137)
 def _meta_sparse_values_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.with_values_grad  (yaml/sparse_backward.yaml:89)
+# sparse.with_values_grad  (yaml/sparse_backward.yaml:149)
 def _meta_sparse_with_values_grad(x, out_grad):
     return _im.values_infer_meta(x)
 
@@ -1676,7 +1797,11 @@ OPS = (
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('repeats', 'IntArray')),
            outputs=('x_grad',),
-           invoke=_invoke_dense_repeat_grad),
+           kernels=(KernelSig('repeat_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_repeat_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.repeat'),
     OpSpec(name='gather_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, None), Arg('batch_dims', 'int', True, 0)),
@@ -1764,6 +1889,74 @@ OPS = (
            saved=('x',),
            saved_meta=(),
            extra={'sbp': _sbp_sparse_coalesce}),
+    OpSpec(name='transpose',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('transpose_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('transpose_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_transpose,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='transpose_grad',
+           backward_fn=_backward_sparse_transpose,
+           saved=('x',),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_transpose}),
+    OpSpec(name='slice',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('slice_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('slice_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_slice,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='slice_grad',
+           backward_fn=_backward_sparse_slice,
+           saved=('x',),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_slice}),
+    OpSpec(name='index_select',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('index_select_coo', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('index_select_csr', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_index_select,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='index_select_grad',
+           backward_fn=_backward_sparse_index_select,
+           saved=('x', 'index'),
+           saved_meta=(),
+           extra={'sbp': _sbp_sparse_index_select}),
+    OpSpec(name='concat',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('concat_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('concat_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_concat,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.sparse',
+           backward='concat_grad',
+           backward_fn=_backward_sparse_concat,
+           saved=('xs',),
+           saved_meta=()),
+    OpSpec(name='stack',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('stack_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('stack_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_stack,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.sparse',
+           backward='stack_grad',
+           backward_fn=_backward_sparse_stack,
+           saved=('xs',),
+           saved_meta=()),
     OpSpec(name='mask_as',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor')),
@@ -1846,6 +2039,51 @@ OPS = (
            kernels=(KernelSig('coalesce_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_coalesce_grad,
            layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='transpose_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('transpose_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('transpose_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_transpose_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='slice_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('slice_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('slice_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_slice_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='index_select_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('index_select_coo_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('index_select_csr_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_index_select_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='concat_grad',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('concat_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('concat_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_concat_grad,
+           layout_arg='xs',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='stack_grad',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('stack_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('stack_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_stack_grad,
+           layout_arg='xs',
            data_type_arg='out_grad',
            module='kernels.sparse'),
     OpSpec(name='mask_as_grad',

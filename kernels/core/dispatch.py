@@ -91,6 +91,10 @@ def _as_list(value, spec, arg):
     if not value:
         raise ValueError(f"{spec.name}: argument '{arg.name}' must hold at least one "
                          "Tensor, got an empty list")
+    for v in value:
+        if isinstance(v, _SCALARS):
+            raise TypeError(f"{spec.name}: argument '{arg.name}' must hold Tensors or arrays, "
+                            f"got the scalar {v!r}")
     return [_as_one(v, spec, arg) for v in value]
 
 
