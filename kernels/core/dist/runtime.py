@@ -247,7 +247,7 @@ def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
     signature's shards and returns a dict: entries naming a YAML attribute
     replace its logical value; the others are kernel-only attributes.
     """
-    table = spec.extra.get("sbp")
+    table = spec.sbp
     if table is None or table.physical is None:
         return attrs, {}
     env = rules.environment(spec, metas, attrs, out_metas, rules.Shards)
