@@ -27,6 +27,9 @@ NEEDS = {
     "repeat": ("dense.repeat",),
     "gather": ("dense.gather",),
     "batch_gather": ("dense.batch_gather",),
+    "add": ("dense.add",),
+    "matmul": ("dense.matmul",),
+    "mean": ("dense.mean",),
 }
 _MODULES = {"dense": dense, "sparse": sparse}
 
@@ -128,6 +131,19 @@ def backward(op):
     return factory
 
 
+def binary(op):
+    """A factory timing ``op(x, y)`` on two dense tensors."""
+    def factory(inp, be):
+        x, y, fn = _tensor(inp["x"], be), _tensor(inp["y"], be), getattr(dense, op)
+        return Case(lambda: fn(x, y))
+    return factory
+
+
+def mean(inp, be):
+    x, axis = _tensor(inp["x"], be), [inp["axis"]]
+    return Case(lambda: dense.mean(x, axis))
+
+
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape},
          "coo_transpose": {"sparse.transpose": coo_transpose},
@@ -135,7 +151,9 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_row_slice": {"sparse.slice": csr_row_slice},
          "csr_index_select": {"sparse.index_select": csr_index_select},
          "csr_vstack": {"sparse.concat": csr_vstack},
-         "reshape": {"reshape": forward("reshape")}}
+         "reshape": {"reshape": forward("reshape")},
+         "add": {"add": binary("add")}, "matmul": {"matmul": binary("matmul")},
+         "mean": {"mean": mean}}
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}
