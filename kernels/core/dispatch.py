@@ -117,6 +117,7 @@ def _weak_scalars(spec, ins):
             try:
                 dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
                     else np.asarray(t).dtype
+                canonical_dtype(dt, spec.name, f"scalar {t!r} of dtype")
                 t = layout_class("dense")(to_place(np.asarray(t, dtype=dt), place))
             except (TypeError, OverflowError) as exc:
                 raise TypeError(f"{spec.name}: scalar {t!r} does not fit the inputs' dtypes "
@@ -136,6 +137,7 @@ def _as_one(value, spec, arg):
     if isinstance(value, _SCALARS):
         return value  # a scalar: made a 0-d array by _weak_scalars
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
+        canonical_dtype(value.dtype, spec.name, f"argument '{arg.name}' of dtype")
         return layout_class("dense")._wrap_array(value)
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
                     f"array or a scalar, got {type(value).__name__}")
