@@ -137,7 +137,9 @@ def _as_one(value, spec, arg):
     if isinstance(value, _SCALARS):
         return value  # a scalar: made a 0-d array by _weak_scalars
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
-        canonical_dtype(value.dtype, spec.name, f"argument '{arg.name}' of dtype")
+        if value.dtype.kind in "OUSVMm":
+            raise TypeError(f"{spec.name}: argument '{arg.name}' has dtype {value.dtype}, "
+                            "which holds no numbers phisparse supports")
         return layout_class("dense")._wrap_array(value)
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
                     f"array or a scalar, got {type(value).__name__}")
