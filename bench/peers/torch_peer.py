@@ -1,5 +1,5 @@
 """PyTorch (CPU): expand().contiguous(), repeat, index_select, take_along_dim; sparse COO
-``permute`` and CSR ``t().to_sparse_csr()``.
+``permute`` and CSR ``t().to_sparse_csr()``; torch.sparse COO add and sum.
 
 Gradients run through torch's autograd: ``out.backward(out_grad)`` on a graph
 built once, untimed, with ``x.grad`` cleared between calls.
@@ -19,6 +19,8 @@ def unsupported(op, p):
     """Why torch cannot run this workload, or None."""
     if op in ("coo_reshape", "csr_reshape"):
         return "torch has no reshape for sparse tensors ('not implemented for sparse tensors')"
+    if op in ("sparse_multiply", "sparse_abs") or (op.startswith("sparse_") and p["fmt"] != "coo"):
+        return "timed for torch.sparse COO add and sum only"
     return CSR_MISSING.get(op)
 
 
@@ -43,6 +45,23 @@ def csr_transpose(inp, be):
                                 torch.from_numpy(inp["values"]), tuple(inp["shape"]))
     # t() gives CSC sharing the buffers; to_sparse_csr() does the transpose's real work
     return Case(lambda: x.t().to_sparse_csr())
+
+
+def _operand(inp, name):
+    return torch.sparse_coo_tensor(torch.from_numpy(inp[name + "_indices"]),
+                                   torch.from_numpy(inp[name + "_values"]),
+                                   inp["shape"], is_coalesced=True)
+
+
+ARITH = {"sparse_add": ("x + y", lambda x, y: x + y),
+         "sparse_sum": ("torch.sparse.sum", lambda x, y: torch.sparse.sum(x))}
+
+
+def arith(op):
+    def factory(inp, be):
+        x, y, fn = _operand(inp, "x"), _operand(inp, "y"), ARITH[op][1]
+        return Case(lambda: fn(x, y))
+    return factory
 
 
 def _forwards(inp):
@@ -94,6 +113,7 @@ IMPLS = {"reshape": {"reshape": forward("reshape")},
          "coo_transpose": {"permute": coo_transpose},
          "csr_transpose": {"t().to_sparse_csr()": csr_transpose}}
 IMPLS.update({op: {op: forward(op)} for op in ("add", "matmul", "mean")})
+IMPLS.update({op: {label: arith(op)} for op, (label, _) in ARITH.items()})
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}
