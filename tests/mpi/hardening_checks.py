@@ -10,7 +10,7 @@ Run as ``mpiexec -n N python -m mpi4py tests/mpi/hardening_checks.py``.
 import numpy as np
 
 import dense
-import sparse  # noqa: F401  (registers the sparse layouts)
+import sparse
 from kernels.core.dist.comm import world
 
 RANK, SIZE = world().rank, world().size
@@ -25,8 +25,11 @@ def partial_sum_to_sparse_grad():
     t = dense.to_tensor(mine, stop_gradient=False)
     s = t.to_global(placement=PLACE, sbp=P).to_sparse_coo(1)
     assert np.array_equal(s.to_dense().numpy(), [1.0, 0.0])
-    s.backward()
-    assert np.array_equal(t.grad.numpy(), [1.0, 0.0]), (RANK, t.grad.numpy())
+    g = sparse.sparse_coo_tensor([[0, 1]], [3.0, 5.0], [2])    # a pattern wider than x's
+    ref = dense.to_tensor(np.array([1.0, 0.0]), stop_gradient=False)
+    ref.to_sparse_coo(1).backward(g)                          # one process
+    s.backward(g)
+    assert np.array_equal(t.grad.numpy(), ref.grad.numpy()), (RANK, t.grad.numpy())
 
 
 def index_error_on_one_rank_is_everyones():
