@@ -18,17 +18,11 @@ from kernels.core import dispatch
 from kernels.core.autograd import grad_enabled
 from kernels.core.annotations import IntArray
 from kernels.core.meta import MetaTensor
+from kernels.core.owned import lock
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
 from kernels.sparse.convert import coo_of_csr, gather_dense, lookup_values
 from kernels.sparse.data import fold_dense
-
-
-def _freeze(array):
-    """Mark a numpy buffer read-only: tensors are immutable."""
-    if isinstance(array, np.ndarray) and array.flags.writeable:
-        array.flags.writeable = False
-    return array
 
 
 def _op(name, *args):
@@ -47,9 +41,16 @@ class _SparseTensor(TensorBase):
     """What COO and CSR tensors share: buffers, attributes, conversions, autograd."""
 
     def __init__(self, data: Any, stop_gradient: bool = True) -> None:
-        self._d = type(data)(*[_freeze(v) for v in data])
+        """Wrap buffers phisparse owns (the constructors copy a caller's arrays)."""
+        self._d = type(data)(*[lock(v) for v in data])
         self._meta = None
         self._init_autograd(stop_gradient)
+
+    def __reduce__(self):
+        """Pickle and deepcopy keep the buffers and stop_gradient, not the graph."""
+        fields = [to_numpy(v) if hasattr(v, "shape") and not isinstance(v, tuple) else v
+                  for v in self._d]
+        return _rebuild, (type(self), type(self._d), fields, self.place, self._stop_gradient)
 
     # ------------------------------------------------------------ internals
     @classmethod
@@ -82,6 +83,7 @@ class _SparseTensor(TensorBase):
             got = g._d.values   # one entry per coordinate: the values are the lookup
         else:
             got = lookup_values(self._coords(), self._d.shape, g._coo(), "backward")
+        self._check_grad_dtype(got.dtype)
         return self._with_values(to_place(got, self.place).astype(values.dtype, copy=False))
 
     def _takes_dense_grad(self):
@@ -143,7 +145,7 @@ class _SparseTensor(TensorBase):
         entries.
         """
         if self.stop_gradient or not grad_enabled():
-            return dense.Tensor(self._d.values)
+            return dense.Tensor._own(self._d.values)
         return _op("values", self)
 
     def is_sparse_coo(self) -> bool:
@@ -236,7 +238,7 @@ class SparseCooTensor(_SparseTensor):
 
     def indices(self) -> dense.Tensor:
         """The indices [sparse_dim, nnz] as a dense Tensor sharing this tensor's memory."""
-        return dense.Tensor(self._d.indices)
+        return dense.Tensor._own(self._d.indices)
 
     def sparse_dim(self) -> int:
         """The number of indexed (leading) dims."""
@@ -303,11 +305,11 @@ class SparseCsrTensor(_SparseTensor):
 
     def crows(self) -> dense.Tensor:
         """The compressed row pointers, batch * (rows + 1) of them, sharing memory."""
-        return dense.Tensor(self._d.crows)
+        return dense.Tensor._own(self._d.crows)
 
     def cols(self) -> dense.Tensor:
         """The column of each stored value, sharing memory."""
-        return dense.Tensor(self._d.cols)
+        return dense.Tensor._own(self._d.cols)
 
     def sparse_dim(self) -> int:
         """Every dim of a CSR tensor is sparse."""
@@ -346,6 +348,11 @@ class SparseCsrTensor(_SparseTensor):
 
     def _buffers(self):
         return [("crows", self._d.crows), ("cols", self._d.cols), ("values", self._d.values)]
+
+
+def _rebuild(cls, data_cls, fields, place, stop_gradient):
+    fields = [to_place(v, place) if isinstance(v, np.ndarray) else v for v in fields]
+    return cls(data_cls(*fields), stop_gradient)
 
 
 def _scipy_values(values):

@@ -2,10 +2,12 @@
 # Do not edit: change the YAML and regenerate.
 """Op specs with their infer-meta bindings and autograd wiring."""
 from kernels import infermeta as _im  # noqa: F401
-from kernels.core.resolve import resolve_function as _resolve  # noqa: F401
+from kernels.core.resolve import resolver
 from kernels.core import dispatch as _d
 from kernels.core.dist import rules as _r  # noqa: F401
 from kernels.core.opspec import Arg, KernelSig, OpSpec
+
+_resolve = resolver(('kernels',))
 
 
 # dense.reshape  (yaml/ops.yaml:3)
@@ -1479,8 +1481,8 @@ _sbp_sparse_to_sparse_coo = _r.SbpTable(
                    lambda e: e.i < e.sparse_dim,
                    'S(i) -> S(i) if i < sparse_dim'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
+                   lambda e: e.x.layout != 'dense',
+                   "P -> P if x.layout != 'dense'"),
     ),
     physical=None)
 

@@ -1,26 +1,32 @@
 """Split large numpy work over threads: copyto, add.reduce and matmul release the GIL.
 
 ``PHISPARSE_NUM_THREADS`` sets the thread count (1 turns threading off); the
-default is the number of CPUs this process may run on.  The variable is read
+default (also ``auto``) is the number of CPUs this process may run on;
+anything else is a ValueError naming the variable.  The variable is read
 once, at the first call that needs it; :func:`set_num_threads` changes the
-count at run time.
+count at run time.  One pool of that many threads minus one serves every call.
 """
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
+
+from ..core.env import env_count
 
 #: Below this many bytes per thread, splitting costs more than it saves.
 MIN_BYTES_PER_THREAD = 4 << 20
 
-_POOLS = {}
+_POOL = []
 _BLAS = []
+_LOCK = threading.Lock()
 #: The thread count in force; None until first read from the environment.
 _num_threads = None
 
 
 def _from_environment():
-    env = os.environ.get("PHISPARSE_NUM_THREADS", "").strip()
-    if env:
-        return max(1, int(env))
+    return env_count("PHISPARSE_NUM_THREADS", _usable_cpus, minimum=1, auto=True)
+
+
+def _usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else os.cpu_count() or 1
 
@@ -84,16 +90,27 @@ def run_parallel(fn, pieces):
     if len(pieces) == 1:
         fn(pieces[0])
         return
-    workers = len(pieces) - 1
-    pool = _POOLS.get(workers)
-    if pool is None:
-        pool = _POOLS.setdefault(workers, ThreadPoolExecutor(workers, "phisparse"))
+    pool = _pool(len(pieces) - 1)
     futures = [pool.submit(fn, p) for p in pieces[1:]]
     try:
         fn(pieces[0])
     finally:
         for f in futures:
             f.result()
+
+
+def _pool(workers):
+    """The one worker pool: ``num_threads() - 1`` threads (at least ``workers``).
+
+    A larger thread count (:func:`set_num_threads`) replaces it; the old
+    pool's threads exit once the calls still using it drop it (CPython's
+    executor stops its workers when it is garbage-collected), so no call
+    races a shutdown and the live threads stay bounded.
+    """
+    with _LOCK:
+        if not _POOL or _POOL[0]._max_workers < workers:
+            _POOL[:] = [ThreadPoolExecutor(max(workers, num_threads() - 1), "phisparse")]
+        return _POOL[0]
 
 
 def _blas_controller():
@@ -108,8 +125,16 @@ def _blas_controller():
 
 
 def can_limit_blas():
-    """True if threadpoolctl is installed, so :func:`single_threaded_blas` works."""
-    return _blas_controller() is not None
+    """True if :func:`single_threaded_blas` works here: threadpoolctl is installed and
+    this is the main thread.
+
+    OpenBLAS (0.3.31 measured) ignores a call that raises its thread count
+    from any other thread, so a limit set and undone on a worker thread (a
+    backward pass run on threads) would leave BLAS at one thread for the
+    whole process; kernels on other threads take their non-BLAS path instead.
+    """
+    return (threading.current_thread() is threading.main_thread()
+            and _blas_controller() is not None)
 
 
 def single_threaded_blas():
@@ -117,6 +142,7 @@ def single_threaded_blas():
 
     Kernels that call BLAS from their own threads run inside it: OpenBLAS's
     threads spin while they wait, and on a busy machine they stall the call
-    many times over.  The limit is process-wide while it is held.
+    many times over.  The limit is process-wide while it is held, and only
+    the main thread takes it (see :func:`can_limit_blas`).
     """
     return _blas_controller().limit(limits=1, user_api="blas")
