@@ -192,8 +192,10 @@ class Tensor(TensorBase):
 
     def _scalar(self, what):
         if self.size != 1:
+            ambiguous = "; its truth value is ambiguous" if what == "bool" else ""
             raise ValueError(f"{what}(): only a one-element tensor converts to a Python scalar; "
-                             f"this one has shape {self.shape} ({self.size} elements)")
+                             f"this one has shape {self.shape} ({self.size} elements)"
+                             f"{ambiguous}")
         return self.item()
 
     def __float__(self) -> float:
@@ -206,6 +208,7 @@ class Tensor(TensorBase):
         return complex(self._scalar("complex"))
 
     def __bool__(self) -> bool:
+        """The truth of a one-element tensor; ValueError for any other size, as numpy."""
         return bool(self._scalar("bool"))
 
     def __index__(self) -> int:
