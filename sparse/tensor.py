@@ -119,6 +119,14 @@ class _SparseTensor(TensorBase):
         """See :func:`sparse.reshape`."""
         return _api().reshape(self, shape, order)
 
+    def __matmul__(self, other):
+        """``self @ other``: :func:`sparse.matmul`."""
+        return _api().matmul(self, other)
+
+    def __rmatmul__(self, other):
+        """``other @ self`` for a dense ``other``: :func:`sparse.matmul`."""
+        return _api().matmul(other, self)
+
     def __repr__(self):
         head = (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
                 f"place=Place({self.place}), stop_gradient={self.stop_gradient}")
