@@ -24,8 +24,8 @@ def test_oneflow_docstring_examples(backend):
                           [[[4, 5, 6], [1, 2, 3]], [[1, 2, 3], [4, 5, 6]]])
 
 
-def test_seed_batch_gather_shape(backend):
-    # the seed's example: params [4, 2, 3, 2], indices [4, 2, 5] -> [4, 2, 3, 5] is
+def test_article_batch_gather_shape(backend):
+    # OneFlow's gather-primitive article's example: params [4, 2, 3, 2], indices [4, 2, 5] -> [4, 2, 3, 5] is
     # gather(axis=3, batch_dims=2); batch_gather always gathers axis index.ndim - 1
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 2, 3, 2))

@@ -1,4 +1,4 @@
-"""dense.expand: the seed's worked examples, errors, gradients and properties."""
+"""dense.expand: the worked examples of OneFlow's expand/repeat article, errors, gradients and properties."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -26,8 +26,8 @@ def _scatter_grad(x_shape, out_shape, w):
     return g.reshape(x_shape)
 
 
-# ------------------------------------------------------------ seed examples
-def test_seed_output_stride_example():
+# ------------------------------------------------ the expand/repeat article's examples
+def test_article_output_stride_example():
     assert expand_output_stride((4, 1, 3, 5), (2, 1, 4, 4, 3, 5)) == (0, 0, 15, 0, 5, 1)
 
 
@@ -47,7 +47,7 @@ def test_output_stride_maps_every_output_element_to_its_input():
                     [2, 1, 2, -1, -1, -1], [2, 1, 2, 4, -1, 5], [2, 1, 2, 4, -1, -1],
                     [2, 1, 2, 4, 3, -1]], (2, 1, 2, 4, 3, 5)),
 ])
-def test_seed_valid_expand_sizes(in_shape, targets, out_shape):
+def test_article_valid_expand_sizes(in_shape, targets, out_shape):
     x = np.random.default_rng(0).standard_normal(in_shape)
     for t in targets:
         out = dense.expand(dense.to_tensor(x), t)
@@ -55,7 +55,7 @@ def test_seed_valid_expand_sizes(in_shape, targets, out_shape):
         np.testing.assert_array_equal(out.numpy(), np.broadcast_to(x, out_shape))
 
 
-def test_seed_split_input_example():
+def test_article_split_input_example():
     # logical in [4,3,1,2] split(3) over 2 ranks: each rank holds [4,3,1,1]
     for rank_slice in [(0, 1), (1, 2)]:
         size, stride = physical_expand((4, 3, 1, 2), (2, 4, 3, 4, 2), 3, rank_slice)

@@ -1,4 +1,4 @@
-"""gather: the seed's worked examples, the offset/zero-fill mode, errors, gradients, properties."""
+"""gather: the worked examples of OneFlow's gather-primitive article, the offset/zero-fill mode, errors, gradients, properties."""
 import doctest
 import re
 
@@ -40,8 +40,8 @@ def tiny_blocks(monkeypatch):
     monkeypatch.setattr(gather_kernels, "MIN_BYTES_PER_THREAD", 1)
 
 
-# ------------------------------------------------------------ the seed's examples
-def test_seed_gather_examples(backend):
+# ------------------------------------------------ the gather-primitive article's examples
+def test_article_gather_examples(backend):
     p1 = np.array([10.38, 16.19, 19.54, 15.39, 17.21, 8.13])
     assert np.array_equal(_gather(p1, np.array([2, 3]), backend), [19.54, 15.39])
     assert np.array_equal(_gather(P, np.array([2, 1]), backend, axis=0),
@@ -59,7 +59,7 @@ def test_seed_gather_examples(backend):
                            [[22.0, 20.0], [20.0, 21.0]], [[32.0, 30.0], [30.0, 31.0]]])
 
 
-def test_seed_batch_gather_examples(backend):
+def test_article_batch_gather_examples(backend):
     index = np.array([[2, 1], [0, 2], [1, 1], [1, 0]])
     assert np.array_equal(_gather(P, index, backend, axis=1, batch_dims=1),
                           [[2.0, 1.0], [10.0, 12.0], [21.0, 21.0], [31.0, 30.0]])
@@ -72,7 +72,7 @@ def test_seed_batch_gather_examples(backend):
         assert out[b0, b1, i, j] == x[b0, b1, i, index[b0, b1, j]]
 
 
-def test_offset_helper_reproduces_the_seeds_walkthroughs():
+def test_offset_helper_reproduces_the_articles_walkthroughs():
     # gather: x [2, 5, 2], index [2, 3] on axis 1; output offset 18 reads x offset 10
     index = SEED_INDEX.reshape(-1)
     v = gather_view((2, 5, 2), (2, 3), axis=1)
@@ -96,20 +96,20 @@ def test_offset_helper_reproduces_the_seeds_walkthroughs():
 
 
 # ------------------------------------------------------------ offset / zero-fill
-# the seed's index [2, 3] on axis 1 of x [2, 5, 2]: flat offset 2 holds 2, offset 3 holds 0
+# the article's index [2, 3] on axis 1 of x [2, 5, 2]: flat offset 2 holds 2, offset 3 holds 0
 SEED_INDEX = np.array([[1, 4, 2], [0, 3, 2]])
 
 
-def _seed_split():
+def _article_split():
     x = np.arange(20.0).reshape(2, 5, 2) + 1  # no zeros, so a zero-filled row shows
     return x, SEED_INDEX, [(0, x[:, :2]), (2, x[:, 2:])]
 
 
 def test_split_gather_axis_partials_sum_to_the_full_gather():
-    x, index, ranks = _seed_split()
+    x, index, ranks = _article_split()
     parts = [gather_local(xs, index, axis=1, offset=off, size=5) for off, xs in ranks]
     assert np.array_equal(parts[0] + parts[1], gather_ref(x, index, axis=1))
-    # the seed's two walkthroughs: rank 0's output offset 18 reads its local row 0
+    # the article's two walkthroughs: rank 0's output offset 18 reads its local row 0
     # at [1, 0, 0]; rank 1's output offset 17 reads index 2 - offset 2 = local row 0
     assert parts[0].reshape(-1)[18] == x[1, 0, 0]
     assert parts[1].reshape(-1)[17] == x[1, 2, 1]
@@ -120,14 +120,14 @@ def test_split_gather_axis_partials_sum_to_the_full_gather():
 
 
 def test_split_gather_keeps_the_first_local_row():
-    # the seed's text says "index - offset > 0"; an index equal to offset is local row 0
-    x, _, ranks = _seed_split()
+    # the article's text says "index - offset > 0"; an index equal to offset is local row 0
+    x, _, ranks = _article_split()
     out = gather_local(ranks[1][1], np.array([2]), axis=1, offset=2, size=5)
     assert np.array_equal(out[:, 0], x[:, 2])
 
 
 def test_split_gather_checks_the_logical_size_and_wraps_negatives():
-    x, _, ranks = _seed_split()
+    x, _, ranks = _article_split()
     out = gather_local(ranks[1][1], np.array([-1, -3]), axis=1, offset=2, size=5)
     assert np.array_equal(out, x[:, [4, 2]])
     with pytest.raises(IndexError, match="index 5 at position"):
@@ -135,7 +135,7 @@ def test_split_gather_checks_the_logical_size_and_wraps_negatives():
 
 
 def test_split_gather_grad_is_the_slices_of_the_full_grad(tiny_blocks):
-    x, index, ranks = _seed_split()
+    x, index, ranks = _article_split()
     index = np.concatenate([index, index], axis=1)  # every index twice
     g = np.random.default_rng(2).standard_normal((2, 2, 6, 2))
     parts = [gather_grad_local(xs.shape, index, g, axis=1, offset=off, size=5)

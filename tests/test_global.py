@@ -68,7 +68,7 @@ def _sigs(ns, name, *args, **kwargs):
             for s in rules.candidates(spec, tensors, attrs, outs)}
 
 
-def test_expand_signatures_seed_example():
+def test_expand_signatures_article_example():
     got = _sigs("dense", "expand", (4, 3, 1, 2), [2, 4, 3, 4, 2])
     assert got == {(B, B), (S(0), S(1)), (S(1), S(2)), (S(3), S(4)), (P, P)}
 

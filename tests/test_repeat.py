@@ -1,4 +1,4 @@
-"""dense.repeat: the seed's decomposition, both kernels, errors, gradients, properties."""
+"""dense.repeat: the reshape/expand/reshape decomposition of OneFlow's expand/repeat article, both kernels, errors, gradients, properties."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -28,27 +28,27 @@ def _tile_grad(x_shape, repeats, w):
     return g.reshape(x_shape)
 
 
-# ------------------------------------------------------------ seed examples
+# ------------------------------------------------ the expand/repeat article's examples
 @pytest.mark.parametrize("in_shape, repeats, in_r, exp, out_r", [
     ((5,), (3,), (1, 5), (3, 5), (15,)),
     ((3, 1, 5), (5, 3, 1), (1, 3, 1, 5), (5, 3, 3, 5), (15, 3, 5)),
     ((3, 1, 5), (2, 5, 3, 1), (1, 3, 1, 5), (2, 5, 3, 3, 5), (2, 15, 3, 5)),
 ])
-def test_seed_worked_examples(in_shape, repeats, in_r, exp, out_r):
+def test_article_worked_examples(in_shape, repeats, in_r, exp, out_r):
     assert repeat_as_expand(in_shape, repeats) == (in_r, exp, out_r)
     x = np.arange(np.prod(in_shape)).reshape(in_shape)
     via = np.broadcast_to(x.reshape(in_r), exp).reshape(out_r)
     np.testing.assert_array_equal(via, np.tile(x, repeats))
 
 
-def test_seed_output_shape_example():
+def test_article_output_shape_example():
     assert resolve_repeat((4, 1, 3, 5), (2, 1, 2, 4, 1, 1)) == (2, 1, 8, 4, 3, 5)
 
 
 @pytest.mark.parametrize("in_shape, repeats, expect", [
-    ((3,), (0,), ((1, 3), (0, 3), (0,))),            # the seed treats 0 like 1: (3,)
+    ((3,), (0,), ((1, 3), (0, 3), (0,))),            # the article treats 0 like 1: (3,)
     ((3, 1), (2, 0), ((1, 3, 1), (2, 3, 0), (6, 0))),
-    ((0, 2), (2, 1), ((1, 0, 2), (2, 0, 2), (0, 2))),  # the seed expands 0 to 2
+    ((0, 2), (2, 1), ((1, 0, 2), (2, 0, 2), (0, 2))),  # the article expands 0 to 2
     ((0,), (0,), ((1, 0), (0, 0), (0,))),
     ((0,), (1,), ((0,), (0,), (0,))),
     ((), (0, 2), ((), (0, 2), (0, 2))),
@@ -160,7 +160,7 @@ def _repeat_case(draw):
 def test_decomposition_is_a_valid_expand_that_tiles(case):
     shape, reps = case
     in_r, exp, out_r = repeat_as_expand(shape, reps)
-    assert resolve_expand(in_r, exp) == exp      # the seed's expand rules hold
+    assert resolve_expand(in_r, exp) == exp      # the article's expand rules hold
     assert out_r == resolve_repeat(shape, reps)
     x = np.arange(int(np.prod(shape))).reshape(shape)
     np.testing.assert_array_equal(np.broadcast_to(x.reshape(in_r), exp).reshape(out_r),

@@ -34,7 +34,7 @@ def _dense_of(x):
     return out
 
 
-# ---------------------------------------------------------------- the seed's examples
+# ------------------------------------------------ the Paddle sparse-reshape RFC's examples
 @pytest.mark.parametrize("shape, expect", [([6, 8], [6, 8]), ([2, 3, -1, 2], [2, 3, 4, 2]),
                                            ([-1, 0, 3, 2], [2, 4, 3, 2])])
 def test_rfc_examples(shape, expect, backend):

@@ -29,6 +29,9 @@ def check_all(defs):
         if op.invoke:
             _check_invoke(op, table)
         if op.sbp:
+            if any(a.is_list for a in op.args):
+                raise _err(op, "sbp rules cannot name a Tensor[] argument; drop 'sbp' "
+                               "(global tensors in a list are not supported)")
             check_sbp(op)
 
 
@@ -70,13 +73,17 @@ def _check_backward_entry(op, table):
         if a.name not in known and not a.has_default:
             raise _err(op, f"argument '{a.name}' is neither a forward input, output, "
                            f"output gradient nor attribute; expected one of {sorted(known)}")
-    inputs = {a.name for a in fwd.tensor_args}
+    inputs = {a.name: a for a in fwd.tensor_args}
     for out in op.outputs:
         if not out.endswith("_grad") or out[:-5] not in inputs:
             raise _err(op, f"output '{out}' must be '<input>_grad' for a Tensor input "
                            f"of '{fname}' ({sorted(inputs)})")
+        if inputs[out[:-5]].is_list != (out in op.list_outputs):
+            kind = "Tensor[]" if inputs[out[:-5]].is_list else "Tensor"
+            raise _err(op, f"output '{out}' must be declared {kind}({out}), as its input "
+                           f"'{out[:-5]}' is a {kind}")
     for name in op.no_need_buffer:
-        if name not in inputs | set(fwd.outputs):
+        if name not in set(inputs) | set(fwd.outputs):
             raise _err(op, f"no_need_buffer '{name}' is not a forward Tensor")
 
 

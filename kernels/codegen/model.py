@@ -14,15 +14,17 @@ from ..core.meta import LAYOUTS
 from ..core.opspec import Arg, KernelSig
 from .loader import CodegenError, Located, read_entries
 
-ATTR_TYPES = ("IntArray", "int", "float", "bool", "str")
+ATTR_TYPES = ("IntArray", "int", "float", "bool", "str", "Scalar", "DataType")
+TENSOR_TYPES = ("Tensor", "Tensor[]")
 OP_KEYS = {"op", "args", "output", "infer_meta", "kernel", "backward", "invoke", "doc",
            "module", "sbp"}
 BACKWARD_KEYS = {"backward_op", "forward", "args", "output", "infer_meta", "kernel",
                  "invoke", "no_need_buffer", "module"}
 FILES = (("ops.yaml", "dense", False), ("backward.yaml", "dense", True),
          ("sparse_ops.yaml", "sparse", False), ("sparse_backward.yaml", "sparse", True))
-_ARG_RE = re.compile(r"^(Tensor|IntArray|int|float|bool|str)\s+([A-Za-z_]\w*)\s*(?:=\s*(.+))?$")
-_OUT_RE = re.compile(r"^Tensor\(\s*([A-Za-z_]\w*)\s*\)$")
+_ARG_RE = re.compile(r"^(Tensor\[\]|Tensor|IntArray|int|float|bool|str|Scalar|DataType)\s+"
+                     r"([A-Za-z_]\w*)\s*(?:=\s*(.+))?$")
+_OUT_RE = re.compile(r"^(Tensor(?:\[\])?)\(\s*([A-Za-z_]\w*)\s*\)$")
 _KERNEL_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:\{([^}]*)\})?$")
 _FORWARD_RE = re.compile(r"^([A-Za-z_]\w*)\s*(\(.*\))\s*->\s*(.+)$")
 
@@ -55,6 +57,7 @@ class OpDef:
     no_need_buffer: tuple = ()
     doc: str = ""
     sbp: object = None
+    list_outputs: tuple = ()   # outputs declared Tensor[] (the gradients of Tensor[] inputs)
 
     @property
     def tensor_args(self):
@@ -91,6 +94,11 @@ def _split_top(text):
     return parts
 
 
+def _is_dtype_name(value):
+    from ..core.dtypes import ALL
+    return isinstance(value, str) and value in [d.name for d in ALL]
+
+
 def _default(text, kind, loc):
     try:
         value = yaml.safe_load(text)
@@ -102,7 +110,9 @@ def _default(text, kind, loc):
           or type(v) is int,
           "int": lambda v: type(v) is int, "float": lambda v: isinstance(v, (int, float))
           and not isinstance(v, bool), "bool": lambda v: isinstance(v, bool),
-          "str": lambda v: isinstance(v, str)}[kind]
+          "str": lambda v: isinstance(v, str),
+          "Scalar": lambda v: isinstance(v, (int, float, complex)),
+          "DataType": _is_dtype_name}[kind]
     if value is not None and not ok(value):
         raise loc.error(f"default '{text}' does not fit type {kind}")
     return tuple(value) if isinstance(value, list) else value
@@ -118,14 +128,14 @@ def parse_args(loc):
         m = _ARG_RE.match(part)
         if not m:
             raise loc.error(f"argument '{part}' is not 'TYPE name [= default]' with TYPE "
-                            f"one of Tensor, {', '.join(ATTR_TYPES)}")
+                            f"one of {', '.join(TENSOR_TYPES + ATTR_TYPES)}")
         kind, name, default = m.groups()
-        if kind == "Tensor" and seen_attr:
+        if kind in TENSOR_TYPES and seen_attr:
             raise loc.error(f"Tensor argument '{name}' comes after an attribute; "
                             "Tensors come first")
-        if kind == "Tensor" and default is not None:
+        if kind in TENSOR_TYPES and default is not None:
             raise loc.error(f"Tensor argument '{name}' cannot have a default")
-        seen_attr |= kind != "Tensor"
+        seen_attr |= kind not in TENSOR_TYPES
         if any(a.name == name for a in args):
             raise loc.error(f"argument '{name}' is repeated")
         has = default is not None
@@ -133,15 +143,24 @@ def parse_args(loc):
     return tuple(args)
 
 
-def parse_outputs(loc):
-    """'Tensor(out), Tensor(mask)' -> ('out', 'mask')."""
+def parse_outputs(loc, allow_list=False):
+    """'Tensor(out), Tensor(mask)' -> ('out', 'mask').
+
+    ``Tensor[](xs_grad)`` (a list of tensors) is allowed where ``allow_list``
+    is set: in a backward op, as the gradient of a ``Tensor[]`` input.
+    """
+    return tuple(name for name, _ in _typed_outputs(loc, allow_list))
+
+
+def _typed_outputs(loc, allow_list):
     outs = []
     for part in _split_top(_str(loc, "output")):
         m = _OUT_RE.match(part)
-        if not m:
-            raise loc.error(f"output '{part}' is not 'Tensor(name)'")
-        outs.append(m.group(1))
-    return tuple(outs)
+        if not m or (m.group(1) == "Tensor[]" and not allow_list):
+            what = "'Tensor(name)' or 'Tensor[](name)'" if allow_list else "'Tensor(name)'"
+            raise loc.error(f"output '{part}' is not {what}")
+        outs.append((m.group(2), m.group(1) == "Tensor[]"))
+    return outs
 
 
 def _kernel_sig(part, n_in, n_out, loc):
@@ -231,11 +250,12 @@ def parse_entry(entry, namespace, is_backward):
     name = _str(fields[head], head)
     if not re.match(r"^[A-Za-z_]\w*$", name):
         raise fields[head].error(f"{head} name '{name}' is not an identifier")
-    args, outputs = parse_args(fields["args"]), parse_outputs(fields["output"])
+    args, outputs = parse_args(fields["args"]), parse_outputs(fields["output"], is_backward)
+    kw = {"list_outputs": tuple(n for n, is_list in _typed_outputs(fields["output"], True)
+                                if is_list)}
     has_kernel, has_invoke = "kernel" in fields, "invoke" in fields
     if has_kernel == has_invoke:
         raise entry.error(f"{head} '{name}': give exactly one of 'kernel' or 'invoke'")
-    kw = {}
     if has_kernel:
         for key in ("infer_meta", "module"):
             if key not in fields:

@@ -61,7 +61,7 @@ def _collect(root_node):
     deps, stack, seen = {root_node: 0}, [root_node], {root_node}
     while stack:
         node = stack.pop()
-        for t in node.inputs:
+        for t in _flat(node.inputs):
             parent = t._grad_fn if _tracked(t) else None
             if parent is None:
                 continue
@@ -70,6 +70,21 @@ def _collect(root_node):
                 seen.add(parent)
                 stack.append(parent)
     return deps
+
+
+def _flat(inputs):
+    """Tensor inputs with ``Tensor[]`` lists spliced in."""
+    return [t for item in inputs for t in (item if isinstance(item, list) else (item,))]
+
+
+def _pairs(node, in_grads):
+    """(input tensor, its gradient or None), a ``Tensor[]`` input element by element."""
+    for arg, t in zip(node.spec.tensor_args, node.inputs):
+        g = in_grads.get(arg.name)
+        if isinstance(t, list):
+            yield from zip(t, g if g is not None else [None] * len(t))
+        else:
+            yield t, g
 
 
 def _accumulate(buf, key, grad):
@@ -104,11 +119,9 @@ def run_backward(root, grad_tensor=None, retain_graph=False):
 
 def _route(node, in_grads, grads, deps, ready):
     """Send each input's gradient to its producer node or accumulate it on the leaf."""
-    names = [a.name for a in node.spec.tensor_args]
-    for name, t in zip(names, node.inputs):
+    for t, g in _pairs(node, in_grads):
         if not _tracked(t):
             continue
-        g = in_grads.get(name)
         parent = t._grad_fn
         if parent is None:
             if g is not None:

@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from . import autograd, registry
+from .dtypes import canonical_dtype
 from .meta import MetaTensor
 from .tensor import TensorBase, layout_class
 
@@ -46,6 +47,28 @@ def call(namespace, name, *args, **kwargs):
 
 # ---------------------------------------------------------------- arguments
 def _as_input(value, spec, arg):
+    if arg.is_list:
+        return _as_list(value, spec, arg)
+    return _as_one(value, spec, arg)
+
+
+def _as_list(value, spec, arg):
+    """A ``Tensor[]`` argument: a non-empty list or tuple of tensors or arrays."""
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{spec.name}: argument '{arg.name}' must be a list of Tensors, "
+                        f"got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{spec.name}: argument '{arg.name}' must hold at least one "
+                         "Tensor, got an empty list")
+    return [_as_one(v, spec, arg) for v in value]
+
+
+def _flat(items):
+    """Tensor inputs with ``Tensor[]`` lists spliced in."""
+    return [t for item in items for t in (item if isinstance(item, list) else (item,))]
+
+
+def _as_one(value, spec, arg):
     if isinstance(value, (TensorBase, MetaTensor)):
         return value
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
@@ -85,10 +108,22 @@ def _int_list(value, spec, arg):
     return tuple(int(v) for v in value)
 
 
+def _scalar(value, spec, arg):
+    """A ``Scalar``: a bool, int, float or complex, Python or numpy, kept as given."""
+    if isinstance(value, (numbers.Number, np.bool_)) and not isinstance(value, TensorBase):
+        return value
+    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a scalar (bool, int, "
+                    f"float or complex), got {value!r} of type {type(value).__name__}")
+
+
 def _convert_attr(value, spec, arg):
     if value is None and arg.has_default and arg.default is None:
         return None
     kind = arg.type
+    if kind == "Scalar":
+        return _scalar(value, spec, arg)
+    if kind == "DataType":
+        return canonical_dtype(value, op=spec.name, arg=arg.name)
     if kind == "IntArray":
         return _int_list(value, spec, arg)
     if kind == "int":
@@ -111,12 +146,25 @@ def _convert_attr(value, spec, arg):
 
 # ---------------------------------------------------------------- selection
 def _meta(t):
+    if isinstance(t, list):
+        return [_meta(i) for i in t]
     return t if isinstance(t, MetaTensor) else t.meta
+
+
+def _layout(spec, arg, m):
+    """The layout of one input; the common layout of a ``Tensor[]`` list."""
+    if not isinstance(m, list):
+        return m.layout
+    layouts = sorted({i.layout for i in m})
+    if len(layouts) > 1:
+        raise TypeError(f"{spec.name}: argument '{arg.name}' mixes layouts {layouts}; "
+                        "every tensor of the list must have one layout")
+    return layouts[0]
 
 
 def select_kernel_sig(spec, metas):
     """The YAML kernel entry whose input layouts match the inputs."""
-    layouts = tuple(m.layout for m in metas)
+    layouts = tuple(_layout(spec, a, m) for a, m in zip(spec.tensor_args, metas))
     for sig in spec.kernels:
         if sig.in_layouts == layouts:
             return sig
@@ -126,7 +174,7 @@ def select_kernel_sig(spec, metas):
 
 
 def _place(spec, metas):
-    places = {m.place for m in metas}
+    places = {m.place for m in _flat(metas)}
     if len(places) > 1:
         raise ValueError(f"{spec.name}: inputs are on different places {sorted(places)}; "
                          "move them to one place first")
@@ -139,8 +187,13 @@ def infer(spec, metas, attrs):
     outs = out if isinstance(out, tuple) else (out,)
     sig = select_kernel_sig(spec, metas)
     place = _place(spec, metas)
-    return tuple(m.with_(layout=lay, place=place) if m.layout != lay or m.place != place
-                 else m for m, lay in zip(outs, sig.out_layouts))
+    return tuple(_placed(m, lay, place) for m, lay in zip(outs, sig.out_layouts))
+
+
+def _placed(m, layout, place):
+    if isinstance(m, list):
+        return [_placed(i, layout, place) for i in m]
+    return m.with_(layout=layout, place=place) if m.layout != layout or m.place != place else m
 
 
 def meta_binding(spec):
@@ -186,34 +239,53 @@ def run(spec, tensors, attrs):
     attrs = _attrs(spec, list(attrs))
     if spec.invoke is not None:
         return spec.invoke(*ins, *attrs)
-    if any(getattr(t, "is_global", False) for t in ins):
+    if any(getattr(t, "is_global", False) for t in _flat(ins)):
+        if any(a.is_list for a in spec.tensor_args):
+            raise TypeError(f"{spec.name}: global tensors in a Tensor[] argument are not "
+                            "supported; gather them to local tensors first")
         from . import dist
         return dist.run(spec, ins, attrs)
     metas = [_meta(t) for t in ins]
     out_metas = infer(spec, metas, attrs)
     sig = select_kernel_sig(spec, metas)
-    kernel = _kernel(spec, sig, metas)
-    datas = [t if isinstance(t, MetaTensor) else t._data() for t in ins]
-    result = kernel(*datas, *attrs)
+    kernel = _kernel(spec, sig, metas or list(out_metas))
+    result = kernel(*[_datas(t) for t in ins], *attrs)
     results = result if len(out_metas) > 1 else (result,)
-    outs = tuple(layout_class(m.layout)._from_kernel(r, m) for r, m in zip(results, out_metas))
+    outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
     _record(spec, ins, outs, attrs)
     return outs[0] if len(outs) == 1 else outs
 
 
+def _datas(t):
+    if isinstance(t, list):
+        return [_datas(i) for i in t]
+    return t if isinstance(t, MetaTensor) else t._data()
+
+
+def _wrap(result, m):
+    if isinstance(m, list):
+        return [_wrap(r, i) for r, i in zip(result, m)]
+    return layout_class(m.layout)._from_kernel(result, m)
+
+
+def _first(m):
+    return m[0] if isinstance(m, list) else m
+
+
 def _kernel(spec, sig, metas):
+    """The registered kernel; an op without Tensor inputs (creation) is keyed by its output."""
     _load(spec)
     names = [a.name for a in spec.tensor_args]
     lay_i = names.index(spec.layout_arg) if spec.layout_arg in names else 0
     dt_i = names.index(spec.data_type_arg) if spec.data_type_arg in names else 0
-    return registry.lookup(sig.func, metas[lay_i].place, metas[lay_i].layout,
-                           metas[dt_i].dtype, op=spec.name)
+    return registry.lookup(sig.func, _first(metas[lay_i]).place, _first(metas[lay_i]).layout,
+                           _first(metas[dt_i]).dtype, op=spec.name)
 
 
 def _record(spec, ins, outs, attrs):
     if spec.backward_fn is None or not autograd.grad_enabled():
         return
-    if not any(isinstance(t, TensorBase) and not t.stop_gradient for t in ins):
+    if not any(isinstance(t, TensorBase) and not t.stop_gradient for t in _flat(ins)):
         return
     named = {a.name: t for a, t in zip(spec.tensor_args, ins)}
     named.update(zip(spec.outputs, outs))

@@ -13,7 +13,13 @@ class Arg:
 
     @property
     def is_tensor(self):
-        return self.type == "Tensor"
+        """A Tensor input, single (``Tensor``) or a list (``Tensor[]``)."""
+        return self.type in ("Tensor", "Tensor[]")
+
+    @property
+    def is_list(self):
+        """A ``Tensor[]`` input: a list of tensors."""
+        return self.type == "Tensor[]"
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Dense expand: forward and backward kernels.
 
-The forward writes a fresh contiguous output through the seed's stride-0
-index map (:func:`kernels.funcs.broadcast.expand_copy`), so it never aliases
-x; the backward sums the broadcast dims away (:func:`sum_to_shape`).
+The forward writes a fresh contiguous output through the stride-0 index map
+of OneFlow's expand/repeat article (:func:`kernels.funcs.broadcast.expand_copy`),
+so it never aliases x; the backward sums the broadcast dims away (:func:`sum_to_shape`).
 """
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel

@@ -1,4 +1,5 @@
-"""Dense gather and batch_gather: the seed's Gather primitive and its scatter-add gradient.
+"""Dense gather and batch_gather: the Gather primitive of
+OneFlow's gather-primitive article and its scatter-add gradient.
 
 Both ops fold their shapes into the ``[batch, outer, size, inner]`` view of
 :mod:`kernels.funcs.gather_view` and move whole rows of ``inner`` elements
@@ -10,7 +11,7 @@ blocks of rows, over threads when it is large
 (:mod:`kernels.funcs.threads`), and large outputs come from the output pool
 (:mod:`kernels.funcs.pool`), which spares them fresh page faults.
 
-The primitive also takes the seed's ``offset``: x may hold only the slice
+The primitive also takes the article's ``offset``: x may hold only the slice
 ``[offset, offset + x.shape[axis])`` of a gathered axis of logical length
 ``size``.  Indices are checked against ``size``; one outside the local slice
 gives a zero row (forward) or contributes nothing (gradient), so the results
@@ -164,7 +165,7 @@ def _zeros(shape, dtype):
 
 
 class _RowMap:
-    """The seed's primitive on rows: output row ``(b, o, p)`` reads x row ``(b, o, local[b, p])``.
+    """The Gather primitive on rows: output row ``(b, o, p)`` reads x row ``(b, o, local[b, p])``.
 
     Rows are flat numbers: output rows of ``[batch * outer, per_batch]``
     and x rows of ``[batch * outer, size]``.

@@ -1,8 +1,8 @@
 """Dense repeat (tile): two forward kernels; the backward is an ``invoke``.
 
-``repeat`` is the seed's reshape -> expand -> reshape: one broadcast copy
-into the output.  ``repeat_direct`` copies x into the first tile and then
-doubles the filled part along each dim.  Both are checked against np.tile;
+``repeat`` is reshape -> expand -> reshape, as in OneFlow's expand/repeat
+article: one broadcast copy into the output.  ``repeat_direct`` copies x into
+the first tile and then doubles the filled part along each dim.  Both are checked against np.tile;
 the faster in one-process interleaved timings is the default ``repeat``.
 """
 from ..core.dtypes import ALL

@@ -1,6 +1,6 @@
-"""Broadcast index math: the seed's expand output_stride, its split-input
-(physical) form, repeat as reshape + expand + reshape, and the copy that
-writes a broadcast view into a fresh contiguous array."""
+"""Broadcast index math from OneFlow's expand/repeat article: expand's
+output_stride, its split-input (physical) form, repeat as reshape + expand +
+reshape, and the copy that writes a broadcast view into a fresh contiguous array."""
 import numpy as np
 
 from ..core.xp import xp_of
@@ -11,7 +11,7 @@ from .threads import run_parallel, split_index
 
 
 def expand_output_stride(in_shape, out_shape, in_stride=None):
-    """The seed's ``output_stride``: where each output dim steps in the input.
+    """``output_stride`` (OneFlow's expand/repeat article): where each output dim steps in x.
 
     Output element ``(i_0, ..., i_n)`` reads input element
     ``sum(i_d * output_stride[d])``: a dim kept from x keeps x's stride, a
@@ -91,7 +91,7 @@ def physical_expand(in_shape, expand_size, axis, rank_slice):
 
 
 def repeat_as_expand(in_shape, repeats):
-    """The seed's reshape -> expand -> reshape form of repeat.
+    """Repeat as reshape -> expand -> reshape, as in OneFlow's expand/repeat article.
 
     Dim ``i`` of x with count ``r`` becomes ``[s]`` when r is 1, ``[r]``
     (expanding x's size-1 dim) when s is 1, else ``[r, s]`` expanded from

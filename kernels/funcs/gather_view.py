@@ -1,4 +1,7 @@
-"""The seed's gather view: x as [batch, outer, gather, inner], index as [batch, per_batch].
+"""The gather view: x as [batch, outer, gather, inner], index as [batch, per_batch].
+
+It is the [outer, processed, inner] view of OneFlow's gather-primitive article
+("Developing the Gather Primitive in OneFlow"), with a batch dim in front.
 
 Whatever the ranks, ``axis`` and ``batch_dims`` of a tf.gather-style call,
 the kernel sees four numbers for x (``batch`` = the shared leading dims,
@@ -25,7 +28,8 @@ class OffsetHelper:
 
     Examples
     --------
-    The seed's gather example: index [2, 3] on axis 1 of x [2, 5, 2].  Output
+    The worked example of OneFlow's gather-primitive article: index [2, 3]
+    on axis 1 of x [2, 5, 2].  Output
     offset 18 of out [2, 6, 2] is coordinate [1, 3, 0]; index offset 3 holds
     0, so the source coordinate is [1, 0, 0], which is x offset 10.
 
@@ -103,7 +107,7 @@ def resolve_gather_axes(x_ndim, index_ndim, axis, batch_dims, op="gather"):
 
 @dataclass(frozen=True)
 class GatherView:
-    """A gather folded to the seed's four numbers (see the module docstring)."""
+    """A gather folded to four numbers (see the module docstring)."""
 
     batch: int
     outer: int
@@ -149,7 +153,8 @@ def gather_view(x_shape, index_shape, axis=None, batch_dims=0, op="gather"):
 
     Examples
     --------
-    The seed's batch-gather example: x [4, 2, 3, 2], index [4, 2, 5], axis 3,
+    The batch-gather example of OneFlow's gather-primitive article: x
+    [4, 2, 3, 2], index [4, 2, 5], axis 3,
     batch_dims 2.
 
     >>> v = gather_view((4, 2, 3, 2), (4, 2, 5), axis=3, batch_dims=2)

@@ -37,7 +37,7 @@ def broadcast_copy(x, shape):
 
 
 def tile(x, repeats):
-    """repeat: the seed's reshape -> expand -> reshape (see :func:`repeat_as_expand`).
+    """repeat: reshape -> expand -> reshape (see :func:`repeat_as_expand`).
 
     Examples
     --------
@@ -84,7 +84,8 @@ def check_index(index, size, axis, op="gather"):
 
 
 def gather(x, index, axis=None, batch_dims=0, op="gather"):
-    """tf.gather with ``batch_dims`` as one ``take`` of rows of the seed's view.
+    """tf.gather with ``batch_dims`` as one ``take`` of rows of the
+    [batch, outer, size, inner] view of OneFlow's gather-primitive article.
 
     x is viewed as rows ``[batch * outer * size, inner]``; output row
     ``(b, o, p)`` is x row ``(b * outer + o) * size + index[b, p]``, with

@@ -6,10 +6,11 @@ coordinates that the same offset has in ``new_shape`` (a divmod chain by the
 new dims).  Two things make this fast and safe:
 
 * **Dimension grouping.**  The reshape splits into independent groups at every
-  prefix where old and new shapes have the same element count (the seed's
-  outer/processed/inner split, generalised).  A group whose single old dim
-  equals its single new dim -- for example the trailing 1000 of
-  (1000, 1000, 1000) -> (1000000, 1000) -- is copied, a group of several old
+  prefix where old and new shapes have the same element count (the
+  outer/processed/inner split of OneFlow's gather-primitive article,
+  generalised).  A group whose single old dim equals its single new dim --
+  for example the trailing 1000 of (1000, 1000, 1000) -> (1000000, 1000) --
+  is copied, a group of several old
   dims and one new dim is a multiply-add with no division, and only the dims
   that really change are divided.  Size-1 dims belong to no group: old ones
   are ignored, new ones get coordinate 0.

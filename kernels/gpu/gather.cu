@@ -1,12 +1,13 @@
 // gather / batch_gather and their scatter-add gradients.
 //
 // Loaded by cupy.RawModule (NVRTC): no #include, extern "C" kernels only.
-// The seed's primitive: x is viewed as [batch, outer, local_size, inner],
-// index as [batch, n_index], out as [batch, outer, n_index, inner]. The
-// host has checked and wrapped the index into [0, gather size); x holds the
-// slice [offset, offset + local_size) of the gathered axis, and an index
-// outside it gives 0 (forward) or contributes nothing (gradient), as a
-// split gather axis needs. Forward kernels move raw words (u8..u64).
+// The Gather primitive of OneFlow's gather-primitive article: x is viewed as
+// [batch, outer, local_size, inner], index as [batch, n_index], out as
+// [batch, outer, n_index, inner]. The host has checked and wrapped the index
+// into [0, gather size); x holds the slice [offset, offset + local_size) of
+// the gathered axis, and an index outside it gives 0 (forward) or
+// contributes nothing (gradient), as a split gather axis needs. Forward
+// kernels move raw words (u8..u64).
 
 typedef long long i64;
 typedef int i32;

@@ -238,7 +238,7 @@ def coo_to_crows(backend, indices, shape, grid=None, block=None):
 
 
 def _expand_strides(in_shape, out_shape):
-    """The seed's output strides into the input: 0 on broadcast and new dims."""
+    """Output strides into the input (expand's output_stride): 0 on broadcast and new dims."""
     new = len(out_shape) - len(in_shape)
     if new < 0:
         raise ValueError(f"expand: shape {list(out_shape)} has fewer dims "

@@ -9,7 +9,7 @@ loaded.
 ==================  ==============================================
 op kernel           'gpu' implementation
 ==================  ==============================================
-expand              ``expand.cu`` (the seed's stride-0 map)
+expand              ``expand.cu`` (stride-0 map)
 expand_grad         xp-generic ``sum_to_shape`` (a cupy reduction)
 repeat              ``repeat.cu`` (direct)
 repeat_grad         invoke of reshape + sum (xp-generic)

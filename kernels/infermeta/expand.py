@@ -15,7 +15,7 @@ def resolve_expand(in_shape, shape, op="expand"):
     in_shape : sequence of int
         The input's shape.
     shape : sequence of int
-        The target sizes (``expand_size`` in the seed).
+        The target sizes (``expand_size`` in OneFlow's expand/repeat article).
     op : str
         The op name for error messages.
 

@@ -165,7 +165,7 @@ def sum_checks():
 
 def expand_checks():
     seed = data((4, 3, 1, 2))
-    check("expand seed S(3)", lambda t: dense.expand(t, [2, 4, 3, 4, 2]), [(seed, S(3))], S(4))
+    check("expand article S(3)", lambda t: dense.expand(t, [2, 4, 3, 4, 2]), [(seed, S(3))], S(4))
     check("expand -1 S(0)", lambda t: dense.expand(t, [2, -1, 3, 4, 2]), [(seed, S(0))], S(1))
     check("expand size-1 axis", lambda t: dense.expand(t, [4, 3, 5, 2]), [(seed, S(2))], B)
     check("expand P", lambda t: dense.expand(t, [3, 4, 3, 2, 2]), [(seed, P)], P)
@@ -203,11 +203,11 @@ def gather_checks():
             ((S(2), B), {"axis": 1, "batch_dims": 1}, S(2))]:
         check(f"gather batch {xs} {iss} {kw}", lambda a, i, kw=kw: g(a, i, **kw),
               [(xb, xs), (ib, iss)], want)
-    seed_rows_0_2_and_2_5()
+    article_rows_0_2_and_2_5()
 
 
-def seed_rows_0_2_and_2_5():
-    """The seed's layout: rank 0 holds gather rows [0, 2), rank 1 rows [2, 5).
+def article_rows_0_2_and_2_5():
+    """The layout of OneFlow's gather-primitive article: rank 0 holds gather rows [0, 2), rank 1 rows [2, 5).
 
     It is not an array_split of 5, so the shards are made by hand with the
     offset/zero-fill kernel mode and summed as a partial_sum tensor.
@@ -219,8 +219,8 @@ def seed_rows_0_2_and_2_5():
     lo, hi = [(0, 2), (2, 5)][RANK]
     part = gather_local(x[lo:hi], idx, 0, 0, offset=lo, size=5)
     out = dense.to_tensor(part).to_global(placement=PLACE, sbp=P)
-    assert np.array_equal(out.numpy(), np.take(x, idx, axis=0)), "seed gather rows"
-    CHECKS.append("gather seed rows [0,2) [2,5)")
+    assert np.array_equal(out.numpy(), np.take(x, idx, axis=0)), "article gather rows"
+    CHECKS.append("gather article rows [0,2) [2,5)")
 
 
 def batch_gather_checks():

@@ -6,7 +6,7 @@ import dense
 from . import OpInfo, Sample, make
 
 # (x shape, index values or shape, axis, batch_dims); an index given as a shape
-# draws values in [-n, n).  The seed's examples come first.
+# draws values in [-n, n).  The examples of OneFlow's gather-primitive article come first.
 GATHERS = [((6,), [2, 3], None, 0),
            ((4, 3), [2, 1], 0, 0),
            ((4, 3), [2, 1], 1, 0),
