@@ -29,6 +29,7 @@ from ..core.dtypes import COMPLEX, INTS
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.restride import index_dtype
+from ..funcs.shape import prod
 from . import blas, blas_gpu
 from .convert import coalesce_coo, lookup_values
 from .data import CooData, CsrData, crows_from_keys, csr_coords, csr_from_keys, fold_dense
@@ -129,13 +130,14 @@ def _out_index_dtype(operands, shape, nnz):
 
 def _stack(a):
     """Dense [B, m, n] (or [m, n]) as the stacked [B*m, n] matrix."""
-    return a.reshape(-1, a.shape[-1])
+    return a.reshape(prod(a.shape[:-1]), a.shape[-1])
 
 
 def _stack_t(a):
     """Dense [B, m, n] (or [m, n]) as the stacked transposes [B*n, m]."""
     xp = xp_of(a)
-    return xp.ascontiguousarray(xp.swapaxes(a, -1, -2)).reshape(-1, a.shape[-2])
+    t = xp.ascontiguousarray(xp.swapaxes(a, -1, -2))
+    return t.reshape(prod(a.shape[:-2]) * a.shape[-1], a.shape[-2])
 
 
 def _unstack_t(a, shape):
