@@ -1,4 +1,5 @@
-"""phisparse, from this checkout: sparse.reshape, expand, repeat, gather, batch_gather.
+"""phisparse, from this checkout: sparse.reshape, expand, repeat, gather, batch_gather,
+sparse.matmul (SpMM, SpGEMM), sparse.masked_matmul (SDDMM) and sparse.mv.
 
 Gradients run through phisparse's autograd: ``out.backward(out_grad)`` on a
 graph built once, untimed (``retain_graph=True``), with ``x.grad`` cleared
@@ -20,6 +21,10 @@ NEEDS = {
     "repeat": ("dense.repeat",),
     "gather": ("dense.gather",),
     "batch_gather": ("dense.batch_gather",),
+    "spmm": ("sparse.matmul",),
+    "spgemm": ("sparse.matmul",),
+    "sddmm": ("sparse.masked_matmul",),
+    "spmv": ("sparse.mv",),
 }
 _MODULES = {"dense": dense, "sparse": sparse}
 
@@ -88,8 +93,32 @@ def backward(op):
     return factory
 
 
+def _csr(inp, be, prefix=""):
+    return sparse.sparse_csr_tensor(*(be.asarray(inp[prefix + k])
+                                      for k in ("crows", "cols", "values")), list(inp["shape"]))
+
+
+def matmul(inp, be):
+    """SpMM and SpGEMM: sparse.matmul on CSR tensors (the batched one included)."""
+    x = _csr(inp, be)
+    y = _csr(inp, be, "b_") if "b_crows" in inp else _tensor(inp["y"], be)
+    return Case(lambda: sparse.matmul(x, y))
+
+
+def sddmm(inp, be):
+    mask, x, y = _csr(inp, be), _tensor(inp["x"], be), _tensor(inp["y"], be)
+    return Case(lambda: sparse.masked_matmul(x, y, mask))
+
+
+def spmv(inp, be):
+    x, v = _csr(inp, be), _tensor(inp["y"], be)
+    return Case(lambda: sparse.mv(x, v))
+
+
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
-         "csr_reshape": {"sparse.reshape": csr_reshape}}
+         "csr_reshape": {"sparse.reshape": csr_reshape},
+         "spmm": {"sparse.matmul": matmul}, "spgemm": {"sparse.matmul": matmul},
+         "sddmm": {"sparse.masked_matmul": sddmm}, "spmv": {"sparse.mv": spmv}}
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

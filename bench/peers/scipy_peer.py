@@ -1,4 +1,5 @@
-"""scipy.sparse: n-D ``coo_array.reshape``, 2-D ``csr_array.reshape`` (made CSR
+"""scipy.sparse: 2-D CSR products (``@`` with a dense matrix or vector, or a CSR
+matrix), n-D ``coo_array.reshape``, 2-D ``csr_array.reshape`` (made CSR
 again: scipy returns COO), and the gather gradients as a one-hot sparse matrix
 times the dense ``out_grad``.
 
@@ -25,6 +26,10 @@ def unsupported(op, p):
         return "scipy.sparse COO has no dense dims (values must be 1-D)"
     if op == "csr_reshape" and p["batch"]:
         return "scipy.sparse CSR is 2-D only (no batched CSR)"
+    if op in ("spmm", "spgemm", "sddmm", "spmv") and len(p["shape"]) == 3:
+        return "scipy.sparse CSR is 2-D only (no batched CSR)"
+    if op == "sddmm":
+        return "scipy.sparse has no SDDMM (sampled dense-dense product)"
     return None
 
 
@@ -73,7 +78,22 @@ def batch_gather_grad(inp, be):
     return Case(run)
 
 
+def _csr(inp, prefix=""):
+    return sp.csr_array((inp[prefix + "values"], inp[prefix + "cols"], inp[prefix + "crows"]),
+                        shape=inp["shape"])
+
+
+def matmul(inp, be):
+    """``csr_array @ dense`` (SpMM, SpMV) and ``csr_array @ csr_array`` (SpGEMM)."""
+    x = _csr(inp)
+    y = _csr(inp, "b_") if "b_crows" in inp else inp["y"]
+    return Case(lambda: x @ y)
+
+
 IMPLS = {
+    "spmm": {"csr_array @ dense": matmul},
+    "spgemm": {"csr_array @ csr_array": matmul},
+    "spmv": {"csr_array @ vector": matmul},
     "coo_reshape": {"coo_array.reshape": coo_reshape},
     "csr_reshape": {"csr_array.reshape().tocsr()": csr_reshape},
     "gather_grad": {"one-hot csc @ dense": gather_grad},

@@ -26,7 +26,7 @@ from ..funcs.threads import num_threads, run_parallel
 #: Below this much work (stored entries plus rows) per thread, one call does it all.
 MIN_WORK_PER_THREAD = 1 << 15
 #: Bytes of each gathered SDDMM block: two of them stay in a core's L2 cache.
-SDDMM_BLOCK_BYTES = 1 << 17
+SDDMM_BLOCK_BYTES = 1 << 18
 INT32_MAX = 2 ** 31 - 1
 
 
@@ -80,8 +80,9 @@ def spmm(a, y):
 
     def rows(i, block):
         r0, r1 = block
-        _sparsetools.csr_matvecs(r1 - r0, k, n, indptr[r0:r1 + 1], indices, data, dense,
-                                 out[r0:r1].reshape(-1))
+        head = (r1 - r0, k) if n == 1 else (r1 - r0, k, n)   # csr_matvec is faster for one
+        kernel = _sparsetools.csr_matvec if n == 1 else _sparsetools.csr_matvecs
+        kernel(*head, indptr[r0:r1 + 1], indices, data, dense, out[r0:r1].reshape(-1))
     _run_blocks(rows, row_blocks(indptr))
     return out
 
