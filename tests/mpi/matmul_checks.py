@@ -1,4 +1,4 @@
-"""Rank script: the sbp signatures of sparse matmul and mv against one process.
+"""Rank script: the sbp signatures of sparse matmul, mv and addmm against one process.
 
 Run as ``mpiexec -n N python -m mpi4py tests/mpi/matmul_checks.py``
 (tests/test_sparse_matmul_mpi.py does, for N = 1, 2, 3).  Sparse operands are
@@ -100,6 +100,13 @@ def matmul_checks():
     xb, yb = Coo((3, 4, 5), 14), Dense((3, 5, 2))
     for sx, sy, want in [(S(0), S(0), S(0)), (S(1), B, S(1)), (S(2), S(1), P)]:
         check(f"batched sparse @ dense {sx} {sy}", sparse.matmul, [xb, yb], [sx, sy], want)
+    inp = Dense((7, 4))
+
+    def addmm(i, a, b):
+        return sparse.addmm(i, a, b, beta=2.0, alpha=3.0)
+    for si, sx, sy, want in [(S(0), S(0), B, S(0)), (S(1), B, S(1), S(1)), (P, P, B, P),
+                             (P, B, P, P)]:
+        check(f"addmm {si} {sx} {sy}", addmm, [inp, x, y], [si, sx, sy], want)
     vec = Dense((5,))
     for sx, sv, want in [(S(0), B, S(0)), (S(1), S(0), P), (P, B, P), (B, P, P)]:
         check(f"mv {sx} {sv}", sparse.mv, [x, vec], [sx, sv], want)
