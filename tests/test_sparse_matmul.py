@@ -169,6 +169,23 @@ def test_cancelling_products_stay_stored_unlike_scipy():
     assert sparse.matmul(x0, x0).nnz() == 2
 
 
+def test_stored_zeros_keep_the_structural_pattern_in_every_row():
+    rng = np.random.default_rng(15)
+    indices, values = random_coo((60, 40), 300, rng)
+    values[rng.random(300) < 0.1] = 0.0            # stored zeros: their products cancel
+    x = sparse.sparse_coo_tensor(indices, values, [60, 40]).to_sparse_csr()
+    yi, yv = random_coo((40, 50), 250, rng)
+    y = sparse.sparse_coo_tensor(yi, yv, [40, 50]).to_sparse_csr()
+    out = sparse.matmul(x, y)
+    structure = (dense_of(indices, np.ones(300), (60, 40)) @ dense_of(yi, np.ones(250),
+                                                                     (40, 50))) > 0
+    got = out.to_sparse_coo().indices().numpy()
+    assert out.nnz() == structure.sum() > (x.to_scipy() @ y.to_scipy()).nnz
+    assert structure[tuple(got)].all()
+    np.testing.assert_allclose(as_dense(out), dense_of(indices, values, (60, 40))
+                               @ dense_of(yi, yv, (40, 50)), rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("lx", LAYOUTS)
 @pytest.mark.parametrize("ly", LAYOUTS)
 def test_scipy_parity_2d(lx, ly):

@@ -144,24 +144,34 @@ def _restore_cancelled(args, bp, bj, part, cols, values):
     """Put back the entries ``csr_matmat`` dropped because their products summed to 0.
 
     The block is recomputed on booleans (all true, so nothing cancels) for the
-    structural pattern, and the computed values are placed at their
-    coordinates in it; ``cols`` and ``values`` are rewritten in place.
-    Returns the block's structural row pointers.
+    structural pattern; within a row, the computed entries are an
+    order-preserving subsequence of it.  Rows that lost nothing map entry for
+    entry; only the entries of rows that lost some are matched by
+    coordinate.  ``cols`` and ``values`` are rewritten in place; returns the
+    block's structural row pointers.
     """
     n_rows, n = args[0], args[1]
     kept = int(part[-1])
     found_cols, found_values = cols[:kept].copy(), values[:kept].copy()
     full = np.empty_like(part)
-    truth_a = np.ones(args[3].shape[0], bool)
-    truth_b = np.ones(bj.shape[0], bool)
-    _sparsetools.csr_matmat(*args, truth_a, bp, bj, truth_b, full, cols,
+    _sparsetools.csr_matmat(*args, np.ones(args[3].shape[0], bool), bp, bj,
+                            np.ones(bj.shape[0], bool), full, cols,
                             np.empty(cols.shape[0], bool))
-    row_ids = np.arange(n_rows, dtype=np.int64)
-    keys = np.repeat(row_ids, np.diff(full)) * n + cols
-    found = np.repeat(row_ids, np.diff(part)) * n + found_cols
+    counts, full_counts = np.diff(part), np.diff(full)
+    intact = counts == full_counts
+    row = np.repeat(np.arange(n_rows, dtype=np.int64), counts)
+    same = intact[row]
+    pos = np.empty(kept, np.int64)
+    pos[same] = (full[:-1] - part[:-1]).astype(np.int64)[row[same]] + np.flatnonzero(same)
+    full_row = np.repeat(np.arange(n_rows, dtype=np.int64), full_counts)
+    where = np.flatnonzero(~intact[full_row])
+    keys = full_row[where] * n + cols[where]
     order = np.argsort(keys, kind="stable")
+    lost = ~same
+    found = row[lost] * n + found_cols[lost]
+    pos[lost] = where[order[np.searchsorted(keys, found, sorter=order)]]
     values[:] = 0
-    values[order[np.searchsorted(keys, found, sorter=order)]] = found_values
+    values[pos] = found_values
     return full
 
 
