@@ -2,7 +2,10 @@
 
 Examples
 --------
-python -m bench                      # the full run (about half an hour on 2 cores)
+python -m bench                      # the full run: every library at its defaults, then
+                                     # fresh outputs (about an hour on 2 cores)
+python -m bench --threads 1          # every library on one core and one thread
+python -m bench --busy 2             # beside two spinning processes (under load)
 python -m bench --quick              # tiny sizes, under a minute: proves the harness works
 python -m bench --only 'gather' --peers phisparse,numpy,torch
 """
@@ -41,9 +44,15 @@ def parse(argv):
                     "default 6 (5 with --quick)")
     ap.add_argument("--rounds", type=int, help="interleaved rounds the repeats are split "
                     "over; default 2 (1 with --quick)")
-    ap.add_argument("--alloc", type=_csv, default=("fresh",),
-                    help="allocation modes, comma-separated: fresh (the headline, default) "
-                    "and/or reused")
+    ap.add_argument("--alloc", type=_csv, default=("default", "fresh"),
+                    help="allocation modes, comma-separated: default (every library at its "
+                    "defaults: the headline), fresh (new memory for every output where a "
+                    "library can be made to take it) and/or reused; default: default,fresh")
+    ap.add_argument("--threads", type=int, help="pin every library, ours included, to this "
+                    "many cores and threads (OpenMP, MKL, OpenBLAS, TensorFlow, torch, "
+                    "phisparse); --threads 1 measures the algorithm, not the core count")
+    ap.add_argument("--busy", type=int, default=0, metavar="N",
+                    help="run N spinning processes beside the benchmark (under load)")
     ap.add_argument("--isolate", action=argparse.BooleanOptionalAction, default=None,
                     help="one process per (workload, peer) (default; --quick: per peer)")
     ap.add_argument("--parallel", type=int, help="worker processes at once; default 1 "
@@ -55,6 +64,8 @@ def parse(argv):
         ap.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(PEERS)}")
     if set(args.alloc) - set(runner.ALLOC_ENV) or not args.alloc:
         ap.error(f"--alloc takes {' and/or '.join(runner.ALLOC_ENV)}, got {','.join(args.alloc)}")
+    if (args.threads is not None and args.threads < 1) or args.busy < 0:
+        ap.error("--threads takes a count >= 1 and --busy a count >= 0")
     if args.backends and set(args.backends) - {"cpu", "gpu"}:
         ap.error(f"--backends takes cpu and/or gpu, got {','.join(args.backends)}")
     return args
@@ -68,7 +79,7 @@ def options(args):
         repeats=args.repeats or (5 if quick else 6), rounds=args.rounds or (1 if quick else 2),
         allocs=args.alloc, isolate=(not quick) if args.isolate is None else args.isolate,
         parallel=args.parallel or (os.cpu_count() if quick else 1),
-        timeout=120.0 if quick else 900.0)
+        timeout=120.0 if quick else 900.0, threads=args.threads, busy=args.busy)
     if min(opts.repeats, opts.rounds, opts.parallel) < 1:
         raise SystemExit("bench: --repeats, --rounds and --parallel must be >= 1")
     return opts

@@ -83,7 +83,10 @@ def _table(head, rows):
 def _run_line(doc):
     m, cfg = doc["machine"], doc["config"]
     quick = cfg["quick"]
-    lines = [(f"Taken {doc['created']} with `python -m bench{' --quick' if quick else ''}`"
+    flags = (" --quick" if quick else "") + \
+        (f" --threads {cfg['threads']}" if cfg.get("threads") else "") + \
+        (f" --busy {cfg['busy']}" if cfg.get("busy") else "")
+    lines = [(f"Taken {doc['created']} with `python -m bench{flags}`"
               f"{' (tiny sizes: the harness works, the numbers mean nothing)' if quick else ''}.")]
     if cfg["fake_gpu"] and "gpu" in cfg["backends"]:
         lines.append("The `gpu` backend here is the counting numpy stand-in "
@@ -109,11 +112,13 @@ def _method(cfg):
     return (f"Each figure is the median (and min) of {cfg['repeats']} timed calls after a "
             f"warm-up ({cfg['repeats_per_process']} per round, {cfg['rounds']} round(s)), "
             f"every (workload, peer) in its own process{where}. Every peer runs under the "
-            f"same allocation settings, per mode ({envs}); `fresh` outputs are new memory "
-            "that pays first-touch page faults (the headline), `reused` outputs land in warm "
-            "memory. The `seen` column says which one each row's peak memory shows: an "
+            f"same allocation settings, per mode ({envs}); `default` leaves every library at "
+            "its defaults (the headline), `fresh` outputs are new memory that pays "
+            "first-touch page faults wherever a library can be made to take it, `reused` "
+            "outputs land in warm memory. The `seen` column says which one each row's peak memory shows: an "
             "allocator of a peer's own can reuse memory in either mode. `× floor` is the "
-            "median over the memory floor of the row's mode; the JSON has both floors. "
+            "median over the memory floor of the row's mode (the warm-buffer floor for "
+            "`default`); the JSON has both floors. "
             "Memory is the peak RSS rise of the process over its RSS once the inputs were "
             "built and the warm-up call done.")
 
@@ -129,13 +134,26 @@ def _summary(doc, be, alloc):
         if (v["backend"], v["alloc"]) != (be, alloc):
             continue
         ours, best = v["ours"], v["best_peer"]
-        rows.append([v["workload"], ms(ours["median_s"]) if ours else "—",
-                     f"{best['peer']} ({best['impl']}) {ms(best['median_s'])}" if best else "—",
-                     ratio(v["ours_over_best_peer"]), ratio(v["ours_over_floor"])])
-    title = (f"## Summary [{be}, {alloc} outputs]: {US} against the fastest peer "
-             "(ms; ratio < 1: we are faster)")
-    return [title, ""] + _table(["workload", US, "fastest peer", "ours / peer",
-                                 "ours × floor"], rows)
+        row = [v["workload"], ms(ours["median_s"]) if ours else "—",
+               f"{best['peer']} ({best['impl']}) {ms(best['median_s'])}" if best else "—",
+               ratio(v["ours_over_best_peer"]), ratio(v["ours_over_floor"])]
+        rows.append(row + ([_reusers(doc, v["workload"], be)] if alloc == "fresh" else []))
+    head = ["workload", US, "fastest peer", "ours / peer", "ours × floor"]
+    head += ["reused memory anyway"] if alloc == "fresh" else []
+    title = (f"## Summary [{be}, {MODE_TITLE.get(alloc, alloc + ' outputs')}]: {US} against "
+             "the fastest peer (ms; ratio < 1: we are faster)")
+    return [title, ""] + _table(head, rows)
+
+
+MODE_TITLE = {"default": "every library at its defaults", "fresh": "fresh outputs"}
+
+
+def _reusers(doc, workload, be):
+    """The peers whose peak memory shows reused memory in a fresh-mode row."""
+    names = sorted({r["peer"] for r in doc["results"]
+                    if (r["workload"], r["backend"], r.get("alloc"), r["status"],
+                        r.get("observed_mode")) == (workload, be, "fresh", "ok", "reused")})
+    return ", ".join(names) or "—"
 
 
 def _details(doc, be, alloc):

@@ -9,13 +9,22 @@ since importing TensorFlow, torch and Paddle costs seconds per process, and
 runs as many processes at once as there are cores: its timings only prove
 that the harness works.
 
-Allocation.  Every worker of a mode gets the same settings.  ``fresh`` (the
-headline) pins glibc's mmap threshold at 128 KiB, so each large output is new
-memory that pays first-touch page faults, as a user's first call does, and
-turns phisparse's output pool off.  ``reused`` turns glibc's mmap off and
-keeps freed memory, and leaves phisparse's pool on, so outputs land in warm
-pages.  An allocator of a peer's own may reuse memory in either mode, so each
-figure also records the mode its peak memory shows.
+Allocation.  Every worker of a mode gets the same settings.  ``default`` (the
+headline) changes nothing: every library runs at its defaults (our output
+pool on, TensorFlow's and torch's allocators as they are, glibc's malloc as
+it is).  ``fresh`` pins glibc's mmap threshold at 128 KiB, so each large
+output is new memory that pays first-touch page faults, as a user's first
+call does, and turns phisparse's output pool off.  ``reused`` turns glibc's
+mmap off and keeps freed memory, and leaves phisparse's pool on, so outputs
+land in warm pages.  An allocator of a peer's own may reuse memory in any
+mode, so each figure also records the mode its peak memory shows.
+
+Threads and load.  ``threads`` pins every worker, ours and the peers', to
+that many cores (CPU affinity) and sets every library's thread knob to it
+(OpenMP, MKL, OpenBLAS, TensorFlow's intra- and inter-op pools, phisparse's
+``PHISPARSE_NUM_THREADS``): with 1 it measures the algorithm, not the core
+count.  ``busy`` runs that many spinning processes beside the benchmark, to
+measure under load.
 """
 import concurrent.futures
 import dataclasses
@@ -33,10 +42,14 @@ from .peers import PEERS, RECIPE
 from .workloads import WORKLOADS
 
 ALLOC_ENV = {
+    "default": {},
     "fresh": {"MALLOC_MMAP_THRESHOLD_": "131072", "PHISPARSE_POOL_BYTES": "0"},
     "reused": {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(2**40)},
 }
 QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "GLOG_minloglevel": "2"}
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+               "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "PHISPARSE_NUM_THREADS",
+               "PHISPARSE_BENCH_THREADS")
 
 
 @dataclasses.dataclass
@@ -49,10 +62,12 @@ class Options:
     backends: tuple = None
     repeats: int = 6
     rounds: int = 2
-    allocs: tuple = ("fresh",)
+    allocs: tuple = ("default", "fresh")
     isolate: bool = True
     parallel: int = 1
     timeout: float = 900.0
+    threads: int = None
+    busy: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,11 +82,13 @@ class Job:
 
 
 # ------------------------------------------------------------------ subprocesses
-def worker_env(alloc):
-    """The environment of a worker: the caller's plus the mode's and quieter logs."""
-    drop = {k for env in ALLOC_ENV.values() for k in env}
+def worker_env(alloc, threads=None):
+    """The environment of a worker: the caller's plus the mode's, the thread pins
+    (``bench.worker`` also sets its CPU affinity from them) and quieter logs."""
+    drop = {k for env in ALLOC_ENV.values() for k in env} | set(THREAD_VARS)
     env = {k: v for k, v in os.environ.items() if k not in drop}
-    return {**env, **QUIET_ENV, **ALLOC_ENV[alloc]}
+    pins = {} if threads is None else dict.fromkeys(THREAD_VARS, str(threads))
+    return {**env, **QUIET_ENV, **ALLOC_ENV[alloc], **pins}
 
 
 def launch(python, mode, request, env, timeout):
@@ -110,7 +127,8 @@ def probe_peer(name, opts, names):
                 "reason": f"interpreter {python} not found (set {spec.env_var}, "
                           f"or install it as {RECIPE} shows)"}
     text, err = launch(python, "probe", {"peer": name, "workloads": names,
-                                         "quick": opts.quick}, worker_env("fresh"), 300)
+                                         "quick": opts.quick},
+                       worker_env("fresh", opts.threads), 300)
     if err:
         return {"status": "skipped", "python": python, "reason": f"cannot load: {err}"}
     return {"status": "ok", **json.loads(text), "python": python}
@@ -185,7 +203,7 @@ def run_batch(batch, opts, peers):
                "repeats": math.ceil(opts.repeats / opts.rounds), "warmup": 1,
                "jobs": [{"workload": j.workload, "impl": j.impl} for j in batch]}
     text, err = launch(peers[first.peer]["python"], "run", request,
-                       worker_env(first.alloc), opts.timeout)
+                       worker_env(first.alloc, opts.threads), opts.timeout)
     done = {(r["workload"], r["impl"]): r for r in map(json.loads, text.splitlines())}
     return [{**(done.get((j.workload, j.impl)) or
                 {**dataclasses.asdict(j), "status": "error",
@@ -197,7 +215,8 @@ def measure_floor(backend, opts):
     """Copy timings for the floor (always in the fresh mode), or an error reason."""
     request = {"backend": backend, "repeats": 3 if opts.quick else 5,
                "bytes": floor.QUICK_BYTES if opts.quick else floor.FULL_BYTES}
-    text, err = launch(sys.executable, "floor", request, worker_env("fresh"), 300)
+    text, err = launch(sys.executable, "floor", request, worker_env("fresh", opts.threads),
+                       300)
     return (json.loads(text), None) if not err else (None, err)
 
 
@@ -208,7 +227,19 @@ def _label(batch):
 
 
 def execute(opts, progress, say):
-    """Run everything ``opts`` asks for; return the raw pieces for the summary."""
+    """Run everything ``opts`` asks for (beside ``opts.busy`` spinning processes);
+    return the raw pieces for the summary."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(opts.busy)]
+    try:
+        return _execute(opts, progress, say)
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+
+
+def _execute(opts, progress, say):
     workloads = select_workloads(opts.only)
     if not workloads:
         raise SystemExit(f"bench: --only {opts.only!r} matches no workload; names are: "

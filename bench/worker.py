@@ -21,7 +21,7 @@ import sys
 
 from . import ROOT, floor
 from .backends import get_backend
-from .measure import measure
+from .measure import Case, measure
 from .peers import PEERS
 from .workloads import BY_NAME
 
@@ -66,10 +66,25 @@ def run_job(module, job, req, backend):
         case = module.IMPLS[w.op][job["impl"]](inputs, backend)
         del inputs
         gc.collect()
-        return {**head, "status": "ok",
-                **measure(case, backend, req["repeats"], req["warmup"])}
+        calls = w.calls_per_sample(req["quick"])
+        result = measure(batched(case, calls), backend, req["repeats"], req["warmup"])
+        result["times_s"] = [t / calls for t in result["times_s"]]
+        return {**head, "status": "ok", "calls_per_sample": calls, **result}
     except Exception as exc:  # noqa: BLE001 (a peer's failure is a result, not a crash)
         return {**head, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def batched(case, calls):
+    """``case`` running its op ``calls`` times per timed sample (the last output returned)."""
+    if calls == 1:
+        return case
+    run = case.run
+
+    def many():
+        for _ in range(calls - 1):
+            run()
+        return run()
+    return Case(many, case.reset)
 
 
 def run(req, out_path):
@@ -83,7 +98,17 @@ def run(req, out_path):
         gc.collect()
 
 
+def pin_threads():
+    """With ``PHISPARSE_BENCH_THREADS=n`` (``--threads n``), run on the first n
+    cores this process may use, so no library can use more."""
+    n = os.environ.get("PHISPARSE_BENCH_THREADS")
+    if n and hasattr(os, "sched_setaffinity"):
+        cores = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, cores[:max(1, int(n))])
+
+
 def main(argv):
+    pin_threads()
     mode, request_path, out_path = argv
     with open(request_path) as f:
         req = json.load(f)

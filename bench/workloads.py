@@ -3,7 +3,9 @@
 Inputs are plain numpy arrays built from a fixed seed, so every peer's
 subprocess builds the same data and converts it to its own types untimed.
 A workload ``op`` names what the peers implement; ``*_grad`` workloads carry an
-``out_grad`` input and time the backward alone.
+``out_grad`` input and time the backward alone.  ``tiny/*`` workloads run an op
+on 10 elements (or 10 nonzeros) ``calls`` times per sample and report the time
+per call: the fixed cost of one call, which a library called in a loop pays.
 
 Traffic (``read``, ``write`` in bytes) is what the op cannot avoid moving:
 indices are counted as int64, sparse values are not counted (a reshape can
@@ -28,10 +30,15 @@ class Workload:
     op: str
     full: dict
     quick: dict
+    calls: int = 1
 
     def params(self, quick):
         """The parameters at the chosen size."""
         return self.quick if quick else self.full
+
+    def calls_per_sample(self, quick):
+        """Calls of the op per timed sample (a tenth under ``--quick``)."""
+        return max(1, self.calls // 10) if quick else self.calls
 
     def describe(self, quick):
         """A one-line description with the shapes."""
@@ -133,6 +140,7 @@ def _batch_gather_out(p):
 
 
 OUT_SHAPE = {
+    "reshape": lambda p: tuple(p["new_shape"]),
     "expand": lambda p: tuple(p["new_shape"]),
     "repeat": lambda p: tuple(n * r for n, r in zip(p["shape"], p["repeats"])),
     "gather": _gather_out,
@@ -157,6 +165,7 @@ def _dense_traffic(op, p, grad):
 BUILD = {
     "coo_reshape": _coo_build,
     "csr_reshape": _csr_build,
+    "reshape": lambda p, rng: {"x": _random(p["shape"], rng)},
     "expand": lambda p, rng: {"x": _random(p["shape"], rng)},
     "repeat": lambda p, rng: {"x": _random(p["shape"], rng)},
     "gather": lambda p, rng: {"x": _random(p["shape"], rng),
@@ -171,6 +180,7 @@ TRAFFIC = {"coo_reshape": _coo_traffic, "csr_reshape": _csr_traffic}
 DESCRIBE = {
     "coo_reshape": _coo_describe,
     "csr_reshape": _csr_describe,
+    "reshape": lambda p: f"reshape {list(p['shape'])} -> {list(p['new_shape'])} f32",
     "expand": lambda p: f"expand {list(p['shape'])} -> {list(p['new_shape'])} f32",
     "repeat": lambda p: f"repeat {list(p['shape'])} x {tuple(p['repeats'])} f32",
     "gather": lambda p: (f"gather axis={p['axis']} {list(p['shape'])} f32, "
@@ -291,5 +301,23 @@ for _kind in ("spmm", "spgemm", "sddmm", "spmv"):
     BUILD[_kind], TRAFFIC[_kind], DESCRIBE[_kind] = (_matmul_build, _matmul_traffic,
                                                      _matmul_describe)
 
-WORKLOADS = _coo_workloads() + _csr_workloads() + _dense_workloads() + _matmul_workloads()
+
+
+#: Calls per timed sample of a tiny workload.
+TINY_CALLS = 2000
+
+
+def _tiny_workloads():
+    params = {
+        "reshape": {"shape": (2, 5), "new_shape": (5, 2)},
+        "expand": {"shape": (10, 1), "new_shape": (10, 3)},
+        "repeat": {"shape": (10,), "repeats": (2,)},
+        "gather": {"shape": (10,), "axis": 0, "n_index": 3},
+        "coo_reshape": {"shape": (10, 10), "new_shape": (100,), "nnz": 10, "dense": ()},
+    }
+    return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS) for op, p in params.items()]
+
+
+WORKLOADS = (_coo_workloads() + _csr_workloads() + _dense_workloads()
+             + _matmul_workloads() + _tiny_workloads())
 BY_NAME = {w.name: w for w in WORKLOADS}

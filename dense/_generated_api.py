@@ -4,7 +4,7 @@
 from kernels._generated import op_table as _table
 from kernels.core import dispatch as _d
 
-__all__ = ['reshape', 'sum', 'expand', 'repeat', 'gather', 'batch_gather']
+__all__ = ['reshape', 'sum', 'expand', 'repeat', 'gather', 'batch_gather', 'abs', 'neg', 'exp', 'log', 'sqrt', 'square', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'add', 'subtract', 'multiply', 'divide', 'pow', 'maximum', 'minimum', 'equal', 'not_equal', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'clip']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'dense'}
 
 
@@ -280,3 +280,847 @@ def batch_gather(x, index):
 
 
 batch_gather.infer_meta = _d.meta_binding(_SPECS['batch_gather'])
+
+
+def abs(x):
+    r"""Elementwise absolute value, ``|x|`` (``abs(t)`` calls it).
+
+    Complex inputs give their modulus (a real dtype); the gradient of a real x is ``sign(x)``.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.abs(dense.to_tensor([-1.5, 0.0, 2.0])).numpy()
+    array([1.5, 0. , 2. ])
+    """
+    return _d.run(_SPECS['abs'], [x], [])
+
+
+abs.infer_meta = _d.meta_binding(_SPECS['abs'])
+
+
+def neg(x):
+    r"""Elementwise negation, ``-x`` (the unary ``-`` operator).
+
+    bool inputs raise TypeError, as in numpy.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.neg(dense.to_tensor([-1.5, 0.0, 2.0])).numpy()
+    array([ 1.5, -0. , -2. ])
+    """
+    return _d.run(_SPECS['neg'], [x], [])
+
+
+neg.infer_meta = _d.meta_binding(_SPECS['neg'])
+
+
+def exp(x):
+    r"""Elementwise exponential, ``e ** x``.
+
+    Integer inputs give float64, as numpy.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.exp(dense.to_tensor([0.0, 1.0])).numpy()
+    array([1.        , 2.71828183])
+    """
+    return _d.run(_SPECS['exp'], [x], [])
+
+
+exp.infer_meta = _d.meta_binding(_SPECS['exp'])
+
+
+def log(x):
+    r"""Elementwise natural logarithm.
+
+    log(0) is -inf and log of a negative real is nan, with numpy's warnings.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.log(dense.to_tensor([1.0, 4.0])).numpy()
+    array([0.        , 1.38629436])
+    """
+    return _d.run(_SPECS['log'], [x], [])
+
+
+log.infer_meta = _d.meta_binding(_SPECS['log'])
+
+
+def sqrt(x):
+    r"""Elementwise square root.
+
+    Negative real inputs give nan, as numpy.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.sqrt(dense.to_tensor([1.0, 4.0])).numpy()
+    array([1., 2.])
+    """
+    return _d.run(_SPECS['sqrt'], [x], [])
+
+
+sqrt.infer_meta = _d.meta_binding(_SPECS['sqrt'])
+
+
+def square(x):
+    r"""Elementwise square, ``x * x``.
+
+    Integer dtypes are kept (and wrap around as numpy's).
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.square(dense.to_tensor([-3, 2])).numpy()
+    array([9, 4])
+    """
+    return _d.run(_SPECS['square'], [x], [])
+
+
+square.infer_meta = _d.meta_binding(_SPECS['square'])
+
+
+def sin(x):
+    r"""Elementwise sine (radians).
+
+    Integer inputs give float64, as numpy.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.sin(dense.to_tensor([0.0, 1.0])).numpy()
+    array([0.        , 0.84147098])
+    """
+    return _d.run(_SPECS['sin'], [x], [])
+
+
+sin.infer_meta = _d.meta_binding(_SPECS['sin'])
+
+
+def cos(x):
+    r"""Elementwise cosine (radians).
+
+    Integer inputs give float64, as numpy.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.cos(dense.to_tensor([0.0, 1.0])).numpy()
+    array([1.        , 0.54030231])
+    """
+    return _d.run(_SPECS['cos'], [x], [])
+
+
+cos.infer_meta = _d.meta_binding(_SPECS['cos'])
+
+
+def tanh(x):
+    r"""Elementwise hyperbolic tangent.
+
+    Its gradient reads the output: ``1 - out ** 2``.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.tanh(dense.to_tensor([0.0, 1.0])).numpy()
+    array([0.        , 0.76159416])
+    """
+    return _d.run(_SPECS['tanh'], [x], [])
+
+
+tanh.infer_meta = _d.meta_binding(_SPECS['tanh'])
+
+
+def sigmoid(x):
+    r"""Elementwise logistic sigmoid, ``1 / (1 + exp(-x))``.
+
+    Large negative inputs give 0 without an overflow warning; the gradient is ``out * (1 - out)``.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.sigmoid(dense.to_tensor([0.0, 2.0])).numpy()
+    array([0.5       , 0.88079708])
+    """
+    return _d.run(_SPECS['sigmoid'], [x], [])
+
+
+sigmoid.infer_meta = _d.meta_binding(_SPECS['sigmoid'])
+
+
+def relu(x):
+    r"""Elementwise rectifier, ``max(x, 0)``.
+
+    The gradient passes where x > 0 (0 at x == 0, as Paddle).
+
+    Parameters
+    ----------
+    x : Tensor
+        Any rank, 0-d and 0-size included.
+
+    Returns
+    -------
+    Tensor
+        x's shape, with the dtype numpy's ufunc gives for x's dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.relu(dense.to_tensor([-1.0, 0.0, 3.0])).numpy()
+    array([0., 0., 3.])
+    """
+    return _d.run(_SPECS['relu'], [x], [])
+
+
+relu.infer_meta = _d.meta_binding(_SPECS['relu'])
+
+
+def add(x, y):
+    r"""Elementwise x + y (the ``+`` operator).
+
+    x and y broadcast as in numpy; the dtype is numpy's promotion of theirs.
+    Either may be a Python scalar, which is weak (NEP 50): ``float32`` stays
+    ``float32``.  Each input's gradient is summed back to its shape.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast, named with both shapes.
+    TypeError
+        Dtypes the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x, y = dense.to_tensor([1.0, 2.0]), dense.to_tensor([[10.0], [20.0]])
+    >>> dense.add(x, y).numpy()
+    array([[11., 12.],
+           [21., 22.]])
+    """
+    return _d.run(_SPECS['add'], [x, y], [])
+
+
+add.infer_meta = _d.meta_binding(_SPECS['add'])
+
+
+def subtract(x, y):
+    r"""Elementwise x - y (the ``-`` operator).
+
+    x and y broadcast as in numpy; the dtype is numpy's promotion of theirs.
+    Either may be a Python scalar, which is weak (NEP 50): ``float32`` stays
+    ``float32``.  Each input's gradient is summed back to its shape.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast, named with both shapes.
+    TypeError
+        Dtypes the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x, y = dense.to_tensor([1.0, 2.0]), dense.to_tensor([[10.0], [20.0]])
+    >>> dense.subtract(x, y).numpy()
+    array([[ -9.,  -8.],
+           [-19., -18.]])
+    """
+    return _d.run(_SPECS['subtract'], [x, y], [])
+
+
+subtract.infer_meta = _d.meta_binding(_SPECS['subtract'])
+
+
+def multiply(x, y):
+    r"""Elementwise x * y (the ``*`` operator).
+
+    x and y broadcast as in numpy; the dtype is numpy's promotion of theirs.
+    Either may be a Python scalar, which is weak (NEP 50): ``float32`` stays
+    ``float32``.  Each input's gradient is summed back to its shape.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast, named with both shapes.
+    TypeError
+        Dtypes the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x, y = dense.to_tensor([1.0, 2.0]), dense.to_tensor([[10.0], [20.0]])
+    >>> dense.multiply(x, y).numpy()
+    array([[10., 20.],
+           [20., 40.]])
+    """
+    return _d.run(_SPECS['multiply'], [x, y], [])
+
+
+multiply.infer_meta = _d.meta_binding(_SPECS['multiply'])
+
+
+def divide(x, y):
+    r"""Elementwise x / y, true division (the ``/`` operator); integers give float64.
+
+    x and y broadcast as in numpy; the dtype is numpy's promotion of theirs.
+    Either may be a Python scalar, which is weak (NEP 50): ``float32`` stays
+    ``float32``.  Each input's gradient is summed back to its shape.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast, named with both shapes.
+    TypeError
+        Dtypes the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x, y = dense.to_tensor([1.0, 2.0]), dense.to_tensor([[10.0], [20.0]])
+    >>> dense.divide(x, y).numpy()
+    array([[0.1 , 0.2 ],
+           [0.05, 0.1 ]])
+    """
+    return _d.run(_SPECS['divide'], [x, y], [])
+
+
+divide.infer_meta = _d.meta_binding(_SPECS['divide'])
+
+
+def pow(x, y):
+    r"""Elementwise x ** y (the ``**`` operator).
+
+    x and y broadcast as in numpy; the dtype is numpy's promotion of theirs.
+    Either may be a Python scalar, which is weak (NEP 50): ``float32`` stays
+    ``float32``.  Each input's gradient is summed back to its shape.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast, named with both shapes.
+    TypeError
+        Dtypes the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x, y = dense.to_tensor([1.0, 2.0]), dense.to_tensor([[2.0], [3.0]])
+    >>> dense.pow(x, y).numpy()
+    array([[1., 4.],
+           [1., 8.]])
+    """
+    return _d.run(_SPECS['pow'], [x, y], [])
+
+
+pow.infer_meta = _d.meta_binding(_SPECS['pow'])
+
+
+def maximum(x, y):
+    r"""Elementwise the larger of x and y; a tie sends the gradient to y (Paddle).
+
+    x and y broadcast as in numpy; the dtype is numpy's promotion of theirs.
+    Either may be a Python scalar, which is weak (NEP 50): ``float32`` stays
+    ``float32``.  Each input's gradient is summed back to its shape.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast, named with both shapes.
+    TypeError
+        Dtypes the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x, y = dense.to_tensor([1.0, 5.0]), dense.to_tensor([[2.0], [3.0]])
+    >>> dense.maximum(x, y).numpy()
+    array([[2., 5.],
+           [3., 5.]])
+    """
+    return _d.run(_SPECS['maximum'], [x, y], [])
+
+
+maximum.infer_meta = _d.meta_binding(_SPECS['maximum'])
+
+
+def minimum(x, y):
+    r"""Elementwise the smaller of x and y; a tie sends the gradient to y (Paddle).
+
+    x and y broadcast as in numpy; the dtype is numpy's promotion of theirs.
+    Either may be a Python scalar, which is weak (NEP 50): ``float32`` stays
+    ``float32``.  Each input's gradient is summed back to its shape.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast, named with both shapes.
+    TypeError
+        Dtypes the ufunc does not take.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x, y = dense.to_tensor([1.0, 5.0]), dense.to_tensor([[2.0], [3.0]])
+    >>> dense.minimum(x, y).numpy()
+    array([[1., 2.],
+           [1., 3.]])
+    """
+    return _d.run(_SPECS['minimum'], [x, y], [])
+
+
+minimum.infer_meta = _d.meta_binding(_SPECS['minimum'])
+
+
+def equal(x, y):
+    r"""Elementwise ``x == y`` (the ``==`` operator), as a bool tensor.
+
+    x and y broadcast and compare as in numpy.  The result is not
+    differentiable: it has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        bool, the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.equal(dense.to_tensor([1, 2, 3]), 2).numpy()
+    array([False,  True, False])
+    """
+    return _d.run(_SPECS['equal'], [x, y], [])
+
+
+equal.infer_meta = _d.meta_binding(_SPECS['equal'])
+
+
+def not_equal(x, y):
+    r"""Elementwise ``x != y`` (the ``!=`` operator), as a bool tensor.
+
+    x and y broadcast and compare as in numpy.  The result is not
+    differentiable: it has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        bool, the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.not_equal(dense.to_tensor([1, 2, 3]), 2).numpy()
+    array([ True, False,  True])
+    """
+    return _d.run(_SPECS['not_equal'], [x, y], [])
+
+
+not_equal.infer_meta = _d.meta_binding(_SPECS['not_equal'])
+
+
+def less_than(x, y):
+    r"""Elementwise ``x < y`` (the ``<`` operator), as a bool tensor.
+
+    x and y broadcast and compare as in numpy.  The result is not
+    differentiable: it has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        bool, the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.less_than(dense.to_tensor([1, 2, 3]), 2).numpy()
+    array([ True, False, False])
+    """
+    return _d.run(_SPECS['less_than'], [x, y], [])
+
+
+less_than.infer_meta = _d.meta_binding(_SPECS['less_than'])
+
+
+def less_equal(x, y):
+    r"""Elementwise ``x <= y`` (the ``<=`` operator), as a bool tensor.
+
+    x and y broadcast and compare as in numpy.  The result is not
+    differentiable: it has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        bool, the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.less_equal(dense.to_tensor([1, 2, 3]), 2).numpy()
+    array([ True,  True, False])
+    """
+    return _d.run(_SPECS['less_equal'], [x, y], [])
+
+
+less_equal.infer_meta = _d.meta_binding(_SPECS['less_equal'])
+
+
+def greater_than(x, y):
+    r"""Elementwise ``x > y`` (the ``>`` operator), as a bool tensor.
+
+    x and y broadcast and compare as in numpy.  The result is not
+    differentiable: it has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        bool, the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.greater_than(dense.to_tensor([1, 2, 3]), 2).numpy()
+    array([False, False,  True])
+    """
+    return _d.run(_SPECS['greater_than'], [x, y], [])
+
+
+greater_than.infer_meta = _d.meta_binding(_SPECS['greater_than'])
+
+
+def greater_equal(x, y):
+    r"""Elementwise ``x >= y`` (the ``>=`` operator), as a bool tensor.
+
+    x and y broadcast and compare as in numpy.  The result is not
+    differentiable: it has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x, y : Tensor, numpy array or scalar
+        Shapes that broadcast together.
+
+    Returns
+    -------
+    Tensor
+        bool, the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.greater_equal(dense.to_tensor([1, 2, 3]), 2).numpy()
+    array([False,  True,  True])
+    """
+    return _d.run(_SPECS['greater_equal'], [x, y], [])
+
+
+greater_equal.infer_meta = _d.meta_binding(_SPECS['greater_equal'])
+
+
+def clip(x, min=None, max=None):
+    r"""Limit x to ``[min, max]`` elementwise (Paddle's clip); None leaves that side open.
+
+    The gradient passes where ``min < x < max`` strictly, as Paddle's.
+
+    Parameters
+    ----------
+    x : Tensor
+    min, max : scalar, optional
+        The bounds (Python scalars are weak, as in numpy).
+
+    Returns
+    -------
+    Tensor
+        x's shape, numpy's dtype for ``np.clip(x, min, max)``.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.clip(dense.to_tensor([-2.0, 0.5, 3.0]), min=0.0, max=1.0).numpy()
+    array([0. , 0.5, 1. ])
+    """
+    return _d.run(_SPECS['clip'], [x], [min, max])
+
+
+clip.infer_meta = _d.meta_binding(_SPECS['clip'])

@@ -3,6 +3,7 @@ import numbers
 
 import numpy as np
 
+from kernels.core import dispatch
 from kernels.core.dtypes import canonical_dtype
 from kernels.core.meta import MetaTensor, PLACES
 from kernels.core.tensor import TensorBase, register_layout
@@ -14,6 +15,24 @@ def _freeze(array):
     if isinstance(array, np.ndarray) and array.flags.writeable:
         array.flags.writeable = False
     return array
+
+
+def _is_operand(value):
+    return isinstance(value, (Tensor, np.ndarray, numbers.Number, np.bool_)) \
+        or type(value).__module__.startswith("cupy")
+
+
+def _binary(name, reflected=False):
+    """An operator method calling op ``name`` (``reflected``: other op self)."""
+    def method(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        from . import _generated_api as api
+        op = getattr(api, name)
+        return op(other, self) if reflected else op(self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    method.__doc__ = f"See :func:`dense.{name}`."
+    return method
 
 
 class Tensor(TensorBase):
@@ -34,8 +53,9 @@ class Tensor(TensorBase):
 
     @classmethod
     def _from_kernel(cls, data, meta):
-        xp = xp_of(data) if not isinstance(data, numbers.Number) else np
-        return cls(xp.asarray(data))
+        if type(data) is not np.ndarray:
+            data = (xp_of(data) if not isinstance(data, numbers.Number) else np).asarray(data)
+        return cls(data)
 
     def _data(self):
         return self._array
@@ -129,35 +149,56 @@ class Tensor(TensorBase):
                 f"place=Place({self.place}), {grad},\n       {body})")
 
     # ------------------------------------------------------------ methods
+    # Each method runs its op through dispatch by name, so this module needs
+    # neither the generated API nor the sparse package (imports point one way).
     def reshape(self, *shape):
         """See :func:`dense.reshape`; sizes may be given one by one or as a list."""
-        from . import _generated_api as api
-        return api.reshape(self, _sizes(shape))
+        return dispatch.call("dense", "reshape", self, _sizes(shape))
 
     def sum(self, axis=None, keepdim=False):
         """See :func:`dense.sum`."""
-        from . import _generated_api as api
-        return api.sum(self, axis, keepdim)
+        return dispatch.call("dense", "sum", self, axis, keepdim)
 
     def to_sparse_coo(self, sparse_dim):
         """See :func:`sparse.to_sparse_coo`: the nonzero blocks of the leading dims."""
-        import sparse
-        return sparse.to_sparse_coo(self, sparse_dim)
+        return dispatch.call("sparse", "to_sparse_coo", self, sparse_dim)
 
     def to_sparse_csr(self):
         """See :func:`sparse.to_sparse_csr`: the nonzeros of a 2-D or 3-D tensor as CSR."""
-        import sparse
-        return sparse.to_sparse_csr(self)
+        return dispatch.call("sparse", "to_sparse_csr", self)
 
     def expand(self, *sizes):
         """See :func:`dense.expand`; sizes may be given one by one or as a list."""
-        from . import _generated_api as api
-        return api.expand(self, _sizes(sizes))
+        return dispatch.call("dense", "expand", self, _sizes(sizes))
 
     def repeat(self, *repeats):
         """See :func:`dense.repeat`; counts may be given one by one or as a list."""
+        return dispatch.call("dense", "repeat", self, _sizes(repeats))
+
+    # ------------------------------------------------------------ operators, T, indexing
+    # (issue 19) Operators call the generated ops; a Python scalar on either
+    # side is a weak 0-d operand (NEP 50).  Anything else (a sparse tensor, a
+    # list) gets NotImplemented, so Python asks the other operand.
+    __array_ufunc__ = None      # np.float64(2) * t and ndarray + t come here
+    __hash__ = object.__hash__  # == is elementwise; tensors stay hashable by identity
+
+    __add__, __radd__ = _binary("add"), _binary("add", True)
+    __sub__, __rsub__ = _binary("subtract"), _binary("subtract", True)
+    __mul__, __rmul__ = _binary("multiply"), _binary("multiply", True)
+    __truediv__, __rtruediv__ = _binary("divide"), _binary("divide", True)
+    __pow__, __rpow__ = _binary("pow"), _binary("pow", True)
+    __matmul__, __rmatmul__ = _binary("matmul"), _binary("matmul", True)
+    __eq__, __ne__ = _binary("equal"), _binary("not_equal")
+    __lt__, __le__ = _binary("less_than"), _binary("less_equal")
+    __gt__, __ge__ = _binary("greater_than"), _binary("greater_equal")
+
+    def __neg__(self):
         from . import _generated_api as api
-        return api.repeat(self, _sizes(repeats))
+        return api.neg(self)
+
+    def __abs__(self):
+        from . import _generated_api as api
+        return api.abs(self)
 
 
 def _sizes(args):

@@ -4,7 +4,7 @@
 from kernels._generated import op_table as _table
 from kernels.core import dispatch as _d
 
-__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'matmul', 'mv', 'addmm', 'masked_matmul']
+__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'mask_as', 'values', 'with_values', 'matmul', 'mv', 'addmm', 'masked_matmul']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'sparse'}
 
 
@@ -196,6 +196,123 @@ def coalesce(x):
 
 
 coalesce.infer_meta = _d.meta_binding(_SPECS['coalesce'])
+
+
+def mask_as(x, mask):
+    r"""The dense x read at mask's stored coordinates, as a sparse tensor with mask's pattern.
+
+    This is the op that keeps only a pattern (Paddle's ``sparse_mask``).
+    The result keeps mask's indices (or crows and cols) entry for entry: a
+    duplicate coordinate gets x's value there each time.  It has x's value
+    dtype and mask's layout and index dtype; mask's values are ignored.
+    The gradient of x is dense: each entry's gradient is scatter-added to
+    its coordinate.
+
+    Parameters
+    ----------
+    x : dense.Tensor
+    mask : SparseCooTensor or SparseCsrTensor
+        Of x's shape.
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    TypeError
+        A sparse x or a dense mask.
+    ValueError
+        x and mask have different shapes.
+
+    Examples
+    --------
+    >>> import numpy as np, dense, sparse
+    >>> x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    >>> m = sparse.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 1.0, 1.0], [2, 3])
+    >>> sparse.mask_as(x, m).values().numpy()
+    array([2., 3., 5.])
+    """
+    return _d.run(_SPECS['mask_as'], [x, mask], [])
+
+
+mask_as.infer_meta = _d.meta_binding(_SPECS['mask_as'])
+
+
+def values(x):
+    r"""The stored values of a sparse tensor, [nnz, *dense_dims], as a dense tensor.
+
+    Differentiable: the gradient flows back to x's stored entries, entry
+    for entry.  ``x.values()`` calls this op.  The shape's first dim is the
+    number of stored entries, which only the data knows, so infer-meta
+    gives it as -1.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    dense.Tensor
+        Sharing x's memory.
+
+    Examples
+    --------
+    >>> import dense, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1]], [3.0, 4.0], [2], stop_gradient=False)
+    >>> v = sparse.values(x)
+    >>> v.numpy().tolist()
+    [3.0, 4.0]
+    >>> dense.sum(v).backward()
+    >>> x.grad.values().numpy().tolist()
+    [1.0, 1.0]
+    """
+    return _d.run(_SPECS['values'], [x], [])
+
+
+values.infer_meta = _d.meta_binding(_SPECS['values'])
+
+
+def with_values(x, values):
+    r"""x's pattern holding new ``values``: a sparse tensor as a function of its values.
+
+    The constructors call this op when their ``values`` need a gradient,
+    so a sparse weight is trained through its values.  The gradient of
+    ``values`` is the output's gradient, entry for entry.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+        The pattern; its values are ignored.
+    values : dense.Tensor
+        [nnz, *dense_dims], one value per stored entry of x.
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and indices, values' dtype.
+
+    Raises
+    ------
+    ValueError
+        values' shape does not fit x.
+
+    Examples
+    --------
+    >>> import dense, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [1.0, 1.0], [3])
+    >>> v = dense.to_tensor([5.0, 7.0], stop_gradient=False)
+    >>> y = sparse.with_values(x, v)
+    >>> y.to_dense().numpy().tolist()
+    [5.0, 0.0, 7.0]
+    >>> y.backward()
+    >>> v.grad.numpy().tolist()
+    [1.0, 1.0]
+    """
+    return _d.run(_SPECS['with_values'], [x, values], [])
+
+
+with_values.infer_meta = _d.meta_binding(_SPECS['with_values'])
 
 
 def matmul(x, y):

@@ -9,6 +9,7 @@ sharing that memory.
 import numpy as np
 
 import dense
+from kernels.core import dispatch
 from kernels.core.meta import MetaTensor
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
@@ -23,9 +24,9 @@ def _freeze(array):
     return array
 
 
-def _api():
-    from . import _generated_api
-    return _generated_api
+def _op(name, *args):
+    """Run sparse op ``name`` through dispatch (how every tensor method reaches its op)."""
+    return dispatch.call("sparse", name, *args)
 
 
 class _SparseTensor(TensorBase):
@@ -109,15 +110,15 @@ class _SparseTensor(TensorBase):
     # ------------------------------------------------------------ ops
     def to_dense(self):
         """See :func:`sparse.to_dense`."""
-        return _api().to_dense(self)
+        return _op("to_dense", self)
 
     def to_sparse_csr(self):
         """See :func:`sparse.to_sparse_csr`; a CSR tensor returns itself."""
-        return self if self.is_sparse_csr() else _api().to_sparse_csr(self)
+        return self if self.is_sparse_csr() else _op("to_sparse_csr", self)
 
     def reshape(self, shape, order="C"):
         """See :func:`sparse.reshape`."""
-        return _api().reshape(self, shape, order)
+        return _op("reshape", self, shape, order)
 
     def __matmul__(self, other):
         """``self @ other``: :func:`sparse.matmul`."""
@@ -167,13 +168,13 @@ class SparseCooTensor(_SparseTensor):
 
     def coalesce(self):
         """See :func:`sparse.coalesce`."""
-        return _api().coalesce(self)
+        return _op("coalesce", self)
 
     def to_sparse_coo(self, sparse_dim=None):
         """See :func:`sparse.to_sparse_coo`; None or the current sparse_dim returns itself."""
         if sparse_dim is None or sparse_dim == self.sparse_dim():
             return self
-        return _api().to_sparse_coo(self, sparse_dim)
+        return _op("to_sparse_coo", self, sparse_dim)
 
     def to_scipy(self):
         """A ``scipy.sparse.coo_array`` copy; dense dims are folded into coordinates first.
@@ -233,7 +234,7 @@ class SparseCsrTensor(_SparseTensor):
 
     def to_sparse_coo(self, sparse_dim=None):
         """See :func:`sparse.to_sparse_coo`; ``sparse_dim`` must be the rank (the default)."""
-        return _api().to_sparse_coo(self, self.ndim if sparse_dim is None else sparse_dim)
+        return _op("to_sparse_coo", self, self.ndim if sparse_dim is None else sparse_dim)
 
     def to_scipy(self):
         """A ``scipy.sparse.csr_array`` copy of a 2-D tensor (float16 becomes float32)."""

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from bench import ROOT, US, floor, measure, runner, summary, workloads
+from bench import ROOT, US, floor, measure, report, runner, summary, workloads
 from bench.__main__ import parse
 from bench.backends import Backend
 from bench.peers import PEERS
@@ -33,7 +33,7 @@ def quick_run(tmp_path_factory):
            "PHISPARSE_BENCH_FAKE_GPU": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--peers", "phisparse,numpy,scipy,torch",
-         "--backends", "cpu,gpu", "--alloc", "fresh,reused", "--repeats", str(REPEATS),
+         "--backends", "cpu,gpu", "--alloc", "default,fresh,reused", "--repeats", str(REPEATS),
          "--out", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -71,7 +71,7 @@ def test_every_measured_result_has_times_and_memory(quick_run):
         assert r["observed_mode"] in ({"fresh", "reused"} if r["backend"] == "cpu"
                                       else {"device"})
     assert {(r["backend"], r["alloc"]) for r in ok} == {
-        (be, alloc) for be in ("cpu", "gpu") for alloc in ("fresh", "reused")}
+        (be, alloc) for be in ("cpu", "gpu") for alloc in ("default", "fresh", "reused")}
 
 
 def test_ratios_come_from_the_medians(quick_run):
@@ -86,7 +86,8 @@ def test_ratios_come_from_the_medians(quick_run):
             assert math.isclose(r["ratio_to_fastest"], r["median_s"] / best)
             assert math.isclose(r["ratio_to_floor_fresh"], r["median_s"] / fl["fresh_s"])
             assert math.isclose(r["ratio_to_floor_reused"], r["median_s"] / fl["reused_s"])
-            assert r["ratio_to_floor"] == r[f"ratio_to_floor_{alloc}"]
+            want = {"default": "reused"}.get(alloc, alloc)     # defaults reuse memory
+            assert r["ratio_to_floor"] == r[f"ratio_to_floor_{want}"]
         assert min(r["ratio_to_fastest"] for r in rows) == 1.0
     for v in doc["versus"]:
         rows = groups.get((v["workload"], v["backend"], v["alloc"]), [])
@@ -141,9 +142,12 @@ def test_outputs_are_written(quick_run):
     out, _, proc = quick_run
     assert (out / "latest.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     md = (out / "latest.md").read_text()
-    for head in ("## Summary [cpu, fresh outputs]", "## Summary [gpu, reused outputs]",
+    for head in ("## Summary [cpu, every library at its defaults]",
+                 "## Summary [cpu, fresh outputs]", "## Summary [gpu, reused outputs]",
                  "## All figures [cpu, fresh outputs]", "## Not measured"):
         assert head in md
+    fresh = md.split("## Summary [cpu, fresh outputs]")[1].split("##")[0]
+    assert "| reused memory anyway |" in fresh
     assert md == proc.stdout
     assert len(list(out.glob("bench-*.json"))) == 1
 
@@ -375,3 +379,70 @@ def test_peers_compute_the_same_sparse_products(name):
     assert outputs
     for impl, out in outputs:
         np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4, err_msg=impl)
+
+
+def test_threads_pin_affinity_and_every_thread_knob():
+    """--threads n: the worker runs on n cores, and every library's knob says n."""
+    env = runner.worker_env("default", threads=1)
+    assert all(env[k] == "1" for k in runner.THREAD_VARS)
+    assert "PHISPARSE_POOL_BYTES" not in runner.ALLOC_ENV["default"]
+    code = ("from bench.worker import pin_threads; import os; pin_threads(); "
+            "print(len(os.sched_getaffinity(0)))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, **env},
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "1"
+
+
+def test_the_report_names_the_thread_and_load_flags(quick_run):
+    _, doc, _ = quick_run
+    doc = {**doc, "config": {**doc["config"], "threads": 1, "busy": 2}}
+    assert "`python -m bench --quick --threads 1 --busy 2`" in report.markdown(doc)
+
+
+def test_busy_spinners_end_with_the_run(monkeypatch):
+    """--busy N: N spinning processes run during the benchmark and are gone after it."""
+    seen, procs = [], []
+    real_popen = subprocess.Popen
+
+    def popen(*a, **k):
+        p = real_popen(*a, **k)
+        procs.append(p)
+        return p
+    monkeypatch.setattr(runner.subprocess, "Popen", popen)
+    monkeypatch.setattr(runner, "_execute",
+                        lambda opts, progress, say: seen.append([p.poll() for p in procs]))
+    runner.execute(runner.Options(busy=2), None, None)
+    assert seen == [[None, None]]                       # both spinning during the run
+    assert all(p.poll() is not None for p in procs)     # and ended after it
+
+
+TINY = [w.name for w in workloads.WORKLOADS if w.name.startswith("tiny/")]
+
+
+@pytest.mark.parametrize("name", TINY)
+def test_tiny_workloads_agree_with_numpy(name):
+    w = workloads.BY_NAME[name]
+    inp, p = w.inputs(quick=True), w.quick
+    assert w.calls_per_sample(quick=False) == workloads.TINY_CALLS > 1
+    if w.op == "coo_reshape":
+        assert p["nnz"] == 10
+        expected = _sparse_reference(w, inp)
+    else:
+        assert inp["x"].size == 10
+        expected = {"reshape": lambda x: x.reshape(p["new_shape"]),
+                    "expand": lambda x: np.broadcast_to(x, p["new_shape"]),
+                    "repeat": lambda x: np.tile(x, p["repeats"]),
+                    "gather": lambda x: np.take(x, inp["index"], axis=p["axis"])}[w.op](inp["x"])
+    outputs = [o for peer in (US, "numpy", "scipy") for o in _outputs(peer, w)]
+    assert outputs
+    for impl, out in outputs:
+        np.testing.assert_allclose(out, expected, rtol=1e-6, err_msg=impl)
+
+
+def test_batched_case_runs_the_op_that_many_times():
+    from bench.worker import batched
+    calls = []
+    case = batched(measure.Case(lambda: calls.append(1) or len(calls)), 5)
+    assert case.run() == 5 and len(calls) == 5
+    one = measure.Case(lambda: 1)
+    assert batched(one, 1) is one

@@ -6,9 +6,9 @@ from cuda_emu.backend import EmuBackend
 from cuda_emu.build import parse_kernels, preprocess
 from cuda_emu.fixtures import usable_gpu_or_skip
 from kernels.gpu import SOURCE_DIR, cu_files
-from kernels.gpu import launch
+from kernels.funcs.gather_view import gather_view
+from kernels.gpu import coo_restride, csr_coo, expand, gather, repeat, sddmm
 from kernels.gpu.backend import CupyBackend, gpu_available, launch_config, require_gpu
-from kernels.sparse.blas_gpu import launch_sddmm
 
 
 def test_launch_config():
@@ -77,24 +77,26 @@ class Recording:
 
 def test_every_kernel_is_reachable_from_a_launcher():
     rec = Recording(EmuBackend())
+    view = gather_view((2, 3), (2,), 1)
     for dtype in ["bool", "float16", "float32", "float64"]:
         x = np.ones((2, 3), dtype)
-        launch.expand(rec, x, (2, 2, 3))
-        launch.repeat(rec, x, (2, 1))
+        expand.expand(rec, x, (2, 2, 3), (0, 3, 1))
+        repeat.repeat(rec, x, (2, 1))
         for index_dtype in ["int32", "int64"]:
-            launch.gather(rec, x, np.array([0, 2], index_dtype), 1)
+            gather.gather(rec, x, np.array([0, 2], index_dtype), view)
     for index_dtype in ["int32", "int64"]:
         index = np.array([0, 2], index_dtype)
         for dtype in ["float32", "float64"]:
-            launch.gather_grad(rec, np.ones((2, 2), dtype), index, (2, 3), 1)
+            gather.gather_grad(rec, np.ones((2, 2), dtype), index, view, (2, 3))
         coords = np.array([[0], [1]], index_dtype)
-        launch.coo_restride(rec, coords, (2, 3), (3, 2))
-        launch.csr_to_coo_indices(rec, np.array([0, 1, 1], index_dtype), index[:1], (2, 3))
-        launch.coo_to_crows(rec, coords, (2, 3))
-    launch.coo_restride(rec, np.array([[0], [1]], np.int32), (2, 3), (3, 2), index_dtype=np.int64)
+        coo_restride.coo_restride(rec, coords, (2, 3), (3, 2))
+        csr_coo.csr_to_coo_indices(rec, np.array([0, 1, 1], index_dtype), index[:1], (2, 3))
+        csr_coo.coo_to_crows(rec, coords, (2, 3))
+    coo_restride.coo_restride(rec, np.array([[0], [1]], np.int32), (2, 3), (3, 2),
+                              index_dtype=np.int64)
     for index_dtype in ["int32", "int64"]:
         for dtype in ["float32", "float64", "complex64", "complex128"]:
             i = np.zeros(1, index_dtype)
-            launch_sddmm(rec, i, i, np.ones((1, 2), dtype), np.ones((1, 2), dtype))
+            sddmm.sddmm(rec, i, i, np.ones((1, 2), dtype), np.ones((1, 2), dtype))
     every = {(f, k.name) for f in cu_files() for k in parse_kernels(preprocess(SOURCE_DIR / f))}
     assert rec.names == every

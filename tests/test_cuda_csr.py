@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from cuda_emu.fixtures import engine, geometry, to_host  # noqa: F401 (fixtures)
-from kernels.gpu.launch import coo_to_crows, csr_to_coo_indices
+from kernels.gpu.csr_coo import coo_to_crows, csr_to_coo_indices
 
 
 def random_csr(batch, rows, cols, seed=0):

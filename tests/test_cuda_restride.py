@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from cuda_emu.fixtures import engine, geometry, to_host  # noqa: F401 (fixtures)
-from kernels.gpu.launch import coo_restride
+from kernels.gpu.coo_restride import coo_restride
 
 SHAPES = [
     ((3, 4), (2, 6)),

@@ -21,7 +21,7 @@ from cuda_emu.fixtures import engine, geometry, to_host  # noqa: F401 (fixtures)
 from kernels.core import registry
 from kernels.gpu import SOURCE_DIR
 from kernels.gpu import backend as gpu_backend
-from kernels.sparse.blas_gpu import launch_sddmm
+from kernels.gpu.sddmm import sddmm as launch_sddmm
 from kernels.sparse.data import CooData, CsrData
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
@@ -160,7 +160,9 @@ def test_registered_gpu_kernels_match_the_cpu_kernels(emu, dtype, make):
 
 # ---------------------------------------------------------------- planted bugs
 PLANTED = {
-    "no grid-stride loop": ("i += (i64)blockDim.x * gridDim.x", "i += (n)"),
+    "no grid-stride loop": ("GRID_STRIDE_LOOP(e, nnz) {",
+                            "for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; "
+                            "e < nnz; e = nnz) {"),
     "complex sign": ("- a[2 * j + 1] * b[2 * j + 1]", "+ a[2 * j + 1] * b[2 * j + 1]"),
     "first product skipped": ("for (i64 j = 0; j < k; ++j)", "for (i64 j = 1; j < k; ++j)"),
 }

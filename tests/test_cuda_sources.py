@@ -4,7 +4,7 @@ import re
 import pytest
 
 from cuda_emu.build import parse_kernels, preprocess
-from kernels.gpu import SOURCE_DIR, cu_files, read_source
+from kernels.gpu import PREAMBLE, SOURCE_DIR, cu_files, read_source
 
 GRID_STRIDE = re.compile(
     r"for \(i64 (\w+) = blockIdx\.x \* \(i64\)blockDim\.x \+ threadIdx\.x; \1 < [^;]+; "
@@ -21,6 +21,17 @@ def kernel_bodies(text):
             end += 1
         bodies[match.group(1)] = text[match.end():end - 1]
     return bodies
+
+
+def test_the_preamble_holds_no_kernel_and_no_include():
+    preamble = (SOURCE_DIR / PREAMBLE).read_text()
+    assert "__global__" not in preamble and not re.search(r"^\s*#\s*include", preamble, re.M)
+
+
+@pytest.mark.parametrize("file", cu_files())
+def test_each_file_leaves_the_shared_typedefs_to_the_preamble(file):
+    assert not re.search(r"typedef .* (i64|i32|u8|u16|u32|u64);|define GRID_STRIDE_LOOP",
+                         (SOURCE_DIR / file).read_text())
 
 
 @pytest.mark.parametrize("file", cu_files())

@@ -1,4 +1,5 @@
-"""dense.expand: the worked examples of OneFlow's expand/repeat article, errors, gradients and properties."""
+"""dense.expand: the worked examples of OneFlow's expand/repeat article, errors, gradients
+and properties."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -7,14 +8,11 @@ from hypothesis import strategies as st
 import dense
 from kernels.core.meta import MetaTensor
 from kernels.funcs import threads
-from kernels.funcs.broadcast import (
-    coalesce_dims,
-    copy_into,
-    expand_output_stride,
-    physical_expand,
-)
+from kernels.core.dist.rules import Shards
+from kernels.core.dist.sbp import shard_shape, split
+from kernels.funcs.broadcast import coalesce_dims, copy_into, expand_output_stride
 from kernels.funcs.sum_to_shape import broadcast_axes, sum_to_shape
-from kernels.infermeta import resolve_expand
+from kernels.infermeta import resolve_expand, shard_out_shape
 
 
 def _scatter_grad(x_shape, out_shape, w):
@@ -55,36 +53,31 @@ def test_article_valid_expand_sizes(in_shape, targets, out_shape):
         np.testing.assert_array_equal(out.numpy(), np.broadcast_to(x, out_shape))
 
 
+def _shard_expand(x_shape, target, axis, ranks, rank):
+    """expand's shard attributes on ``rank`` when x is split on ``axis`` (kept by expand)."""
+    out = dense.expand.infer_meta(MetaTensor(x_shape, np.float64), target)
+    lead = out.ndim - len(x_shape)
+    local = out.with_(shape=shard_shape(out.shape, split(axis + lead), ranks, rank))
+    return shard_out_shape(Shards(x=MetaTensor(x_shape, np.float64), shape=tuple(target),
+                                  out=out, out_local=local))["shape"]
+
+
 def test_article_split_input_example():
-    # logical in [4,3,1,2] split(3) over 2 ranks: each rank holds [4,3,1,1]
-    for rank_slice in [(0, 1), (1, 2)]:
-        size, stride = physical_expand((4, 3, 1, 2), (2, 4, 3, 4, 2), 3, rank_slice)
+    # logical in [4,3,1,2] split(3) over 2 ranks: each rank holds [4,3,1,1] and expands
+    # it with [2,4,3,4,1]; the shard's strides are expand's output_stride of that piece
+    for rank in (0, 1):
+        size = _shard_expand((4, 3, 1, 2), (2, 4, 3, 4, 2), 3, 2, rank)
         assert size == (2, 4, 3, 4, 1)
-        assert stride == (0, 3, 1, 0, 1)
+        assert expand_output_stride((4, 3, 1, 1), size) == (0, 3, 1, 0, 1)
 
 
-def test_physical_expand_pieces_rebuild_the_logical_output():
+def test_shard_expands_rebuild_the_logical_output():
     x = np.arange(4 * 3 * 5).reshape(4, 3, 1, 5)
     logical = np.broadcast_to(x, (2, 4, 3, 4, 5))
-    pieces = []
-    for lo, hi in [(0, 2), (2, 4), (4, 5)]:
-        size, stride = physical_expand(x.shape, (2, -1, -1, 4, -1), -1, (lo, hi))
-        local = np.ascontiguousarray(x[..., lo:hi])
-        flat = local.ravel()
-        pieces.append(np.array([flat[np.dot(i, stride)] for i in np.ndindex(size)],
-                               dtype=x.dtype).reshape(size))
+    pieces = [dense.expand(dense.to_tensor(piece),
+                           list(_shard_expand(x.shape, (2, -1, -1, 4, -1), 3, 3, r))).numpy()
+              for r, piece in enumerate(np.array_split(x, 3, axis=-1))]
     np.testing.assert_array_equal(np.concatenate(pieces, axis=-1), logical)
-
-
-@pytest.mark.parametrize("args, match", [
-    (((4, 1, 2), (4, 3, 2), 1, (0, 1)), "broadcast to 3"),
-    (((4, 3, 2), (4, 3, 2), 1, (2, 4)), r"rank_slice \(2, 4\)"),
-    (((4, 3, 2), (4, 3, 2), 3, (0, 1)), "axis 3 is out of range"),
-    (((4, 3, 2), (4, 5, 2), 0, (0, 1)), "dim 1 has target size 5"),
-])
-def test_physical_expand_errors(args, match):
-    with pytest.raises(ValueError, match=match):
-        physical_expand(*args)
 
 
 # ------------------------------------------------------------ forward corners
@@ -201,7 +194,7 @@ def test_coalesce_dims():
 
 
 def test_threaded_paths_match_numpy(monkeypatch):
-    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "3")
+    monkeypatch.setattr(threads, "_num_threads", 3)
     monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 64)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((7, 1, 5))
@@ -213,7 +206,7 @@ def test_threaded_paths_match_numpy(monkeypatch):
         np.testing.assert_allclose(sum_to_shape(g, x.shape), _scatter_grad(x.shape, shape, g),
                                    rtol=1e-12)
     assert len(threads.split_index((7, 9, 5), 10 ** 6)) == 3
-    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "1")
+    threads.set_num_threads(1)
     assert threads.split_index((7, 9, 5), 10 ** 6) == [()]
 
 
@@ -236,7 +229,7 @@ def test_sum_to_shape_mechanisms_match_the_scatter_reference(monkeypatch, mechan
         monkeypatch.setattr(mod, "_use_blas", lambda v, p: v.dtype in mod._BLAS
                             and v.ndim >= 2 and p >= v.ndim - 2)
     if mechanism == "blas+threads":
-        monkeypatch.setenv("PHISPARSE_NUM_THREADS", "2")
+        monkeypatch.setattr(threads, "_num_threads", 2)
         monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 16)
     g = (np.random.default_rng(4).standard_normal(g_shape) * 4).astype(dtype)
     got = sum_to_shape(g, shape)
@@ -311,7 +304,7 @@ def test_pool_reuses_a_block_only_once_nothing_refers_to_it(monkeypatch):
     from kernels.funcs import pool
     monkeypatch.setattr(pool, "_blocks", [])
     monkeypatch.setattr(pool, "MIN_BYTES", 1024)
-    monkeypatch.setenv("PHISPARSE_POOL_BYTES", str(64 << 20))
+    monkeypatch.setattr(pool, "_limit", 64 << 20)
     x = dense.to_tensor(np.arange(4.0).reshape(4, 1))
     first = dense.expand(x, [4, 1000])
     kept = first.numpy()
@@ -334,7 +327,7 @@ def test_pool_cap_and_switch_off(monkeypatch):
     from kernels.funcs import pool
     monkeypatch.setattr(pool, "_blocks", [])
     monkeypatch.setattr(pool, "MIN_BYTES", 1024)
-    monkeypatch.setenv("PHISPARSE_POOL_BYTES", str(2 * pool.GRAIN))
+    monkeypatch.setattr(pool, "_limit", 2 * pool.GRAIN)
     a = pool.empty((pool.GRAIN + 8,), np.uint8)     # a block of two grains
     b = pool.empty((1000,), np.float64)             # over the cap: plain np.empty
     assert a.base is pool._blocks[0] and b.base is None
@@ -342,5 +335,5 @@ def test_pool_cap_and_switch_off(monkeypatch):
     c = pool.empty((1000,), np.float64)             # the idle block is too big to fit,
     assert [blk.size for blk in pool._blocks] == [pool.GRAIN]   # so it made room
     assert c.base is pool._blocks[0]
-    monkeypatch.setenv("PHISPARSE_POOL_BYTES", "0")
+    pool.set_pool_bytes(0)
     assert pool.empty((1000,), np.float64).base is None

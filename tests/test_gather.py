@@ -1,4 +1,5 @@
-"""gather: the worked examples of OneFlow's gather-primitive article, the offset/zero-fill mode, errors, gradients, properties."""
+"""gather: the worked examples of OneFlow's gather-primitive article, the offset/zero-fill
+mode, errors, gradients, properties."""
 import doctest
 import re
 
@@ -10,11 +11,21 @@ import dense
 from kernels.core.dtypes import ALL
 from kernels.core.meta import MetaTensor
 from kernels.dense import gather as gather_kernels
-from kernels.dense.gather import checked_index, gather_grad_local, gather_local
+from kernels.funcs import threads
 from kernels.funcs import gather_view as gather_view_module
-from kernels.funcs.gather_view import OffsetHelper, gather_view
+from kernels.funcs import row_blocks, scatter_add
+from kernels.funcs.gather_view import OffsetHelper, checked_index, gather_view
 
 from opdb.gather import gather_ref
+
+gather_local = gather_kernels.gather      # the registered CPU kernels, offset/bound included
+
+
+def gather_grad_local(x_shape, index, out_grad, axis=None, batch_dims=0, offset=0, bound=None):
+    """The registered CPU gather_grad kernel; x is metadata only."""
+    x = MetaTensor(tuple(x_shape), out_grad.dtype)
+    return gather_kernels.gather_grad(x, index, out_grad, axis, batch_dims, offset, bound)
+
 
 P = np.array([[0, 1.0, 2.0], [10.0, 11.0, 12.0], [20.0, 21.0, 22.0], [30.0, 31.0, 32.0]])
 
@@ -35,9 +46,9 @@ def scatter_add_ref(x_shape, index, out_grad, axis=None, batch_dims=0):
 @pytest.fixture
 def tiny_blocks(monkeypatch):
     """Blocks of a few rows, each piece of work on its own thread."""
-    monkeypatch.setattr(gather_kernels, "BLOCK_ELEMENTS", 7)
-    monkeypatch.setattr(gather_kernels, "MAX_BLOCK_ROWS", 3)
-    monkeypatch.setattr(gather_kernels, "MIN_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(row_blocks, "BLOCK_ELEMENTS", 7)
+    monkeypatch.setattr(row_blocks, "MAX_BLOCK_ROWS", 3)
+    monkeypatch.setattr(row_blocks, "ROW_BYTES_PER_THREAD", 1)
 
 
 # ------------------------------------------------ the gather-primitive article's examples
@@ -107,7 +118,7 @@ def _article_split():
 
 def test_split_gather_axis_partials_sum_to_the_full_gather():
     x, index, ranks = _article_split()
-    parts = [gather_local(xs, index, axis=1, offset=off, size=5) for off, xs in ranks]
+    parts = [gather_local(xs, index, axis=1, offset=off, bound=5) for off, xs in ranks]
     assert np.array_equal(parts[0] + parts[1], gather_ref(x, index, axis=1))
     # the article's two walkthroughs: rank 0's output offset 18 reads its local row 0
     # at [1, 0, 0]; rank 1's output offset 17 reads index 2 - offset 2 = local row 0
@@ -122,23 +133,23 @@ def test_split_gather_axis_partials_sum_to_the_full_gather():
 def test_split_gather_keeps_the_first_local_row():
     # the article's text says "index - offset > 0"; an index equal to offset is local row 0
     x, _, ranks = _article_split()
-    out = gather_local(ranks[1][1], np.array([2]), axis=1, offset=2, size=5)
+    out = gather_local(ranks[1][1], np.array([2]), axis=1, offset=2, bound=5)
     assert np.array_equal(out[:, 0], x[:, 2])
 
 
 def test_split_gather_checks_the_logical_size_and_wraps_negatives():
     x, _, ranks = _article_split()
-    out = gather_local(ranks[1][1], np.array([-1, -3]), axis=1, offset=2, size=5)
+    out = gather_local(ranks[1][1], np.array([-1, -3]), axis=1, offset=2, bound=5)
     assert np.array_equal(out, x[:, [4, 2]])
     with pytest.raises(IndexError, match="index 5 at position"):
-        gather_local(ranks[1][1], np.array([5]), axis=1, offset=2, size=5)
+        gather_local(ranks[1][1], np.array([5]), axis=1, offset=2, bound=5)
 
 
 def test_split_gather_grad_is_the_slices_of_the_full_grad(tiny_blocks):
     x, index, ranks = _article_split()
     index = np.concatenate([index, index], axis=1)  # every index twice
     g = np.random.default_rng(2).standard_normal((2, 2, 6, 2))
-    parts = [gather_grad_local(xs.shape, index, g, axis=1, offset=off, size=5)
+    parts = [gather_grad_local(xs.shape, index, g, axis=1, offset=off, bound=5)
              for off, xs in ranks]
     full = scatter_add_ref(x.shape, index, g, axis=1)
     np.testing.assert_allclose(np.concatenate(parts, axis=1), full, rtol=1e-12)
@@ -150,7 +161,7 @@ def test_grad_rejects_an_out_grad_of_the_wrong_shape():
 
 
 def test_split_gather_with_an_empty_local_slice():
-    out = gather_local(np.zeros((2, 0, 3)), np.array([1, 4]), axis=1, offset=5, size=5)
+    out = gather_local(np.zeros((2, 0, 3)), np.array([1, 4]), axis=1, offset=5, bound=5)
     assert out.shape == (2, 2, 3) and not out.any()
 
 
@@ -180,7 +191,7 @@ def test_out_of_range_index_names_value_and_position(index, value, where, backen
 def test_index_error_before_anything_is_written(monkeypatch):
     def no_output(*args, **kwargs):
         raise AssertionError("an output was allocated before the index check")
-    monkeypatch.setattr(gather_kernels.pool, "empty", no_output)
+    monkeypatch.setattr(row_blocks.pool, "empty", no_output)
     with pytest.raises(IndexError):
         gather_local(P, np.array([0, 1, 2, 3, 4]), axis=0)
     with pytest.raises(IndexError):
@@ -222,7 +233,8 @@ def test_checks_run_axes_then_dtype_then_prefix_then_values():
 def test_checked_index_wraps_and_keeps_dtype_limits():
     assert np.array_equal(checked_index(np.array([-3, -1, 0, 2], np.int32), 3, 0),
                           [0, 2, 0, 2])
-    assert checked_index(np.array([1, 2]), 3, 0).dtype == np.int64
+    assert checked_index(np.array([1, 2], np.int32), 3, 0).dtype == np.int32
+    assert checked_index(np.array([-1], np.int32), 2**31 + 5, 0).dtype == np.int64
     with pytest.raises(IndexError, match="at position"):
         checked_index(np.array([[0, 3]]), 3, 0)
 
@@ -310,8 +322,8 @@ def test_both_ways_of_finding_repeated_rows_agree():
     rng = np.random.default_rng(11)
     local = rng.integers(-2, 9, (3, 40))      # some outside [0, 7): a split slice
     view = gather_view((3, 7, 2), local.shape, 1, 1, "gather_grad")
-    packed = gather_kernels._Duplicates._repeated_entries(view, local)
-    sorted_ = gather_kernels._Duplicates._repeated_by_argsort(view, local)
+    packed = scatter_add._Duplicates._repeated_entries(view, local)
+    sorted_ = scatter_add._Duplicates._repeated_by_argsort(view, local)
     for a, b in zip(packed, sorted_):
         assert np.array_equal(a, b)
     key, pos = packed
@@ -351,7 +363,7 @@ def test_grad_of_one_element_rows_on_split_slices(dtype):
     g = (rng.standard_normal((3, 40)) + (1j if dtype == np.complex128 else 0)
          * rng.standard_normal((3, 40))).astype(dtype)
     want = scatter_add_ref((3, 5), index, g, axis=1, batch_dims=1)
-    parts = [gather_grad_local((3, hi - lo), index, g, 1, 1, offset=lo, size=5)
+    parts = [gather_grad_local((3, hi - lo), index, g, 1, 1, offset=lo, bound=5)
              for lo, hi in ((0, 2), (2, 5))]
     np.testing.assert_allclose(np.concatenate(parts, axis=1), want, rtol=1e-5)
     assert parts[0].dtype == dtype
@@ -413,9 +425,9 @@ def test_property_tiny_threaded_blocks_give_the_same_results(case):
     x = rng.standard_normal(x_shape)
     g = rng.standard_normal(gather_ref(x, index, axis, batch_dims).shape)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gather_kernels, "BLOCK_ELEMENTS", 5)
-        mp.setattr(gather_kernels, "MAX_BLOCK_ROWS", 2)
-        mp.setattr(gather_kernels, "MIN_BYTES_PER_THREAD", 1)
+        mp.setattr(row_blocks, "BLOCK_ELEMENTS", 5)
+        mp.setattr(row_blocks, "MAX_BLOCK_ROWS", 2)
+        mp.setattr(row_blocks, "ROW_BYTES_PER_THREAD", 1)
         out = gather_local(x, index, axis, batch_dims)
         x_grad = gather_grad_local(x_shape, index, g, axis, batch_dims)
     assert np.array_equal(out, gather_ref(x, index, axis, batch_dims))
@@ -433,7 +445,7 @@ def test_property_matches_take_along_axis(case):
     assert np.array_equal(gather_local(x, index, axis, batch_dims), ref.reshape(v.out_shape))
 
 
-@pytest.mark.parametrize("module", [gather_kernels, gather_view_module])
+@pytest.mark.parametrize("module", [row_blocks, scatter_add, gather_view_module])
 def test_docstring_examples_run(module):
     res = doctest.testmod(module)
     assert res.failed == 0 and res.attempted > 0
@@ -454,13 +466,13 @@ def test_property_split_axis_partials_add_up(blocks, case, cut_seed):
     g = rng.standard_normal(full.shape)
     with pytest.MonkeyPatch.context() as mp:
         if blocks == "one thread":
-            mp.setenv("PHISPARSE_NUM_THREADS", "1")
+            mp.setattr(threads, "_num_threads", 1)
         if blocks == "tiny":
-            mp.setattr(gather_kernels, "BLOCK_ELEMENTS", 5)
-            mp.setattr(gather_kernels, "MIN_BYTES_PER_THREAD", 1)
-        parts = [gather_local(xs, index, axis, batch_dims, offset=lo, size=n)
+            mp.setattr(row_blocks, "BLOCK_ELEMENTS", 5)
+            mp.setattr(row_blocks, "ROW_BYTES_PER_THREAD", 1)
+        parts = [gather_local(xs, index, axis, batch_dims, offset=lo, bound=n)
                  for lo, xs in shards]
-        grads = [gather_grad_local(xs.shape, index, g, axis, batch_dims, offset=lo, size=n)
+        grads = [gather_grad_local(xs.shape, index, g, axis, batch_dims, offset=lo, bound=n)
                  for lo, xs in shards]
     assert np.array_equal(sum(parts), full)
     np.testing.assert_allclose(np.concatenate(grads, axis=ax),

@@ -134,8 +134,9 @@ def _op(name, ns="dense"):
 
 def _field(rules_, **extra):
     value = {"rules": Located([Located(r, "t.yaml", 9) for r in rules_], "t.yaml", 8)}
-    value.update({k: Located({n: Located(t, "t.yaml", 10) for n, t in v.items()},
-                             "t.yaml", 10) for k, v in extra.items()})
+    value.update({k: Located(v if isinstance(v, str) else
+                             {n: Located(t, "t.yaml", 10) for n, t in v.items()}, "t.yaml", 10)
+                  for k, v in extra.items()})
     return Located(value, "t.yaml", 7)
 
 
@@ -158,14 +159,24 @@ def test_sbp_field_syntax_errors(rule, message):
         parse_sbp(_field([rule]))
 
 
+@pytest.mark.parametrize("extra, message", [
+    ({"let": {"lead": "1"}}, "unknown key 'let'; allowed: rules, physical"),
+    ({"local": {"forward": "f"}}, "unknown key 'local'"),
+    ({"physical": {"shape": "out_local.shape"}}, "physical must name a function"),
+])
+def test_sbp_field_has_rules_and_a_physical_function_only(extra, message):
+    with pytest.raises(CodegenError, match="t.yaml:10: sbp: " + message):
+        parse_sbp(_field(["P -> P"], **extra))
+
+
 @pytest.mark.parametrize("rules_, extra, message", [
     (["B, B -> B"], {}, "has 2 inputs and 1 outputs; the op has 1 Tensor"),
     (["S(i) -> S(j)"], {}, "uses 'j'"),
     (["S(i) -> S(i) if x.data[i]"], {}, "reads '.data'"),
     (["S(i) -> S(i) if [a for a in shape]"], {}, "ListComp is not allowed"),
-    (["P -> P"], {"physical": {"nope": "shape"}}, "physical 'nope' is not an attribute"),
-    (["P -> P"], {"physical": {"shape": "kernels.funcs.missing(x)"}}, "does not exist"),
-    (["P -> P"], {"let": {"x": "1"}}, "shadows"),
+    (["S(i) -> S(i) if kernels.funcs.missing(x)"], {}, "calls 'kernels.funcs.missing'"),
+    (["P -> P"], {"physical": "no_such_rule"}, "physical function 'no_such_rule' does not "),
+    (["P -> P"], {"physical": "kernels.funcs.missing"}, "physical function .* does not exist"),
 ])
 def test_sbp_field_name_errors(rules_, extra, message):
     op = dataclasses.replace(_op("expand"), sbp=parse_sbp(_field(rules_, **extra)))
@@ -261,3 +272,26 @@ def test_negative_split_axis_counts_from_the_end():
         x.to_global(sbp=S(-3))
     with pytest.raises(ValueError, match="must be an int"):
         S(1.0)
+
+
+def test_large_counts_need_an_mpi4_library(monkeypatch):
+    """A block past 2**31 - 1 bytes goes through mpi4py's large-count calls on an
+    MPI-4 library and raises a clear OverflowError on an older one."""
+    pytest.importorskip("mpi4py")
+    from kernels.core.dist import comm
+    comm.check_counts([comm.INT_MAX], [0])              # fits a C int: always fine
+    monkeypatch.setattr(comm, "large_count_version", lambda: (4, 0))
+    comm.check_counts([comm.INT_MAX + 1], [0])
+    monkeypatch.setattr(comm, "large_count_version", lambda: (3, 1))
+    with pytest.raises(OverflowError, match=r"large-count.*version \(3, 1\)"):
+        comm.check_counts([5], [comm.INT_MAX + 1])
+
+
+def test_owner_of_matches_array_split():
+    """The owner arithmetic of sparse routing agrees with numpy.array_split."""
+    from kernels.core.dist.boxing import owner_of
+    for n in (0, 1, 5, 7, 64, 1000):
+        for size in (1, 2, 3, 8, 13):
+            parts = np.array_split(np.arange(n), size)
+            want = np.concatenate([np.full(len(p), r) for r, p in enumerate(parts)])
+            np.testing.assert_array_equal(owner_of(np.arange(n), n, size), want)

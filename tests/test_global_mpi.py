@@ -1,4 +1,5 @@
-"""Multi-rank runs: mpiexec -n 1, 2, 4 of the rank scripts in tests/mpi/."""
+"""Multi-rank runs: mpiexec -n 1, 2, 4 and 8 (oversubscribed) of the rank scripts in tests/mpi/."""
+import json
 import os
 import subprocess
 import sys
@@ -32,11 +33,41 @@ def _run(n, script, *python_args, timeout=60):
     return proc, time.monotonic() - start
 
 
-@pytest.mark.parametrize("n", [1, 2, 4])
+@pytest.mark.parametrize("n", [1, 2, 4, 8])
 def test_every_signature_matches_one_process(n):
-    proc, _ = _run(n, "global_checks.py", "-m", "mpi4py")
+    proc, _ = _run(n, "global_checks.py", "-m", "mpi4py", timeout=240)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert " passed, 0 failed" in proc.stdout
+
+
+def test_bookkeeping_per_rank_grows_linearly_in_ranks():
+    """Each rank holds the same data at 2, 4 and 8 ranks; what it receives beyond
+    the payload when routing nonzeros is P - 1 counts (a P x P matrix would be
+    P times that), to_global exchanges no per-rank headers, and backward()
+    without a seed allocates nothing of the logical size."""
+    seen = {}
+    for n in (2, 4, 8):
+        proc, _ = _run(n, "scale_checks.py", "-m", "mpi4py", timeout=240)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        seen[n] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert [seen[n]["routing_extra_bytes"] for n in (2, 4, 8)] == [8, 24, 56]
+    assert len({seen[n]["to_global_received"] for n in (2, 4, 8)}) == 1
+    assert all(seen[n]["seed_peak_bytes"] < 1 << 20 for n in (2, 4, 8))
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_scale_model_predicts_each_boxing_step_within_2x(n):
+    """The README's scale model against measurement: bytes sent and received,
+    messages, and peak memory (tracemalloc) of every boxing step."""
+    proc, _ = _run(n, "scale_model.py", "-m", "mpi4py", timeout=240)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(rows) == 8
+    for row in rows:
+        wire, msgs, peak = row["model"]
+        sent, received, got_msgs, got_peak = row["measured"]
+        for got, want in ((sent, wire), (received, wire), (got_msgs, msgs), (got_peak, peak)):
+            assert want / 2 <= got <= 2 * want, row
 
 
 @pytest.mark.parametrize("launcher", [("-m", "mpi4py"), ()], ids=["python-m-mpi4py", "hook"])

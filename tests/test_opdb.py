@@ -23,7 +23,9 @@ def _assert_same(out, ref, dtype):
     if np.dtype(dtype) in FLOATS and np.dtype(dtype).itemsize == 2:
         np.testing.assert_allclose(got, ref, rtol=2e-3, atol=2e-3)
     else:
-        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0) if got.dtype.kind in "fc" \
+        # 32-bit results may differ from numpy's in the last bit (SIMD and scalar loops)
+        rtol = 1e-12 if got.dtype in (np.float64, np.complex128) else 1e-6
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=0) if got.dtype.kind in "fc" \
             else np.testing.assert_array_equal(got, ref)
 
 

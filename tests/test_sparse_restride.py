@@ -113,7 +113,7 @@ def test_threads_and_blocks_cover_every_entry(monkeypatch, old, new):
     from kernels.funcs import threads
     monkeypatch.setattr(mod, "BLOCK", 997)
     monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
-    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "3")
+    monkeypatch.setattr(threads, "_num_threads", 3)
     rng = np.random.default_rng(4)
     coords = np.array([rng.integers(0, s, 10_001) for s in old], np.int32)
     for order in "CF":

@@ -28,6 +28,11 @@ def _batch_index(index, x_ndim):
     return index.reshape(index.shape + (1,) * (x_ndim - index.ndim))
 
 
+def reshape(inp, be):
+    x, shape = be.asarray(inp["x"]), inp["new_shape"]
+    return Case(lambda: x.reshape(shape))
+
+
 def expand(inp, be):
     x, shape = be.asarray(inp["x"]), inp["new_shape"]
     return Case(lambda: be.xp.broadcast_to(x, shape).copy())
@@ -95,6 +100,7 @@ def batch_gather_grad(inp, be):
 
 
 IMPLS = {
+    "reshape": {"reshape": reshape},
     "expand": {"broadcast_to().copy()": expand},
     "expand_grad": {"sum": expand_grad},
     "repeat": {"tile": repeat},

@@ -42,6 +42,7 @@ def _forwards(inp):
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = paddle.to_tensor(inp["index"]) if "index" in inp else None
     return {
+        "reshape": lambda x: paddle.reshape(x, list(new_shape)),
         "expand": lambda x: paddle.expand(x, list(new_shape)),
         "repeat": lambda x: paddle.tile(x, list(repeats)),
         "gather": lambda x: paddle.gather(x, index, axis=axis),
@@ -75,7 +76,8 @@ def backward(op):
 OPS = {"expand": "expand", "repeat": "tile", "gather": "gather",
        "batch_gather": "take_along_axis"}
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
-         "csr_reshape": {"sparse.reshape": csr_reshape}}
+         "csr_reshape": {"sparse.reshape": csr_reshape},
+         "reshape": {"reshape": forward("reshape")}}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

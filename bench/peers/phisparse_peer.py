@@ -15,6 +15,7 @@ from ..measure import Case
 
 BACKENDS = ("cpu", "gpu")
 NEEDS = {
+    "reshape": ("dense.reshape",),
     "coo_reshape": ("sparse.sparse_coo_tensor", "sparse.reshape"),
     "csr_reshape": ("sparse.sparse_csr_tensor", "sparse.reshape"),
     "expand": ("dense.expand",),
@@ -65,6 +66,7 @@ def _forwards(inp, be):
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = _tensor(inp["index"], be) if "index" in inp else None
     return {
+        "reshape": lambda x: dense.reshape(x, list(new_shape)),
         "expand": lambda x: dense.expand(x, list(new_shape)),
         "repeat": lambda x: dense.repeat(x, list(repeats)),
         "gather": lambda x: dense.gather(x, index, axis=axis),
@@ -117,6 +119,7 @@ def spmv(inp, be):
 
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape},
+         "reshape": {"reshape": forward("reshape")},
          "spmm": {"sparse.matmul": matmul}, "spgemm": {"sparse.matmul": matmul},
          "sddmm": {"sparse.masked_matmul": sddmm}, "spmv": {"sparse.mv": spmv}}
 for _op in ("expand", "repeat", "gather", "batch_gather"):

@@ -43,6 +43,7 @@ def _forwards(inp):
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = tf.constant(inp["index"]) if "index" in inp else None
     return {
+        "reshape": lambda x: tf.reshape(x, new_shape),
         "expand": lambda x: tf.broadcast_to(x, new_shape),
         "repeat": lambda x: tf.tile(x, repeats),
         "gather": lambda x: tf.gather(x, index, axis=axis),
@@ -88,7 +89,8 @@ def matmul(inp, be):
 
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "spmm": {"sparse.sparse_dense_matmul": matmul},
-         "spmv": {"sparse.sparse_dense_matmul": matmul}}
+         "spmv": {"sparse.sparse_dense_matmul": matmul},
+         "reshape": {"reshape": forward("reshape")}}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"GradientTape": backward(_op)}

@@ -29,6 +29,7 @@ def _forwards(inp):
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = torch.from_numpy(inp["index"]) if "index" in inp else None
     return {
+        "reshape": lambda x: x.reshape(*new_shape),
         "expand": lambda x: x.expand(*new_shape).contiguous(),
         "repeat": lambda x: x.repeat(*repeats),
         "gather": lambda x: torch.index_select(x, axis, index),
@@ -95,7 +96,7 @@ def spmv(inp, be):
 
 OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
        "gather": "index_select", "batch_gather": "take_along_dim"}
-IMPLS = {}
+IMPLS = {"reshape": {"reshape": forward("reshape")}}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

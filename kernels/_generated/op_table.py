@@ -2,7 +2,7 @@
 # Do not edit: change the YAML and regenerate.
 """Op specs with their infer-meta bindings and autograd wiring."""
 from kernels import infermeta as _im  # noqa: F401
-from kernels.codegen.model import resolve_function as _resolve  # noqa: F401
+from kernels.core.resolve import resolve_function as _resolve  # noqa: F401
 from kernels.core import dispatch as _d
 from kernels.core.dist import rules as _r  # noqa: F401
 from kernels.core.opspec import Arg, KernelSig, OpSpec
@@ -29,12 +29,10 @@ _sbp_dense_reshape = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(('shape', lambda e: e.out_local.shape), ),
-    local=None)
+    physical=_im.shard_out_shape)
 
 
-# dense.sum  (yaml/ops.yaml:52)
+# dense.sum  (yaml/ops.yaml:51)
 def _meta_dense_sum(x, axis, keepdim):
     return _im.sum_infer_meta(x, axis, keepdim)
 
@@ -49,21 +47,19 @@ def _backward_dense_sum(node, out_grad):
 _sbp_dense_sum = _r.SbpTable(
     rules=(
         _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
-                   lambda e: e.i in e.axes,
-                   'S(i) -> P if i in axes'),
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(e.axes, e.i)),),
-                   lambda e: e.i not in e.axes,
-                   'S(i) -> S(i if keepdim else i - count_below(axes, i)) if i not in axes'),
+                   lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> P if i in axes_of(axis, x.ndim)'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('axes', lambda e: _r.axes_of(e.axis, e.x.ndim)), ),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.expand  (yaml/ops.yaml:94)
+# dense.expand  (yaml/ops.yaml:91)
 def _meta_dense_expand(x, shape):
     return _im.expand_infer_meta(x, shape)
 
@@ -77,19 +73,17 @@ def _backward_dense_expand(node, out_grad):
 
 _sbp_dense_expand = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.lead),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.lead],
-                   'S(i) -> S(i + lead) if x.shape[i] == out.shape[i + lead]'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim],
+                   'S(i) -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim]'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('lead', lambda e: len(e.shape) - e.x.ndim), ),
-    physical=(('shape', lambda e: _resolve('kernels.funcs.broadcast.physical_expand')(e.x.shape, e.shape, e.x_axis, e.x_slice)[0] if e.x_axis is not None else e.shape), ),
-    local=None)
+    physical=_im.shard_out_shape)
 
 
-# dense.repeat  (yaml/ops.yaml:153)
+# dense.repeat  (yaml/ops.yaml:147)
 def _meta_dense_repeat(x, repeats):
     return _im.repeat_infer_meta(x, repeats)
 
@@ -103,19 +97,17 @@ def _backward_dense_repeat(node, out_grad):
 
 _sbp_dense_repeat = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.lead),),
-                   lambda e: e.repeats[e.i + e.lead] == 1,
-                   'S(i) -> S(i + lead) if repeats[i + lead] == 1'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.repeats[e.i + e.out.ndim - e.x.ndim] == 1,
+                   'S(i) -> S(i + out.ndim - x.ndim) if repeats[i + out.ndim - x.ndim] == 1'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    let=(('lead', lambda e: len(e.repeats) - e.x.ndim), ),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# dense.gather  (yaml/ops.yaml:205)
+# dense.gather  (yaml/ops.yaml:197)
 def _meta_dense_gather(x, index, axis, batch_dims):
     return _im.gather_infer_meta(x, index, axis, batch_dims)
 
@@ -129,31 +121,29 @@ def _backward_dense_gather(node, out_grad):
 
 _sbp_dense_gather = _r.SbpTable(
     rules=(
-        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.ax + e.i - e.bd),),
-                   lambda e: e.i >= e.bd,
-                   'B, S(i) -> S(ax + i - bd) if i >= bd'),
+        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i + _r.gather_axis(e.x, e.index, e.axis, e.batch_dims) - _r.norm_axis(e.batch_dims, e.index.ndim)),),
+                   lambda e: e.i >= _r.norm_axis(e.batch_dims, e.index.ndim),
+                   'B, S(i) -> S(i + gather_axis(x, index, axis, batch_dims) - norm_axis(batch_dims, index.ndim)) if i >= norm_axis(batch_dims, index.ndim)'),
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.bd,
-                   'S(i), S(i) -> S(i) if i < bd'),
+                   lambda e: e.i < _r.norm_axis(e.batch_dims, e.index.ndim),
+                   'S(i), S(i) -> S(i) if i < norm_axis(batch_dims, index.ndim)'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.bd <= e.d < e.ax,
-                   'S(d), B -> S(d) if bd <= d < ax'),
+                   lambda e: _r.norm_axis(e.batch_dims, e.index.ndim) <= e.d < _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> S(d) if norm_axis(batch_dims, index.ndim) <= d < gather_axis(x, index, axis, batch_dims)'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.ax,
-                   'S(d), B -> P if d == ax'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.k - e.bd - 1),),
-                   lambda e: e.d > e.ax,
-                   'S(d), B -> S(d + k - bd - 1) if d > ax'),
+                   lambda e: e.d == _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> P if d == gather_axis(x, index, axis, batch_dims)'),
+        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - _r.norm_axis(e.batch_dims, e.index.ndim) - 1),),
+                   lambda e: e.d > _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
+                   'S(d), B -> S(d + index.ndim - norm_axis(batch_dims, index.ndim) - 1) if d > gather_axis(x, index, axis, batch_dims)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    None,
                    'P, B -> P'),
     ),
-    let=(('k', lambda e: e.index.ndim), ('bd', lambda e: _r.norm_axis(e.batch_dims, e.index.ndim)), ('ax', lambda e: e.bd if e.axis is None else _r.norm_axis(e.axis, e.x.ndim)), ),
-    physical=(),
-    local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('offset', lambda e: e.x_slice[0] if e.x_axis == e.ax else 0), ('size', lambda e: e.x.shape[e.ax]), )))
+    physical=_im.gather_sbp_physical)
 
 
-# dense.batch_gather  (yaml/ops.yaml:285)
+# dense.batch_gather  (yaml/ops.yaml:268)
 def _meta_dense_batch_gather(x, index):
     return _im.batch_gather_infer_meta(x, index)
 
@@ -168,24 +158,696 @@ def _backward_dense_batch_gather(node, out_grad):
 _sbp_dense_batch_gather = _r.SbpTable(
     rules=(
         _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == e.k - 1,
-                   'B, S(i) -> S(i) if i == k - 1'),
+                   lambda e: e.i == e.index.ndim - 1,
+                   'B, S(i) -> S(i) if i == index.ndim - 1'),
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.k - 1,
-                   'S(i), S(i) -> S(i) if i < k - 1'),
+                   lambda e: e.i < e.index.ndim - 1,
+                   'S(i), S(i) -> S(i) if i < index.ndim - 1'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.k - 1,
-                   'S(d), B -> P if d == k - 1'),
+                   lambda e: e.d == e.index.ndim - 1,
+                   'S(d), B -> P if d == index.ndim - 1'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.d > e.k - 1,
-                   'S(d), B -> S(d) if d > k - 1'),
+                   lambda e: e.d > e.index.ndim - 1,
+                   'S(d), B -> S(d) if d > index.ndim - 1'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    None,
                    'P, B -> P'),
     ),
-    let=(('k', lambda e: e.index.ndim), ),
-    physical=(),
-    local=_r.LocalKernel('kernels.dense.gather.gather_local', 'kernels.dense.gather.gather_grad_local', (('axis', lambda e: e.k - 1), ('batch_dims', lambda e: e.k - 1), ('offset', lambda e: e.x_slice[0] if e.x_axis == e.k - 1 else 0), ('size', lambda e: e.x.shape[e.k - 1]), ('op', lambda e: 'batch_gather'), )))
+    physical=_im.batch_gather_sbp_physical)
+
+
+# dense.abs  (yaml/ops.yaml:333)
+def _meta_dense_abs(x):
+    return _im.unary_infer_meta('abs', x)
+
+
+def _backward_dense_abs(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'abs_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_abs = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.abs_grad  (yaml/ops.yaml:333)
+def _meta_dense_abs_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.neg  (yaml/ops.yaml:362)
+def _meta_dense_neg(x):
+    return _im.unary_infer_meta('neg', x)
+
+
+def _backward_dense_neg(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'neg_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_neg = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.neg_grad  (yaml/ops.yaml:362)
+def _meta_dense_neg_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.exp  (yaml/ops.yaml:391)
+def _meta_dense_exp(x):
+    return _im.unary_infer_meta('exp', x)
+
+
+def _backward_dense_exp(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'exp_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_exp = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.exp_grad  (yaml/ops.yaml:391)
+def _meta_dense_exp_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.log  (yaml/ops.yaml:420)
+def _meta_dense_log(x):
+    return _im.unary_infer_meta('log', x)
+
+
+def _backward_dense_log(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'log_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_log = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.log_grad  (yaml/ops.yaml:420)
+def _meta_dense_log_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.sqrt  (yaml/ops.yaml:449)
+def _meta_dense_sqrt(x):
+    return _im.unary_infer_meta('sqrt', x)
+
+
+def _backward_dense_sqrt(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'sqrt_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_sqrt = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.sqrt_grad  (yaml/ops.yaml:449)
+def _meta_dense_sqrt_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.square  (yaml/ops.yaml:478)
+def _meta_dense_square(x):
+    return _im.unary_infer_meta('square', x)
+
+
+def _backward_dense_square(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'square_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_square = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.square_grad  (yaml/ops.yaml:478)
+def _meta_dense_square_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.sin  (yaml/ops.yaml:507)
+def _meta_dense_sin(x):
+    return _im.unary_infer_meta('sin', x)
+
+
+def _backward_dense_sin(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'sin_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_sin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.sin_grad  (yaml/ops.yaml:507)
+def _meta_dense_sin_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.cos  (yaml/ops.yaml:536)
+def _meta_dense_cos(x):
+    return _im.unary_infer_meta('cos', x)
+
+
+def _backward_dense_cos(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'cos_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_cos = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.cos_grad  (yaml/ops.yaml:536)
+def _meta_dense_cos_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.tanh  (yaml/ops.yaml:565)
+def _meta_dense_tanh(x):
+    return _im.unary_infer_meta('tanh', x)
+
+
+def _backward_dense_tanh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'tanh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_tanh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.tanh_grad  (yaml/ops.yaml:565)
+def _meta_dense_tanh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.sigmoid  (yaml/ops.yaml:594)
+def _meta_dense_sigmoid(x):
+    return _im.unary_infer_meta('sigmoid', x)
+
+
+def _backward_dense_sigmoid(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'sigmoid_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_sigmoid = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.sigmoid_grad  (yaml/ops.yaml:594)
+def _meta_dense_sigmoid_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.relu  (yaml/ops.yaml:623)
+def _meta_dense_relu(x):
+    return _im.unary_infer_meta('relu', x)
+
+
+def _backward_dense_relu(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'relu_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_relu = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.relu_grad  (yaml/ops.yaml:623)
+def _meta_dense_relu_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.add  (yaml/ops.yaml:652)
+def _meta_dense_add(x, y):
+    return _im.binary_infer_meta('add', x, y)
+
+
+def _backward_dense_add(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'add_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_add = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    physical=None)
+
+
+# dense.add_grad  (yaml/ops.yaml:652)
+def _meta_dense_add_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.subtract  (yaml/ops.yaml:687)
+def _meta_dense_subtract(x, y):
+    return _im.binary_infer_meta('subtract', x, y)
+
+
+def _backward_dense_subtract(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'subtract_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_subtract = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    physical=None)
+
+
+# dense.subtract_grad  (yaml/ops.yaml:687)
+def _meta_dense_subtract_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.multiply  (yaml/ops.yaml:722)
+def _meta_dense_multiply(x, y):
+    return _im.binary_infer_meta('multiply', x, y)
+
+
+def _backward_dense_multiply(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'multiply_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_multiply = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P -> P'),
+    ),
+    physical=None)
+
+
+# dense.multiply_grad  (yaml/ops.yaml:722)
+def _meta_dense_multiply_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.divide  (yaml/ops.yaml:757)
+def _meta_dense_divide(x, y):
+    return _im.binary_infer_meta('divide', x, y)
+
+
+def _backward_dense_divide(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'divide_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_divide = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    physical=None)
+
+
+# dense.divide_grad  (yaml/ops.yaml:757)
+def _meta_dense_divide_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.pow  (yaml/ops.yaml:792)
+def _meta_dense_pow(x, y):
+    return _im.binary_infer_meta('pow', x, y)
+
+
+def _backward_dense_pow(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'pow_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_pow = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    physical=None)
+
+
+# dense.pow_grad  (yaml/ops.yaml:792)
+def _meta_dense_pow_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.maximum  (yaml/ops.yaml:827)
+def _meta_dense_maximum(x, y):
+    return _im.binary_infer_meta('maximum', x, y)
+
+
+def _backward_dense_maximum(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'maximum_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_maximum = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    physical=None)
+
+
+# dense.maximum_grad  (yaml/ops.yaml:827)
+def _meta_dense_maximum_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.minimum  (yaml/ops.yaml:862)
+def _meta_dense_minimum(x, y):
+    return _im.binary_infer_meta('minimum', x, y)
+
+
+def _backward_dense_minimum(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'minimum_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_minimum = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    physical=None)
+
+
+# dense.minimum_grad  (yaml/ops.yaml:862)
+def _meta_dense_minimum_grad(x, y, out, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.equal  (yaml/ops.yaml:897)
+def _meta_dense_equal(x, y):
+    return _im.binary_infer_meta('equal', x, y)
+
+
+_sbp_dense_equal = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    physical=None)
+
+
+# dense.not_equal  (yaml/ops.yaml:927)
+def _meta_dense_not_equal(x, y):
+    return _im.binary_infer_meta('not_equal', x, y)
+
+
+_sbp_dense_not_equal = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    physical=None)
+
+
+# dense.less_than  (yaml/ops.yaml:957)
+def _meta_dense_less_than(x, y):
+    return _im.binary_infer_meta('less_than', x, y)
+
+
+_sbp_dense_less_than = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    physical=None)
+
+
+# dense.less_equal  (yaml/ops.yaml:987)
+def _meta_dense_less_equal(x, y):
+    return _im.binary_infer_meta('less_equal', x, y)
+
+
+_sbp_dense_less_equal = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    physical=None)
+
+
+# dense.greater_than  (yaml/ops.yaml:1017)
+def _meta_dense_greater_than(x, y):
+    return _im.binary_infer_meta('greater_than', x, y)
+
+
+_sbp_dense_greater_than = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    physical=None)
+
+
+# dense.greater_equal  (yaml/ops.yaml:1047)
+def _meta_dense_greater_equal(x, y):
+    return _im.binary_infer_meta('greater_equal', x, y)
+
+
+_sbp_dense_greater_equal = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
+    ),
+    physical=None)
+
+
+# dense.clip  (yaml/ops.yaml:1077)
+def _meta_dense_clip(x, min, max):
+    return _im.unary_infer_meta('clip', x, min, max)
+
+
+def _backward_dense_clip(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'clip_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['min'], node.attrs['max'])
+    return {'x': result}
+
+
+_sbp_dense_clip = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.clip_grad  (yaml/ops.yaml:1077)
+def _meta_dense_clip_grad(x, out, out_grad, min, max):
+    return _im.unchanged_infer_meta(x)
 
 
 # dense.reshape_grad  (yaml/backward.yaml:3)
@@ -236,9 +898,7 @@ _sbp_sparse_reshape = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_dense  (yaml/sparse_ops.yaml:70)
@@ -262,9 +922,7 @@ _sbp_sparse_to_dense = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_sparse_coo  (yaml/sparse_ops.yaml:105)
@@ -288,9 +946,7 @@ _sbp_sparse_to_sparse_coo = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
 # sparse.to_sparse_csr  (yaml/sparse_ops.yaml:150)
@@ -326,12 +982,46 @@ _sbp_sparse_coalesce = _r.SbpTable(
                    None,
                    'P -> P'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# sparse.matmul  (yaml/sparse_ops.yaml:224)
+# sparse.mask_as  (yaml/sparse_ops.yaml:224)
+def _meta_sparse_mask_as(x, mask):
+    return _im.mask_as_infer_meta(x, mask)
+
+
+def _backward_sparse_mask_as(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'mask_as_grad', node.saved['x'], node.saved['mask'], out_grad)
+    return {'x': result}
+
+
+# sparse.values  (yaml/sparse_ops.yaml:270)
+def _meta_sparse_values(x):
+    return _im.values_infer_meta(x)
+
+
+def _backward_sparse_values(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'values_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+# sparse.with_values  (yaml/sparse_ops.yaml:307)
+def _meta_sparse_with_values(x, values):
+    return _im.with_values_infer_meta(x, values)
+
+
+def _backward_sparse_with_values(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'with_values_grad', node.saved['x'], out_grad)
+    return {'values': result}
+
+
+# sparse.matmul  (yaml/sparse_ops.yaml:353)
 def _meta_sparse_matmul(x, y):
     return _resolve('kernels.infermeta.matmul.sparse_matmul_infer_meta')(x, y)
 
@@ -364,12 +1054,10 @@ _sbp_sparse_matmul = _r.SbpTable(
                    lambda e: e.i == 0 and e.x.ndim == 3,
                    'S(i), S(i) -> S(i) if i == 0 and x.ndim == 3'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# sparse.mv  (yaml/sparse_ops.yaml:293)
+# sparse.mv  (yaml/sparse_ops.yaml:422)
 def _meta_sparse_mv(x, vec):
     return _resolve('kernels.infermeta.matmul.sparse_mv_infer_meta')(x, vec)
 
@@ -399,12 +1087,10 @@ _sbp_sparse_mv = _r.SbpTable(
                    lambda e: e.i == 0 and e.x.ndim == 3,
                    'S(i), S(i) -> S(i) if i == 0 and x.ndim == 3'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# sparse.addmm  (yaml/sparse_ops.yaml:340)
+# sparse.addmm  (yaml/sparse_ops.yaml:469)
 def _meta_sparse_addmm(input, x, y, beta, alpha):
     return _resolve('kernels.infermeta.matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
 
@@ -434,12 +1120,10 @@ _sbp_sparse_addmm = _r.SbpTable(
                    lambda e: e.i == 0 and e.x.ndim == 3,
                    'S(i), S(i), S(i) -> S(i) if i == 0 and x.ndim == 3'),
     ),
-    let=(),
-    physical=(),
-    local=None)
+    physical=None)
 
 
-# sparse.masked_matmul  (yaml/sparse_ops.yaml:398)
+# sparse.masked_matmul  (yaml/sparse_ops.yaml:527)
 def _meta_sparse_masked_matmul(x, y, mask):
     return _resolve('kernels.infermeta.matmul.masked_matmul_infer_meta')(x, y, mask)
 
@@ -476,22 +1160,37 @@ def _meta_sparse_coalesce_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.matmul_grad  (yaml/sparse_backward.yaml:63)
+# sparse.mask_as_grad  (yaml/sparse_backward.yaml:63)
+def _meta_sparse_mask_as_grad(x, mask, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.values_grad  (yaml/sparse_backward.yaml:77)
+def _meta_sparse_values_grad(x, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.with_values_grad  (yaml/sparse_backward.yaml:89)
+def _meta_sparse_with_values_grad(x, out_grad):
+    return _im.values_infer_meta(x)
+
+
+# sparse.matmul_grad  (yaml/sparse_backward.yaml:101)
 def _meta_sparse_matmul_grad(x, y, out_grad):
     return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(x, y)
 
 
-# sparse.mv_grad  (yaml/sparse_backward.yaml:75)
+# sparse.mv_grad  (yaml/sparse_backward.yaml:113)
 def _meta_sparse_mv_grad(x, vec, out_grad):
     return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(x, vec)
 
 
-# sparse.addmm_grad  (yaml/sparse_backward.yaml:87)
+# sparse.addmm_grad  (yaml/sparse_backward.yaml:125)
 def _meta_sparse_addmm_grad(input, x, y, out_grad, beta, alpha):
     return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(input, x, y)
 
 
-# sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:100)
+# sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:138)
 def _meta_sparse_masked_matmul_grad(x, y, out_grad):
     return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(x, y)
 
@@ -581,6 +1280,503 @@ OPS = (
            saved=('index',),
            saved_meta=('x',),
            extra={'sbp': _sbp_dense_batch_gather}),
+    OpSpec(name='abs',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('abs', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_abs,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='abs_grad',
+           backward_fn=_backward_dense_abs,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_abs}),
+    OpSpec(name='abs_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('abs_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_abs_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='neg',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('neg', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_neg,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='neg_grad',
+           backward_fn=_backward_dense_neg,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_neg}),
+    OpSpec(name='neg_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('neg_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_neg_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='exp',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('exp', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_exp,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='exp_grad',
+           backward_fn=_backward_dense_exp,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_exp}),
+    OpSpec(name='exp_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('exp_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_exp_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='log',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('log', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_log,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='log_grad',
+           backward_fn=_backward_dense_log,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_log}),
+    OpSpec(name='log_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('log_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_log_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='sqrt',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sqrt', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_sqrt,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='sqrt_grad',
+           backward_fn=_backward_dense_sqrt,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_sqrt}),
+    OpSpec(name='sqrt_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sqrt_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_sqrt_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='square',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('square', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_square,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='square_grad',
+           backward_fn=_backward_dense_square,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_square}),
+    OpSpec(name='square_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('square_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_square_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='sin',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sin', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_sin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='sin_grad',
+           backward_fn=_backward_dense_sin,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_sin}),
+    OpSpec(name='sin_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sin_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_sin_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='cos',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('cos', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_cos,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='cos_grad',
+           backward_fn=_backward_dense_cos,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_cos}),
+    OpSpec(name='cos_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('cos_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_cos_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='tanh',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('tanh', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_tanh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='tanh_grad',
+           backward_fn=_backward_dense_tanh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_tanh}),
+    OpSpec(name='tanh_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('tanh_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_tanh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='sigmoid',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sigmoid', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_sigmoid,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='sigmoid_grad',
+           backward_fn=_backward_dense_sigmoid,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_sigmoid}),
+    OpSpec(name='sigmoid_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sigmoid_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_sigmoid_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='relu',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('relu', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_relu,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='relu_grad',
+           backward_fn=_backward_dense_relu,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_relu}),
+    OpSpec(name='relu_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('relu_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_relu_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='add',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('add', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_add,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='add_grad',
+           backward_fn=_backward_dense_add,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_add}),
+    OpSpec(name='add_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('add_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_add_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='subtract',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('subtract', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_subtract,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='subtract_grad',
+           backward_fn=_backward_dense_subtract,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_subtract}),
+    OpSpec(name='subtract_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('subtract_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_subtract_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='multiply',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('multiply', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_multiply,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='multiply_grad',
+           backward_fn=_backward_dense_multiply,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_multiply}),
+    OpSpec(name='multiply_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('multiply_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_multiply_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='divide',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('divide', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_divide,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='divide_grad',
+           backward_fn=_backward_dense_divide,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_divide}),
+    OpSpec(name='divide_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('divide_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_divide_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='pow',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('pow', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_pow,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='pow_grad',
+           backward_fn=_backward_dense_pow,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_pow}),
+    OpSpec(name='pow_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('pow_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_pow_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='maximum',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('maximum', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_maximum,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='maximum_grad',
+           backward_fn=_backward_dense_maximum,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_maximum}),
+    OpSpec(name='maximum_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('maximum_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_maximum_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='minimum',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('minimum', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_minimum,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='minimum_grad',
+           backward_fn=_backward_dense_minimum,
+           saved=('x', 'y', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_minimum}),
+    OpSpec(name='minimum_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('minimum_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_minimum_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
+    OpSpec(name='equal',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('equal', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_equal,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_equal}),
+    OpSpec(name='not_equal',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('not_equal', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_not_equal,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_not_equal}),
+    OpSpec(name='less_than',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('less_than', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_less_than,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_less_than}),
+    OpSpec(name='less_equal',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('less_equal', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_less_equal,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_less_equal}),
+    OpSpec(name='greater_than',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('greater_than', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_greater_than,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_greater_than}),
+    OpSpec(name='greater_equal',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('greater_equal', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_greater_equal,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           extra={'sbp': _sbp_dense_greater_equal}),
+    OpSpec(name='clip',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('min', 'Scalar', True, None), Arg('max', 'Scalar', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('clip', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_clip,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.elementwise',
+           backward='clip_grad',
+           backward_fn=_backward_dense_clip,
+           saved=('x', 'out'),
+           saved_meta=(),
+           extra={'sbp': _sbp_dense_clip}),
+    OpSpec(name='clip_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('min', 'Scalar', True, None), Arg('max', 'Scalar', True, None)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('clip_grad', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_clip_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.elementwise'),
     OpSpec(name='reshape_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -700,6 +1896,45 @@ OPS = (
            saved=('x',),
            saved_meta=(),
            extra={'sbp': _sbp_sparse_coalesce}),
+    OpSpec(name='mask_as',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('mask_as_coo', ('dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('mask_as_csr', ('dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_mask_as,
+           layout_arg='mask',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='mask_as_grad',
+           backward_fn=_backward_sparse_mask_as,
+           saved=('mask',),
+           saved_meta=('x',)),
+    OpSpec(name='values',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('values_coo', ('sparse_coo',), ('dense',)), KernelSig('values_csr', ('sparse_csr',), ('dense',)),),
+           infer_meta=_meta_sparse_values,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='values_grad',
+           backward_fn=_backward_sparse_values,
+           saved=('x',),
+           saved_meta=()),
+    OpSpec(name='with_values',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('values', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('with_values_coo', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('with_values_csr', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_with_values,
+           layout_arg='x',
+           data_type_arg='values',
+           module='kernels.sparse',
+           backward='with_values_grad',
+           backward_fn=_backward_sparse_with_values,
+           saved=('x',),
+           saved_meta=()),
     OpSpec(name='matmul',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -797,6 +2032,33 @@ OPS = (
            outputs=('x_grad',),
            kernels=(KernelSig('coalesce_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_coalesce_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='mask_as_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('mask_as_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense',)), KernelSig('mask_as_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_mask_as_grad,
+           layout_arg='mask',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='values_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('values_coo_grad', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('values_csr_grad', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_values_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='with_values_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('values_grad',),
+           kernels=(KernelSig('with_values_coo_grad', ('sparse_coo', 'sparse_coo'), ('dense',)), KernelSig('with_values_csr_grad', ('sparse_csr', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_with_values_grad,
            layout_arg='x',
            data_type_arg='out_grad',
            module='kernels.sparse'),

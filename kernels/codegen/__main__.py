@@ -9,7 +9,7 @@ import sys
 
 from .loader import CodegenError
 from .emit import generate
-from .model import load_yaml_dir
+from .yamldir import load_yaml_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

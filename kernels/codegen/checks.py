@@ -3,8 +3,8 @@ import ast
 import importlib
 
 from ..core import registry
-from .loader import CodegenError
-from .model import parse_invoke, resolve_function
+from ..core.resolve import resolve_function
+from .loader import CodegenError, parse_invoke
 from .sbp import check_sbp
 
 

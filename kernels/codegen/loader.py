@@ -1,4 +1,5 @@
 """A strict YAML reader that keeps the line of every key and value."""
+import ast
 from dataclasses import dataclass
 
 import yaml
@@ -58,3 +59,12 @@ def read_entries(path, label):
         if not isinstance(item.value, dict):
             raise item.error("each entry must be a mapping")
     return doc.value
+
+
+def parse_invoke(op):
+    """The invoke text as a Python expression AST, or a CodegenError."""
+    try:
+        return ast.parse(op.invoke, mode="eval").body
+    except SyntaxError as exc:
+        raise CodegenError(f"{op.where}: {op.name}: invoke '{op.invoke}' is not a call "
+                           f"expression: {exc.msg}") from None

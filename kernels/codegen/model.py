@@ -2,9 +2,6 @@
 
 Every mistake raises :class:`CodegenError` naming the file and line.
 """
-import ast
-import importlib
-import os
 import re
 from dataclasses import dataclass
 
@@ -12,7 +9,8 @@ import yaml
 
 from ..core.meta import LAYOUTS
 from ..core.opspec import Arg, KernelSig
-from .loader import CodegenError, Located, read_entries
+from .loader import CodegenError, Located
+from .sbp import parse_sbp
 
 ATTR_TYPES = ("IntArray", "int", "float", "bool", "str", "Scalar", "DataType")
 TENSOR_TYPES = ("Tensor", "Tensor[]")
@@ -279,40 +277,6 @@ def parse_entry(entry, namespace, is_backward):
             raise entry.error(f"op '{name}': missing key 'doc' (the API docstring)")
         kw["doc"] = _str(fields["doc"], "doc")
         if "sbp" in fields:
-            from .sbp import parse_sbp
             kw["sbp"] = parse_sbp(fields["sbp"])
     return OpDef(name=name, namespace=namespace, is_backward=is_backward, args=args,
                  outputs=outputs, file=entry.file, line=entry.line, **kw)
-
-
-def load_yaml_dir(directory, label_root=None):
-    """Parse every known YAML file in ``directory`` and cross-check the result."""
-    defs = []
-    for fname, namespace, is_backward in FILES:
-        path = os.path.join(directory, fname)
-        if not os.path.exists(path):
-            continue
-        label = os.path.relpath(path, label_root) if label_root else path
-        defs.extend(parse_entry(e, namespace, is_backward) for e in read_entries(path, label))
-    from .checks import check_all
-    check_all(defs)
-    return defs
-
-
-def resolve_function(dotted, default_module="kernels.infermeta"):
-    """Import a function by name: bare names live in kernels.infermeta."""
-    module, _, attr = dotted.rpartition(".")
-    try:
-        mod = importlib.import_module(module or default_module)
-    except ImportError:
-        return None
-    return getattr(mod, attr, None)
-
-
-def parse_invoke(op):
-    """The invoke text as a Python expression AST, or a CodegenError."""
-    try:
-        return ast.parse(op.invoke, mode="eval").body
-    except SyntaxError as exc:
-        raise CodegenError(f"{op.where}: {op.name}: invoke '{op.invoke}' is not a call "
-                           f"expression: {exc.msg}") from None

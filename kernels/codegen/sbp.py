@@ -1,32 +1,27 @@
 """The ``sbp:`` field of a forward op: SBP signature rules for global tensors.
 
-Format (all expressions are Python expressions over the names listed in
+Format (rule expressions are Python expressions over the names listed in
 :mod:`kernels.core.dist.rules`)::
 
     sbp :
-      let :                       # optional, evaluated in order
-        lead : len(shape) - x.ndim
       rules :                     # one line per rule
-        - S(i) -> S(i + lead) if x.shape[i] == out.shape[i + lead]
+        - S(i) -> S(i + len(shape) - x.ndim) if x.shape[i] == out.shape[i + len(shape) - x.ndim]
         - P -> P
-      physical :                  # optional: attributes the local kernel gets
-        shape : out_local.shape
-      local :                     # optional: a kernel mode the YAML does not list
-        forward : kernels.dense.gather.gather_local
-        backward : kernels.dense.gather.gather_grad_local
-        args :
-          offset : x_slice[0] if x_axis == ax else 0
+      physical : shard_out_shape  # optional: a function, resolved as infer_meta's is
 
 A rule lists one pattern per Tensor argument (``S(var)``, ``B`` or ``P``; a
 variable repeated means the same axis), ``->``, one sbp per output, and an
-optional ``if`` condition.  ``B, ..., B -> B`` needs no rule.
+optional ``if`` condition.  ``B, ..., B -> B`` needs no rule.  ``physical``
+names a Python function (bare names live in :mod:`kernels.infermeta`) that
+returns the attributes a shard's kernel gets (see
+:class:`kernels.core.dist.rules.Shards`).
 """
 import ast
 import re
 from dataclasses import dataclass
 
+from ..core.resolve import resolve_function
 from .loader import CodegenError
-from .model import resolve_function
 
 BUILTINS = ("len", "min", "max", "abs", "tuple", "sum")
 ATTRS = ("shape", "ndim", "dtype", "size", "sparse_dim", "layout", "axis", "kind")
@@ -47,9 +42,8 @@ class RuleDef:
 @dataclass(frozen=True)
 class SbpDef:
     rules: tuple
-    let: tuple = ()           # (name, text, where)
-    physical: tuple = ()      # (attr, text, where)
-    local: tuple | None = None  # (forward, backward, args: ((name, text, where), ...))
+    physical: str | None = None     # a function name, as infer_meta's func
+    where: str = ""
 
 
 def _err(loc, message):
@@ -61,17 +55,6 @@ def _expr(text, where):
         return ast.parse(text, mode="eval").body
     except SyntaxError as exc:
         raise CodegenError(f"{where}: sbp: '{text}' is not an expression: {exc.msg}") from None
-
-
-def _pairs(loc, what):
-    if not isinstance(loc.value, dict):
-        raise _err(loc, f"{what} must be a mapping of name : expression")
-    out = []
-    for name, v in loc.value.items():
-        if not isinstance(v.value, str) or not v.value.strip():
-            raise _err(v, f"{what}.{name} must be an expression")
-        out.append((name, v.value.strip(), f"{v.file}:{v.line}"))
-    return tuple(out)
 
 
 def _split_rule(text):
@@ -127,44 +110,27 @@ def parse_rule(loc):
 def parse_sbp(loc):
     """The ``sbp:`` mapping -> SbpDef (syntax only; names are checked later)."""
     if not isinstance(loc.value, dict):
-        raise _err(loc, "must be a mapping with 'rules' (and optional 'let', 'physical', "
-                        "'local')")
+        raise _err(loc, "must be a mapping with 'rules' (and an optional 'physical')")
     fields = loc.value
     for key, v in fields.items():
-        if key not in ("let", "rules", "physical", "local"):
-            raise _err(v, f"unknown key '{key}'; allowed: let, rules, physical, local")
+        if key not in ("rules", "physical"):
+            raise _err(v, f"unknown key '{key}'; allowed: rules, physical (conditions go "
+                          "inline in the rules; physical attributes come from a function)")
     if "rules" not in fields or not isinstance(fields["rules"].value, list):
         raise _err(loc, "'rules' must be a list of rule lines")
-    kw = {"rules": tuple(parse_rule(r) for r in fields["rules"].value)}
-    if "let" in fields:
-        kw["let"] = _pairs(fields["let"], "let")
-    if "physical" in fields:
-        kw["physical"] = _pairs(fields["physical"], "physical")
-    if "local" in fields:
-        kw["local"] = _parse_local(fields["local"])
-    return SbpDef(**kw)
-
-
-def _parse_local(loc):
-    if not isinstance(loc.value, dict) or set(loc.value) - {"forward", "backward", "args"} \
-            or "forward" not in loc.value:
-        raise _err(loc, "local must map 'forward' (and optional 'backward', 'args')")
-    f = loc.value
-    names = tuple(f[k].value.strip() if k in f else None for k in ("forward", "backward"))
-    return names + (_pairs(f["args"], "local.args") if "args" in f else (),)
+    physical = fields.get("physical")
+    if physical is not None and (not isinstance(physical.value, str)
+                                 or not physical.value.strip()):
+        raise _err(physical, "physical must name a function (e.g. shard_out_shape)")
+    return SbpDef(tuple(parse_rule(r) for r in fields["rules"].value),
+                  physical.value.strip() if physical is not None else None,
+                  f"{loc.file}:{loc.line}")
 
 
 # ------------------------------------------------------------------ checks
-def _scopes(op, sbp):
-    tensors = [a.name for a in op.tensor_args]
-    base = set(tensors) | {a.name for a in op.attr_args} | set(op.outputs) | {"out"}
-    base |= set(BUILTINS) | {"S", "B", "P"} | _helpers()
-    for name, _, where in sbp.let:
-        if name in base:
-            raise CodegenError(f"{where}: sbp: let name '{name}' shadows an argument or helper")
-        base.add(name)
-    shard = {f"{t}_{s}" for t in tensors for s in ("local", "sbp", "axis", "slice")}
-    return base, base | shard | {"out_local"}
+def _scope(op):
+    base = {a.name for a in op.args} | set(op.outputs) | {"out"}
+    return base | set(BUILTINS) | {"S", "B", "P"} | _helpers()
 
 
 def _helpers():
@@ -206,11 +172,9 @@ def _dotted(func, names):
 
 
 def check_sbp(op):
-    """Cross-check an op's sbp field against its arguments and outputs."""
+    """Cross-check an op's sbp field against its arguments, outputs and functions."""
     sbp = op.sbp
-    base, physical = _scopes(op, sbp)
-    for _, text, where in sbp.let:
-        check_expr(text, where, base)
+    base = _scope(op)
     n_in, n_out = len(op.tensor_args), len(op.outputs)
     for rule in sbp.rules:
         if len(rule.ins) != n_in or len(rule.outs) != n_out:
@@ -220,18 +184,9 @@ def check_sbp(op):
         scope = base | {p[1] for p in rule.ins if isinstance(p, tuple)}
         for text in rule.outs + ((rule.cond,) if rule.cond else ()):
             check_expr(text, rule.where, scope)
-    attrs = {a.name for a in op.attr_args}
-    for name, text, where in sbp.physical:
-        if name not in attrs:
-            raise CodegenError(f"{where}: sbp: physical '{name}' is not an attribute of "
-                               f"'{op.name}' ({sorted(attrs)})")
-        check_expr(text, where, physical)
-    if sbp.local:
-        for func in sbp.local[:2]:
-            if func and resolve_function(func) is None:
-                raise CodegenError(f"{op.where}: sbp: local function '{func}' does not exist")
-        for _, text, where in sbp.local[2]:
-            check_expr(text, where, physical)
+    if sbp.physical and resolve_function(sbp.physical) is None:
+        raise CodegenError(f"{sbp.where}: sbp: physical function '{sbp.physical}' does not "
+                           "exist in kernels.infermeta (name it there, or give a dotted path)")
 
 
 # ------------------------------------------------------------------ emit
@@ -266,10 +221,6 @@ def _lambdas(texts):
     return "lambda e: (" + ", ".join(_body(t) for t in texts) + ",)"
 
 
-def _named(pairs):
-    return "(" + "".join(f"({n!r}, {_lambda(t)}), " for n, t, _ in pairs) + ")"
-
-
 def sbp_source(op, ident):
     """Python source defining ``_sbp_<ident>``, the op's rules.SbpTable."""
     sbp = op.sbp
@@ -279,13 +230,12 @@ def sbp_source(op, ident):
         rules.append(f"        _r.SbpRule({r.ins!r}, {_lambdas(r.outs)},\n"
                      f"                   {cond},\n"
                      f"                   {r.text!r}),\n")
-    local = "None"
-    if sbp.local:
-        fwd, bwd, args = sbp.local
-        local = f"_r.LocalKernel({fwd!r}, {bwd!r}, {_named(args)})"
+    physical = "None"
+    if sbp.physical:
+        physical = (f"_im.{sbp.physical}" if "." not in sbp.physical
+                    else f"_resolve({sbp.physical!r})")
     return (f"_sbp_{ident} = _r.SbpTable(\n    rules=(\n" + "".join(rules) + "    ),\n"
-            f"    let={_named(sbp.let)},\n    physical={_named(sbp.physical)},\n"
-            f"    local={local})\n")
+            f"    physical={physical})\n")
 
 
 __all__ = ["SbpDef", "RuleDef", "parse_sbp", "check_sbp", "sbp_source"]

@@ -1,4 +1,14 @@
-"""Dispatch: infer-meta, kernel selection, wrapping, autograd recording."""
+"""Dispatch: infer-meta, kernel selection, wrapping, autograd recording.
+
+A call takes one short path (JAX's canonicalise-then-bind, PyTorch's
+structured kernels): the attributes are converted, the infer-meta checks
+everything and may return canonical attributes (:class:`Canonical`) that
+replace the caller's, then a cached binding maps the inputs' (layouts,
+places, dtype) to the kernel and the output tensor classes.  The kernel
+trusts what it gets.  A grad node is recorded only when grad mode is on and
+an input needs a gradient.  Global tensors go to the runtime that
+:mod:`kernels.core.dist` installs (:func:`kernels.core.tensor.install_global`).
+"""
 import importlib
 import inspect
 import numbers
@@ -7,11 +17,16 @@ import numpy as np
 
 from . import autograd, registry
 from .dtypes import canonical_dtype
-from .meta import MetaTensor
-from .tensor import TensorBase, layout_class
+from .meta import Canonical, MetaTensor
+from .registry import GENERATION
+from .tensor import TensorBase, global_runtime, layout_class
 
 _OPS = {}
+_SCALARS = (numbers.Number, np.bool_)
 _LOADED = set()
+_INPUTS = (TensorBase, MetaTensor)
+#: Calls remembered per op by :func:`_prepared` (the oldest are forgotten at once).
+MEMO_SIZE = 256
 
 
 def register_ops(specs):
@@ -63,6 +78,30 @@ def _as_list(value, spec, arg):
     return [_as_one(v, spec, arg) for v in value]
 
 
+def _weak_scalars(spec, ins):
+    """Scalars given for Tensor arguments as 0-d arrays, typed as numpy types them (NEP 50).
+
+    A Python scalar is weak: its array takes the dtype numpy's promotion gives
+    it next to the other tensor inputs (``float32 * 2.0`` stays float32); a
+    numpy scalar keeps its own dtype.
+    """
+    if not any(isinstance(t, _SCALARS) for t in ins):
+        return ins
+    dtypes = [_meta(t).dtype for t in _flat(ins) if not isinstance(t, _SCALARS)]
+    out = []
+    for t in ins:
+        if isinstance(t, _SCALARS):
+            try:
+                dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
+                    else np.asarray(t).dtype
+                t = layout_class("dense")(np.asarray(t, dtype=dt))
+            except (TypeError, OverflowError) as exc:
+                raise TypeError(f"{spec.name}: scalar {t!r} does not fit the inputs' dtypes "
+                                f"{[d.name for d in dtypes]}: {exc}") from None
+        out.append(t)
+    return out
+
+
 def _flat(items):
     """Tensor inputs with ``Tensor[]`` lists spliced in."""
     return [t for item in items for t in (item if isinstance(item, list) else (item,))]
@@ -71,10 +110,12 @@ def _flat(items):
 def _as_one(value, spec, arg):
     if isinstance(value, (TensorBase, MetaTensor)):
         return value
+    if isinstance(value, _SCALARS):
+        return value  # a scalar: made a 0-d array by _weak_scalars
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
         return layout_class("dense")._wrap_array(value)
-    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor or a numpy "
-                    f"array, got {type(value).__name__}")
+    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
+                    f"array or a scalar, got {type(value).__name__}")
 
 
 def _int_item(v):
@@ -144,6 +185,19 @@ def _convert_attr(value, spec, arg):
     return value
 
 
+def _attrs(spec, values):
+    specs = spec.attr_args
+    if len(values) < len(specs):
+        values = list(values) + [a.default for a in specs[len(values):]]
+    out = []
+    for v, a in zip(values, specs):
+        if a.type == "IntArray" and type(v) is list and all(type(i) is int for i in v):
+            out.append(tuple(v))            # the common case, without a call
+        else:
+            out.append(_convert_attr(v, spec, a))
+    return out
+
+
 # ---------------------------------------------------------------- selection
 def _meta(t):
     if isinstance(t, list):
@@ -184,10 +238,20 @@ def _place(spec, metas):
 def infer(spec, metas, attrs):
     """Run the op's infer-meta on metadata only; return a tuple of MetaTensors."""
     out = spec.infer_meta(*metas, *attrs)
+    if type(out) is Canonical:
+        out = out.out
     outs = out if isinstance(out, tuple) else (out,)
     sig = select_kernel_sig(spec, metas)
     place = _place(spec, metas)
     return tuple(_placed(m, lay, place) for m, lay in zip(outs, sig.out_layouts))
+
+
+def _out_metas(result, out_layouts, place):
+    """The infer-meta's outputs as a tuple, with the kernel's layouts and the inputs' place."""
+    if type(result) is MetaTensor and result.layout == out_layouts[0] and result.place == place:
+        return (result,)
+    outs = result if type(result) is tuple else (result,)
+    return tuple(_placed(m, lay, place) for m, lay in zip(outs, out_layouts))
 
 
 def _placed(m, layout, place):
@@ -210,7 +274,8 @@ def meta_binding(spec):
             raise TypeError(f"{spec.name}.infer_meta: {exc}") from None
         bound.apply_defaults()
         values = bound.arguments
-        metas = [_meta(_as_input(values[a.name], spec, a)) for a in spec.tensor_args]
+        ins = [_as_input(values[a.name], spec, a) for a in spec.tensor_args]
+        metas = [_meta(t) for t in _weak_scalars(spec, ins)]
         attrs = _attrs(spec, [values[a.name] for a in spec.attr_args])
         out = infer(spec, metas, attrs)
         return out[0] if len(out) == 1 else out
@@ -220,39 +285,139 @@ def meta_binding(spec):
     return infer_meta
 
 
-def _attrs(spec, values):
-    specs = spec.attr_args
-    values = values + [a.default for a in specs[len(values):]]
-    return [_convert_attr(v, spec, a) for v, a in zip(values, specs)]
-
-
 def _load(spec):
     if spec.module and spec.module not in _LOADED:
         importlib.import_module(spec.module)
         _LOADED.add(spec.module)
 
 
+def _binding(spec, metas):
+    """(kernel, output layouts, place, output classes) for these inputs, cached per op.
+
+    The key is every input's layout and place and the data-type argument's
+    dtype; a registration made later (the registry's generation) rebinds.
+    """
+    if len(metas) == 1:
+        m = metas[0]
+        key = (m.layout, m.place, m.dtype)
+    else:
+        key = (tuple([(m.layout, m.place) for m in metas]), metas[spec.data_type_index].dtype)
+    found = spec.bindings.get(key)
+    if found is not None and found[0] == GENERATION[0]:
+        return found[1]
+    sig = select_kernel_sig(spec, metas)
+    place = _place(spec, metas)
+    _load(spec)
+    m = metas[spec.layout_index]
+    kernel = registry.lookup(sig.func, m.place, m.layout, metas[spec.data_type_index].dtype,
+                             op=spec.name)
+    bound = (kernel, sig.out_layouts, place, tuple(layout_class(lay) for lay in sig.out_layouts))
+    spec.bindings[key] = (GENERATION[0], bound)
+    return bound
+
+
+def _canonical(spec, attrs, canonical):
+    """``attrs`` with the infer-meta's canonical values put in place of the caller's."""
+    attrs = list(attrs)
+    index = spec.attr_index
+    for name, value in canonical.items():
+        attrs[index[name]] = value
+    return attrs
+
+
 # ---------------------------------------------------------------- running
 def run(spec, tensors, attrs):
-    """Run ``spec`` on tensor inputs and attribute values (both in YAML order)."""
-    ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
-    attrs = _attrs(spec, list(attrs))
+    """Run ``spec`` on tensor inputs and attribute values (both in YAML order).
+
+    The common call (single tensors in, MetaTensors out) takes the short
+    path; ``Tensor[]`` arguments and ops without tensor inputs take
+    :func:`_run_general`.
+    """
+    ins = tensors
+    if spec.general:
+        ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
+    else:
+        for t in tensors:
+            if not isinstance(t, _INPUTS):      # an array or a scalar
+                ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
+                break
+    if ins is not tensors:
+        ins = _weak_scalars(spec, ins)
+    attrs = _attrs(spec, attrs)
     if spec.invoke is not None:
         return spec.invoke(*ins, *attrs)
+    if spec.general:
+        return _run_general(spec, ins, attrs)
+    metas = []
+    for t in ins:
+        if t.is_global:
+            return global_runtime(spec.name).run(spec, ins, attrs)
+        metas.append(t.meta)
+    kernel, kernel_attrs, out_metas, classes = _prepared(spec, metas, attrs)
+    datas = [t if type(t) is MetaTensor else t._data() for t in ins]
+    result = kernel(*datas, *kernel_attrs)
+    if len(out_metas) == 1 and type(out_metas[0]) is MetaTensor:
+        outs = (classes[0]._from_kernel(result, out_metas[0]),)
+    else:
+        results = result if len(out_metas) > 1 else (result,)
+        outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
+    if spec.backward_fn is not None:
+        _record(spec, ins, outs, attrs)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _prepared(spec, metas, attrs):
+    """(kernel, kernel attributes, output metas, output classes) of a call, remembered.
+
+    The infer-meta is a pure function of the inputs' metadata and the
+    attributes, so a call repeating them (a loop) reuses its result and the
+    kernel binding, as JAX caches a primitive's abstract evaluation; the
+    attributes' types are part of the key (``2`` and ``2.0`` are different
+    Scalars).  A registration made later (the registry's generation) clears
+    the reuse.  Errors are raised, never remembered.
+    """
+    key = (*metas, *attrs, *map(type, attrs))
+    try:
+        hit = spec.memo.get(key)
+    except TypeError:                       # an unhashable attribute value
+        key, hit = None, None
+    if hit is not None and hit[0] == GENERATION[0]:
+        return hit[1]
+    result = spec.infer_meta(*metas, *attrs)
+    kernel_attrs = attrs
+    if type(result) is Canonical:
+        result, canonical = result
+        kernel_attrs = _canonical(spec, attrs, canonical)
+    kernel, out_layouts, place, classes = _binding(spec, metas)
+    prepared = (kernel, kernel_attrs, _out_metas(result, out_layouts, place), classes)
+    if key is not None:
+        if len(spec.memo) >= MEMO_SIZE:
+            spec.memo.clear()
+        spec.memo[key] = (GENERATION[0], prepared)
+    return prepared
+
+
+def _run_general(spec, ins, attrs):
+    """:func:`run` for ops with ``Tensor[]`` arguments or without tensor inputs."""
     if any(getattr(t, "is_global", False) for t in _flat(ins)):
         if any(a.is_list for a in spec.tensor_args):
             raise TypeError(f"{spec.name}: global tensors in a Tensor[] argument are not "
                             "supported; gather them to local tensors first")
-        from . import dist
-        return dist.run(spec, ins, attrs)
+        return global_runtime(spec.name).run(spec, ins, attrs)
     metas = [_meta(t) for t in ins]
-    out_metas = infer(spec, metas, attrs)
+    result = spec.infer_meta(*metas, *attrs)
+    kernel_attrs = attrs
+    if type(result) is Canonical:
+        result, canonical = result
+        kernel_attrs = _canonical(spec, attrs, canonical)
     sig = select_kernel_sig(spec, metas)
+    out_metas = _out_metas(result, sig.out_layouts, _place(spec, metas))
     kernel = _kernel(spec, sig, metas or list(out_metas))
-    result = kernel(*[_datas(t) for t in ins], *attrs)
+    result = kernel(*[_datas(t) for t in ins], *kernel_attrs)
     results = result if len(out_metas) > 1 else (result,)
     outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
-    _record(spec, ins, outs, attrs)
+    if spec.backward_fn is not None:
+        _record(spec, ins, outs, attrs)
     return outs[0] if len(outs) == 1 else outs
 
 
@@ -275,17 +440,19 @@ def _first(m):
 def _kernel(spec, sig, metas):
     """The registered kernel; an op without Tensor inputs (creation) is keyed by its output."""
     _load(spec)
-    names = [a.name for a in spec.tensor_args]
-    lay_i = names.index(spec.layout_arg) if spec.layout_arg in names else 0
-    dt_i = names.index(spec.data_type_arg) if spec.data_type_arg in names else 0
-    return registry.lookup(sig.func, _first(metas[lay_i]).place, _first(metas[lay_i]).layout,
-                           _first(metas[dt_i]).dtype, op=spec.name)
+    m, d = metas[spec.layout_index], metas[spec.data_type_index]
+    return registry.lookup(sig.func, _first(m).place, _first(m).layout, _first(d).dtype,
+                           op=spec.name)
 
 
 def _record(spec, ins, outs, attrs):
-    if spec.backward_fn is None or not autograd.grad_enabled():
+    """Record a grad node when grad mode is on and an input needs a gradient."""
+    for t in (_flat(ins) if spec.general else ins):
+        if isinstance(t, TensorBase) and not t._stop_gradient:
+            break
+    else:
         return
-    if not any(isinstance(t, TensorBase) and not t.stop_gradient for t in _flat(ins)):
+    if not autograd.grad_enabled():
         return
     named = {a.name: t for a, t in zip(spec.tensor_args, ins)}
     named.update(zip(spec.outputs, outs))

@@ -6,7 +6,6 @@ INTS = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uin
 FLOATS = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 COMPLEX = tuple(np.dtype(t) for t in (np.complex64, np.complex128))
 ALL = BOOL + INTS + FLOATS + COMPLEX
-NUMERIC = INTS + FLOATS + COMPLEX
 INDEX = (np.dtype(np.int32), np.dtype(np.int64))
 
 

@@ -1,5 +1,6 @@
 """MetaTensor: what infer-meta reasons about (shape, dtype, layout, place), never data."""
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,10 +40,46 @@ class MetaTensor:
             n *= s
         return n
 
+    #: Metadata is never global; dispatch asks every input.
+    is_global = False
+
     def with_(self, **changes):
-        """A copy with some fields changed."""
-        return replace(self, **changes)
+        """A copy with some fields changed; a shape that is not a tuple is normalised."""
+        new = object.__new__(MetaTensor)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
+        if type(fields["shape"]) is not tuple or not isinstance(fields["dtype"], np.dtype):
+            new.__post_init__()
+        return new
 
     @property
     def meta(self):
         return self
+
+
+class Canonical(NamedTuple):
+    """What an infer-meta returns when it also resolves the op's attributes.
+
+    ``out`` is the output :class:`MetaTensor` (a tuple of them for several
+    outputs); ``attrs`` maps attribute names to their canonical values (a
+    shape with 0 and -1 resolved, normalised axes...).  Dispatch hands those
+    to the kernel in place of the caller's, so the kernel trusts them and
+    checks nothing again (PyTorch's structured kernels: meta, then impl).
+    An infer-meta may equally return only ``out``.
+
+    Examples
+    --------
+    >>> x = MetaTensor((2, 3), "float32")
+    >>> c = Canonical(x.with_(shape=(6,)), {"shape": (6,)})
+    >>> meta_of(c).shape, meta_of(x).shape
+    ((6,), (2, 3))
+    """
+
+    out: object
+    attrs: dict
+
+
+def meta_of(result):
+    """The output metadata of an infer-meta's result, with or without canonical attributes."""
+    return result.out if type(result) is Canonical else result

@@ -33,7 +33,16 @@ class KernelSig:
 
 @dataclass(frozen=True)
 class OpSpec:
-    """Everything dispatch needs to run one op (forward or backward)."""
+    """Everything dispatch needs to run one op (forward or backward).
+
+    ``infer_meta`` returns the output ``MetaTensor`` (a tuple for several
+    outputs), or a :class:`kernels.core.meta.Canonical` holding those and the
+    attributes it resolved, which the kernel then receives instead of the
+    caller's.  ``bindings`` and ``memo`` are dispatch's per-op caches (kernel
+    choices; infer-meta results of repeated calls);
+    ``general`` marks ops (``Tensor[]`` arguments, no tensor inputs) that take
+    dispatch's general path.
+    """
 
     name: str
     namespace: str
@@ -49,16 +58,29 @@ class OpSpec:
     saved: tuple = ()
     saved_meta: tuple = ()
     invoke: object = None
-    doc: str = ""
     extra: dict = field(default_factory=dict, compare=False)
+    tensor_args: tuple = field(init=False, repr=False, compare=False)
+    attr_args: tuple = field(init=False, repr=False, compare=False)
+    attr_index: dict = field(init=False, repr=False, compare=False)
+    layout_index: int = field(init=False, repr=False, compare=False)
+    data_type_index: int = field(init=False, repr=False, compare=False)
+    general: bool = field(init=False, repr=False, compare=False)
+    bindings: dict = field(init=False, repr=False, compare=False, default_factory=dict)
+    memo: dict = field(init=False, repr=False, compare=False, default_factory=dict)
 
-    @property
-    def tensor_args(self):
-        return tuple(a for a in self.args if a.is_tensor)
-
-    @property
-    def attr_args(self):
-        return tuple(a for a in self.args if not a.is_tensor)
+    def __post_init__(self):
+        tensors = tuple(a for a in self.args if a.is_tensor)
+        attrs = tuple(a for a in self.args if not a.is_tensor)
+        names = [a.name for a in tensors]
+        derived = {"tensor_args": tensors, "attr_args": attrs,
+                   "attr_index": {a.name: i for i, a in enumerate(attrs)},
+                   "layout_index": names.index(self.layout_arg)
+                   if self.layout_arg in names else 0,
+                   "data_type_index": names.index(self.data_type_arg)
+                   if self.data_type_arg in names else 0,
+                   "general": not tensors or any(a.is_list for a in tensors)}
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
 
     @property
     def qualname(self):

@@ -10,6 +10,9 @@ from .dtypes import ALL
 
 BACKENDS = ("cpu", "gpu")
 _KERNELS = {}
+#: A counter that changes with every registration: dispatch's cached bindings
+#: compare it to know when to look a kernel up again.
+GENERATION = [0]
 
 
 class KernelNotFoundError(TypeError):
@@ -36,6 +39,7 @@ def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL):
                 raise ValueError(f"register_kernel: backend {backend!r} not in {BACKENDS}")
             for dt in dtypes:
                 _KERNELS[(name, backend, layout, np.dtype(dt))] = fn
+        GENERATION[0] += 1
         return fn
     return deco
 

@@ -6,6 +6,7 @@ per layout, so dispatch can wrap kernel outputs without importing them.
 from . import autograd
 
 _LAYOUT_CLASSES = {}
+_GLOBAL = []
 
 
 def register_layout(layout, cls):
@@ -20,6 +21,24 @@ def layout_class(layout):
     except KeyError:
         raise RuntimeError(f"no tensor class registered for layout {layout!r}; "
                            "import dense and sparse first") from None
+
+
+def install_global(runtime):
+    """Plug in the global-tensor runtime: ``runtime.run(spec, inputs, attrs)`` runs an
+    op with a global input and ``runtime.to_global(x, placement, sbp)`` makes one.
+
+    :mod:`kernels.core.dist` installs itself when imported (``import dense`` does),
+    so the core never imports it.
+    """
+    _GLOBAL[:] = [runtime]
+
+
+def global_runtime(op):
+    """The installed global-tensor runtime; RuntimeError naming ``op`` if there is none."""
+    if not _GLOBAL:
+        raise RuntimeError(f"{op}: global tensors need kernels.core.dist, which is not "
+                           "loaded (import dense)")
+    return _GLOBAL[0]
 
 
 class TensorBase:
@@ -100,10 +119,10 @@ class TensorBase:
     def to_global(self, placement=None, sbp=None):
         """A global tensor whose shard on this rank is this tensor (a collective).
 
-        See :func:`kernels.core.dist.to_global`: the shard is this rank's slice
+        See :func:`kernels.core.dist.to_global`: a global tensor is re-boxed
+        to ``sbp`` (the placement cannot change); for a local one the shard is this rank's slice
         under ``dense.sbp.split(axis)`` (sizes as ``numpy.array_split``), a whole
         copy under ``dense.sbp.broadcast`` and an addend under
         ``dense.sbp.partial_sum``; ``placement`` defaults to every rank.
         """
-        from .dist import to_global
-        return to_global(self, placement, sbp)
+        return global_runtime("to_global").to_global(self, placement, sbp)

@@ -3,15 +3,15 @@ from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.broadcast import expand_copy
-from ..infermeta.reduce import _axes, sum_dtype, sum_keepdim_shape
+from ..infermeta.reduce import sum_dtype, sum_keepdim_shape
 
 
 @register_kernel("sum", backends=("cpu", "gpu"), dtypes=ALL)
-def sum_(x, axis=None, keepdim=False):
-    """Sum over ``axis`` (all axes if None) with numpy's accumulator dtype."""
+def sum_(x, axis, keepdim=False):
+    """Sum over the normalised ``axis`` tuple (from the infer-meta) with numpy's
+    accumulator dtype."""
     xp = xp_of(x)
-    axes = _axes(x.ndim, axis, "sum")
-    return xp.asarray(xp.sum(x, axis=axes, keepdims=keepdim, dtype=sum_dtype(x.dtype)))
+    return xp.asarray(xp.sum(x, axis=axis, keepdims=keepdim, dtype=sum_dtype(x.dtype)))
 
 
 @register_kernel("sum_grad", backends=("cpu", "gpu"), dtypes=ALL)

@@ -9,6 +9,8 @@ from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..funcs import pool
 from ..funcs.broadcast import copy_into, expand_copy, repeat_as_expand
+from ..gpu import repeat as cuda
+from ..gpu.backend import device
 from ..infermeta.expand import resolve_repeat
 
 
@@ -17,6 +19,12 @@ def repeat(x, repeats):
     """x tiled ``repeats`` times per dim: reshape, expand, reshape."""
     in_r, exp, out_r = repeat_as_expand(x.shape, repeats)
     return expand_copy(x.reshape(in_r), exp).reshape(out_r)
+
+
+@register_kernel("repeat", backends=("gpu",), dtypes=ALL)
+def repeat_gpu(x, repeats):
+    """x tiled ``repeats`` times per dim by ``repeat.cu``."""
+    return cuda.repeat(device(), x, repeats)
 
 
 def repeat_direct(x, repeats):
@@ -47,5 +55,3 @@ def _double(out, d, count):
         copy_into(out[head + (slice(filled, filled + n),)], out[head + (slice(0, n),)])
         filled += n
 
-
-from ..gpu import ops as _gpu_ops  # noqa: E402,F401  (the 'gpu' kernels: kernels/gpu/ops.py)

@@ -5,13 +5,12 @@ the output may share memory with the input.
 """
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
-from ..infermeta.reshape import resolve_reshape
 
 
 @register_kernel("reshape", backends=("cpu", "gpu"), dtypes=ALL)
 def reshape(x, shape):
-    """x with Paddle's 0/-1 resolved shape; a view where the memory allows."""
-    return x.reshape(resolve_reshape(x.shape, shape))
+    """x with the new ``shape`` (resolved by the infer-meta); a view where the memory allows."""
+    return x.reshape(shape)
 
 
 @register_kernel("reshape_grad", backends=("cpu", "gpu"), dtypes=ALL)

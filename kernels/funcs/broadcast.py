@@ -1,12 +1,11 @@
 """Broadcast index math from OneFlow's expand/repeat article: expand's
-output_stride, its split-input (physical) form, repeat as reshape + expand +
-reshape, and the copy that writes a broadcast view into a fresh contiguous array."""
+output_stride, repeat as reshape + expand + reshape, and the copy that
+writes a broadcast view into a fresh contiguous array."""
 import numpy as np
 
 from ..core.xp import xp_of
-from ..infermeta.expand import resolve_expand
 from . import pool
-from .shape import c_strides, normalize_axis
+from .shape import c_strides
 from .threads import run_parallel, split_index
 
 
@@ -39,55 +38,6 @@ def expand_output_stride(in_shape, out_shape, in_stride=None):
     new = len(out_shape) - len(in_shape)
     return tuple(0 if d < new or in_shape[d - new] != out_shape[d]
                  else in_stride[d - new] for d in range(len(out_shape)))
-
-
-def physical_expand(in_shape, expand_size, axis, rank_slice):
-    """expand_size and output_stride on one rank when x is split along ``axis``.
-
-    Each rank holds the slice ``rank_slice`` of x's dim ``axis``, so the
-    output dim fed by that axis has the slice's length on that rank and the
-    strides come from the rank's own contiguous piece.
-
-    Parameters
-    ----------
-    in_shape : sequence of int
-        x's logical shape.
-    expand_size : sequence of int
-        The logical target (-1 allowed as in expand).
-    axis : int
-        The split axis of x (negative counts from the end).
-    rank_slice : (int, int)
-        ``(start, stop)`` of this rank's piece along ``axis``.
-
-    Returns
-    -------
-    (tuple of int, tuple of int)
-        The physical expand_size and output_stride.
-
-    Raises
-    ------
-    ValueError
-        An invalid expand, an out-of-range axis or slice, or a split axis
-        that the expand broadcasts.
-
-    Examples
-    --------
-    >>> physical_expand((4, 3, 1, 2), (2, 4, 3, 4, 2), 3, (0, 1))
-    ((2, 4, 3, 4, 1), (0, 3, 1, 0, 1))
-    """
-    out_shape = list(resolve_expand(in_shape, expand_size))
-    axis = normalize_axis(axis, len(in_shape), "physical_expand")
-    start, stop = (int(v) for v in rank_slice)
-    if not 0 <= start <= stop <= in_shape[axis]:
-        raise ValueError(f"physical_expand: rank_slice {(start, stop)} is not within dim "
-                         f"{axis} of size {in_shape[axis]}")
-    out_axis = axis + len(out_shape) - len(in_shape)
-    if out_shape[out_axis] != in_shape[axis]:
-        raise ValueError(f"physical_expand: split axis {axis} (size {in_shape[axis]}) is "
-                         f"broadcast to {out_shape[out_axis]}; a split axis must be kept")
-    local = list(in_shape)
-    local[axis] = out_shape[out_axis] = stop - start
-    return tuple(out_shape), expand_output_stride(local, out_shape)
 
 
 def repeat_as_expand(in_shape, repeats):
@@ -193,16 +143,24 @@ def as_words(a):
     return a.view(_WORDS.get(nbytes, np.dtype(("V", nbytes))))[..., 0]
 
 
+#: Host outputs up to this size are written by one broadcasting ``np.copyto``:
+#: below it the set-up of the coalesced, word-wide, threaded copy costs more.
+SMALL_COPY_BYTES = 1 << 16
+
+
 def expand_copy(x, out_shape):
     """A new C-contiguous array of ``out_shape`` holding x expanded.
 
     Output element ``i`` is x's element at ``sum(i_d * output_stride[d])``
     (:func:`expand_output_stride` over x's byte strides), so the result never
-    shares memory with x.
+    shares memory with x.  ``out_shape`` must be a valid expand of x's shape
+    with -1 resolved (:func:`kernels.infermeta.expand.resolve_expand`).
     """
     xp = xp_of(x)
     out = pool.new_array(x, tuple(out_shape))
-    if out.size:
+    if xp is np and out.nbytes <= SMALL_COPY_BYTES:
+        np.copyto(out, x)            # numpy's broadcasting is expand's rule
+    elif out.size:
         stride = expand_output_stride(x.shape, out.shape, x.strides)
         copy_into(out, xp.lib.stride_tricks.as_strided(x, out.shape, stride))
     return out

@@ -13,7 +13,10 @@ to coordinates of such a view and back.
 """
 from dataclasses import dataclass
 
+from .restride import namespace
 from .shape import c_strides, prod
+
+INT32_MAX = 2**31 - 1
 
 
 class OffsetHelper:
@@ -177,3 +180,57 @@ def check_batch_prefix(x_shape, index_shape, batch_dims, op="gather"):
                          f"index {list(index_shape[:batch_dims])} differ; the first "
                          f"batch_dims={batch_dims} dims of x {list(x_shape)} and index "
                          f"{list(index_shape)} must match")
+
+
+def checked_index(index, bound, axis, op="gather"):
+    """The bounds check of every gather kernel: ``index`` with negatives wrapped into ``[0, bound)``.
+
+    A min/max pre-pass (one reduction each on a GPU) decides before anything
+    is written; only on failure is the first bad position looked up, for the
+    message.  Array-API portable, so one body serves numpy and cupy.
+
+    Parameters
+    ----------
+    index : array of int32 or int64
+    bound : int
+        The logical length of the gathered axis.
+    axis : int
+        The gathered axis, for the message.
+
+    Returns
+    -------
+    array
+        ``index`` itself when no value is negative, else a wrapped copy
+        (int64 when int32 could not hold ``bound``).
+
+    Raises
+    ------
+    IndexError
+        Naming the first value outside ``[-bound, bound)`` and its position.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> checked_index(np.array([0, -1]), 3, axis=0)
+    array([0, 2])
+    >>> checked_index(np.array([[0, 1], [5, 0]]), 3, axis=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    IndexError: gather: index 5 at position (1, 0) is out of range for axis 1 of size 3; ...
+    """
+    if prod(index.shape) == 0:
+        return index
+    xp = namespace(index)
+    low, high = int(xp.min(index)), int(xp.max(index))
+    if low < -bound or high >= bound:
+        flat = xp.reshape(index, (-1,))
+        at = int(xp.argmax(xp.astype((flat < -bound) | (flat >= bound), xp.int8)))
+        where = tuple(int(c) for c in OffsetHelper(*index.shape).to_nd(at))
+        raise IndexError(f"{op}: index {int(flat[at])} at position {where} is out of range "
+                         f"for axis {axis} of size {bound}; expected values in "
+                         f"[{-bound}, {bound})")
+    if low >= 0:
+        return index
+    if bound > INT32_MAX:
+        index = xp.astype(index, xp.int64)
+    return xp.where(index < 0, index + bound, index)

@@ -9,8 +9,10 @@ reference count tells when it is idle).  A live tensor's memory is never
 reused, so tensors stay immutable.
 
 ``PHISPARSE_POOL_BYTES`` caps the bytes the pool tracks (0 turns pooling
-off); the default is an eighth of physical memory, at most 4 GiB.  Requests
-below :data:`MIN_BYTES`, and any beyond the cap, come from ``np.empty``.
+off); the default is an eighth of physical memory, at most 4 GiB.  The
+variable is read once, at the first large request; :func:`set_pool_bytes`
+changes the cap at run time.  Requests below :data:`MIN_BYTES`, and any
+beyond the cap, come from ``np.empty``.
 """
 import os
 import sys
@@ -28,10 +30,38 @@ GRAIN = 2 << 20
 
 _blocks = []
 _lock = threading.Lock()
+#: The cap in force; None until first read from the environment.
+_limit = None
 
 
 def pool_limit():
-    """The most bytes the pool may track: ``PHISPARSE_POOL_BYTES`` or the default."""
+    """The most bytes the pool may track: ``PHISPARSE_POOL_BYTES`` or the default, read once."""
+    global _limit
+    if _limit is None:
+        _limit = _from_environment()
+    return _limit
+
+
+def set_pool_bytes(n=None):
+    """Cap the pool at ``n`` bytes from now on (0 turns it off); None reads
+    ``PHISPARSE_POOL_BYTES`` (or the default) again.  Returns the previous cap.
+
+    Idle blocks above a lower cap are freed when the next large request needs room.
+
+    Examples
+    --------
+    >>> old = set_pool_bytes(0)
+    >>> empty((1 << 22,), np.float64).base is None    # 32 MiB, yet not pooled
+    True
+    >>> _ = set_pool_bytes(old)
+    """
+    global _limit
+    old = pool_limit()
+    _limit = _from_environment() if n is None else max(0, int(n))
+    return old
+
+
+def _from_environment():
     env = os.environ.get("PHISPARSE_POOL_BYTES", "").strip()
     if env:
         return max(0, int(env))
@@ -76,8 +106,10 @@ def empty(shape, dtype):
     """
     dtype = np.dtype(dtype)
     nbytes = prod(shape) * dtype.itemsize
+    if nbytes < MIN_BYTES:
+        return np.empty(shape, dtype)
     limit = pool_limit()
-    if nbytes < MIN_BYTES or nbytes > limit:
+    if nbytes > limit:
         return np.empty(shape, dtype)
     with _lock:
         block = _take(nbytes, limit)

@@ -37,6 +37,10 @@ from .threads import run_parallel, split_index
 INT32_MAX = 2 ** 31 - 1
 #: Entries per step of the numpy path: a block's rows stay in cache between passes.
 BLOCK = 1 << 17
+#: Up to this many entries (on numpy) one ravel/unravel pair is cheaper than grouping.
+SMALL_NNZ = 1 << 10
+#: Flat offsets up to this bound fit numpy's int64 ravel_multi_index.
+INT64_SAFE = 2 ** 62
 
 
 def namespace(array):
@@ -73,6 +77,13 @@ def index_dtype(shape, dtype, extent=0, xp=np):
     """
     big = max([int(extent)] + [int(s) for s in shape]) > INT32_MAX
     return xp.int64 if big else dtype
+
+
+def _restride_small(rows, old_shape, new_shape, dsts):
+    """Few entries: flat C offsets by ``np.ravel_multi_index``, then the new coordinates."""
+    flat = np.ravel_multi_index(rows, old_shape)
+    for dst, coord in zip(dsts, np.unravel_index(flat, new_shape)):
+        dst[...] = coord
 
 
 def group_dims(old_shape, new_shape):
@@ -161,6 +172,9 @@ def restride(rows, old_shape, new_shape, order="C", dtype=None, out=None):
     if order == "F":
         rows, old_shape, new_shape, dsts = rows[::-1], old_shape[::-1], new_shape[::-1], dsts[::-1]
     if nnz == 0 or prod(old_shape) == 0:
+        return out
+    if xp is np and nnz <= SMALL_NNZ and prod(old_shape) <= INT64_SAFE:
+        _restride_small(rows, old_shape, new_shape, dsts)
         return out
     groups = group_dims(old_shape, new_shape)
 

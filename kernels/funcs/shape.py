@@ -1,14 +1,12 @@
 """Shape arithmetic: element counts, C strides, axis normalisation."""
+import math
 
 INT64_LIMIT = 2 ** 63
 
 
 def prod(shape):
     """The product of ``shape`` as a Python int (1 for an empty shape)."""
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
+    return math.prod(map(int, shape))
 
 
 def c_strides(shape):

@@ -1,7 +1,9 @@
 """Split large numpy work over threads: copyto, add.reduce and matmul release the GIL.
 
 ``PHISPARSE_NUM_THREADS`` sets the thread count (1 turns threading off); the
-default is the number of CPUs this process may run on.
+default is the number of CPUs this process may run on.  The variable is read
+once, at the first call that needs it; :func:`set_num_threads` changes the
+count at run time.
 """
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -11,15 +13,41 @@ MIN_BYTES_PER_THREAD = 4 << 20
 
 _POOLS = {}
 _BLAS = []
+#: The thread count in force; None until first read from the environment.
+_num_threads = None
 
 
-def num_threads():
-    """Threads a kernel may use: ``PHISPARSE_NUM_THREADS`` or the usable CPUs."""
+def _from_environment():
     env = os.environ.get("PHISPARSE_NUM_THREADS", "").strip()
     if env:
         return max(1, int(env))
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else os.cpu_count() or 1
+
+
+def num_threads():
+    """Threads a kernel may use: ``PHISPARSE_NUM_THREADS`` or the usable CPUs, read once."""
+    global _num_threads
+    if _num_threads is None:
+        _num_threads = _from_environment()
+    return _num_threads
+
+
+def set_num_threads(n=None):
+    """Use ``n`` threads from now on (1 turns threading off); None reads
+    ``PHISPARSE_NUM_THREADS`` (or the CPU count) again.  Returns the previous count.
+
+    Examples
+    --------
+    >>> old = set_num_threads(1)
+    >>> num_threads()
+    1
+    >>> _ = set_num_threads(old)
+    """
+    global _num_threads
+    old = num_threads()
+    _num_threads = _from_environment() if n is None else max(1, int(n))
+    return old
 
 
 def split_index(shape, nbytes, candidates=None):

@@ -1,41 +1,48 @@
-"""CUDA kernels (``*.cu``, loaded by ``cupy.RawModule``) and their launchers.
+"""The device layer: CUDA sources, their loader, execution backends and launchers.
 
-Every ``.cu`` file here holds ``extern "C"`` kernels only, has no
-``#include``, runs grid-stride loops and computes flat offsets in 64 bits.
-The launchers in :mod:`kernels.gpu.launch` take an execution backend
-(:class:`kernels.gpu.backend.CupyBackend` on a GPU; the tests add a CPU
-emulator of the same source), so one launcher body serves both.
-:mod:`kernels.gpu.ops` (dense) and :mod:`kernels.gpu.sparse_ops` register
-the kernels that run them under backend 'gpu'.
+Op families own their kernels: ``kernels/dense/*.py`` and
+``kernels/sparse/*.py`` register their 'gpu' kernels beside the 'cpu' ones.
+This package holds only what those kernels launch through:
+
+- ``*.cu``: ``extern "C"`` kernels only, no ``#include``, grid-stride loops
+  and 64-bit flat offsets.  :func:`read_source` puts the shared
+  ``preamble.cuh`` (index and word typedefs, ``GRID_STRIDE_LOOP``) in front
+  of each one.
+- :mod:`.backend`: the cupy execution backend, created on first launch (the
+  tests plug in a CPU emulator of the same sources), and launch geometry.
+- :mod:`.launch`: what every launcher shares (launch, raw words, metadata arrays).
+- one thin launcher per ``.cu``, named after it: :mod:`.expand`,
+  :mod:`.repeat`, :mod:`.gather`, :mod:`.coo_restride`, :mod:`.csr_coo`.
 """
 from pathlib import Path
 
 SOURCE_DIR = Path(__file__).resolve().parent
+PREAMBLE = "preamble.cuh"
 NVRTC_OPTIONS = ("--std=c++14",)
 
 
-def cu_files():
+def cu_files(source_dir=SOURCE_DIR):
     """Names of the ``.cu`` sources, sorted.
-
-    Returns
-    -------
-    list of str
-        File names relative to :data:`SOURCE_DIR`.
 
     Examples
     --------
     >>> "gather.cu" in cu_files()
     True
     """
-    return sorted(p.name for p in SOURCE_DIR.glob("*.cu"))
+    return sorted(p.name for p in Path(source_dir).glob("*.cu"))
 
 
-def read_source(file):
-    """The text of the ``.cu`` file ``file`` in :data:`SOURCE_DIR`.
+def read_source(file, source_dir=SOURCE_DIR):
+    """The text NVRTC compiles for ``file``: the shared preamble, then the file.
+
+    A ``#line`` directive after the preamble keeps compiler messages on the
+    file's own line numbers.
 
     Examples
     --------
-    >>> 'extern "C"' in read_source("expand.cu")
+    >>> text = read_source("expand.cu")
+    >>> "typedef long long i64;" in text and 'extern "C"' in text
     True
     """
-    return (SOURCE_DIR / file).read_text()
+    preamble = (SOURCE_DIR / PREAMBLE).read_text()
+    return f'{preamble}#line 1 "{file}"\n{(Path(source_dir) / file).read_text()}'

@@ -1,18 +1,11 @@
 // COO restride: the new coordinates of every nonzero after a reshape.
 //
-// Loaded by cupy.RawModule (NVRTC): no #include, extern "C" kernels only.
+// Loaded by cupy.RawModule (NVRTC) after preamble.cuh: extern "C" kernels only.
 // indices are row-major [ndim, nnz] blocks. The host strips the dims that
 // old and new shape share at the front (n_lead) and at the back (n_trail);
 // those rows are copied. The middle rows go through a 64-bit flat offset:
 // flat = sum(coord_d * old_strides[d]), then divmod by new_shape from the
 // back. The flat offset is 64-bit even for int32 coordinates.
-
-typedef long long i64;
-typedef int i32;
-
-#define GRID_STRIDE_LOOP(i, n)                                              \
-    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n);       \
-         i += (i64)blockDim.x * gridDim.x)
 
 #define COO_RESTRIDE(NAME, TI, TO)                                          \
 extern "C" __global__ void NAME(                                            \

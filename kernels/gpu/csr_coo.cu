@@ -1,16 +1,9 @@
 // CSR <-> COO index conversion for 2-D [rows, cols] and batched 3-D
 // [batch, rows, cols] tensors.
 //
-// Loaded by cupy.RawModule (NVRTC): no #include, extern "C" kernels only.
+// Loaded by cupy.RawModule (NVRTC) after preamble.cuh: extern "C" kernels only.
 // Batched crows hold batch * (rows + 1) entries and restart from 0 in every
 // batch; cols (and COO nonzeros) run over all batches in order.
-
-typedef long long i64;
-typedef int i32;
-
-#define GRID_STRIDE_LOOP(i, n)                                              \
-    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n);       \
-         i += (i64)blockDim.x * gridDim.x)
 
 // How many of the ascending a[0], ..., a[n-1] are <= key.
 template <typename T>

@@ -1,22 +1,11 @@
 // expand: broadcast a contiguous input to a larger contiguous output.
 //
-// Loaded by cupy.RawModule (NVRTC): no #include, extern "C" kernels only.
+// Loaded by cupy.RawModule (NVRTC) after preamble.cuh: extern "C" kernels only.
 // The stride-0 mapping of OneFlow's expand/repeat article: in_strides[d] is
 // the input's stride for output dim d, 0 on broadcast and new leading dims,
 // so output element i with coordinates c reads in[sum(c_d * in_strides[d])].
 // Kernels work on raw words (u8/u16/u32/u64); wider dtypes get a trailing
 // word dim.
-
-typedef long long i64;
-typedef int i32;
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-#define GRID_STRIDE_LOOP(i, n)                                              \
-    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n);       \
-         i += (i64)blockDim.x * gridDim.x)
 
 #define EXPAND(NAME, T)                                                     \
 extern "C" __global__ void NAME(                                            \

@@ -1,6 +1,6 @@
 // gather / batch_gather and their scatter-add gradients.
 //
-// Loaded by cupy.RawModule (NVRTC): no #include, extern "C" kernels only.
+// Loaded by cupy.RawModule (NVRTC) after preamble.cuh: extern "C" kernels only.
 // The Gather primitive of OneFlow's gather-primitive article: x is viewed as
 // [batch, outer, local_size, inner], index as [batch, n_index], out as
 // [batch, outer, n_index, inner]. The host has checked and wrapped the index
@@ -8,17 +8,6 @@
 // the gathered axis, and an index outside it gives 0 (forward) or
 // contributes nothing (gradient), as a split gather axis needs. Forward
 // kernels move raw words (u8..u64).
-
-typedef long long i64;
-typedef int i32;
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-#define GRID_STRIDE_LOOP(i, n)                                              \
-    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n);       \
-         i += (i64)blockDim.x * gridDim.x)
 
 // Splits output offset i into the x offset it reads (or -1 when the index
 // falls outside the local slice).

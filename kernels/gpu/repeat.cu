@@ -1,21 +1,10 @@
 // repeat: tile a contiguous input into a contiguous output.
 //
-// Loaded by cupy.RawModule (NVRTC): no #include, extern "C" kernels only.
+// Loaded by cupy.RawModule (NVRTC) after preamble.cuh: extern "C" kernels only.
 // Output coordinate c_d reads input coordinate c_d % in_shape[d]; the host
 // pads in_shape with leading 1s for new dims, so those collapse to 0.
 // Kernels work on raw words (u8/u16/u32/u64); wider dtypes get a trailing
 // word dim.
-
-typedef long long i64;
-typedef int i32;
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-#define GRID_STRIDE_LOOP(i, n)                                              \
-    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n);       \
-         i += (i64)blockDim.x * gridDim.x)
 
 #define REPEAT(NAME, T)                                                     \
 extern "C" __global__ void NAME(                                            \

@@ -2,17 +2,11 @@
 // out[e] = sum_j x[rows[e], j] * yt[cols[e], j], for x [M, K] and yt [N, K]
 // row-major.
 //
-// Loaded by cupy.RawModule (NVRTC): no #include, extern "C" kernels only.
+// Loaded by cupy.RawModule (NVRTC) after kernels/gpu/preamble.cuh (i64, i32,
+// GRID_STRIDE_LOOP): no #include, extern "C" kernels only.
 // One thread per entry sums its K products in order j = 0, 1, ..., with no
 // atomics, so a result never depends on the launch geometry or the run.
 // Complex values are interleaved (re, im) pairs of their real type.
-
-typedef long long i64;
-typedef int i32;
-
-#define GRID_STRIDE_LOOP(i, n)                                              \
-    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n);       \
-         i += (i64)blockDim.x * gridDim.x)
 
 #define SDDMM_REAL(NAME, T, TI)                                             \
 extern "C" __global__ void NAME(                                            \

@@ -2,14 +2,22 @@
 
 Each takes MetaTensors and attributes and returns the output MetaTensor(s),
 raising ValueError/TypeError with the op's name before any data is touched.
-Helper functions here may also be called from a backward's ``invoke``.
+Helper functions here may also be called from a backward's ``invoke``.  The
+SBP ``physical`` functions (named in a YAML ``sbp:`` field, see
+:mod:`kernels.core.dist.rules`) live here too: they are shape rules of a
+shard.
 """
-from .common import unchanged_infer_meta
-from .gather import batch_gather_infer_meta, gather_infer_meta
+from .common import shard_out_shape, unchanged_infer_meta
+from .elementwise import (binary_grad_infer_meta, binary_infer_meta, broadcast_shape,
+                          unary_infer_meta)
+from .gather import (batch_gather_infer_meta, batch_gather_sbp_physical, gather_infer_meta,
+                     gather_sbp_physical)
 from .expand import (expand_infer_meta, repeat_grad_axes, repeat_grad_shape,
                      repeat_infer_meta, resolve_expand, resolve_repeat)
 from .reduce import sum_infer_meta, sum_keepdim_shape
 from .reshape import reshape_infer_meta, resolve_reshape
+from .sparse_values import (mask_as_infer_meta, require_sparse, values_infer_meta,
+                            with_values_infer_meta)
 from .sparse import (coo_reshape_sparse_dim, sparse_reshape_infer_meta, to_dense_infer_meta,
                      to_sparse_coo_infer_meta, to_sparse_csr_infer_meta)
 
@@ -20,3 +28,7 @@ __all__ = ["unchanged_infer_meta", "sum_infer_meta", "sum_keepdim_shape",
 __all__ += ["sparse_reshape_infer_meta", "coo_reshape_sparse_dim", "to_dense_infer_meta",
             "to_sparse_coo_infer_meta", "to_sparse_csr_infer_meta"]
 __all__ += ["gather_infer_meta", "batch_gather_infer_meta"]
+__all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse"]
+__all__ += ["unary_infer_meta", "binary_infer_meta", "binary_grad_infer_meta",
+            "broadcast_shape"]
+__all__ += ["shard_out_shape", "gather_sbp_physical", "batch_gather_sbp_physical"]

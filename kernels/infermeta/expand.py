@@ -1,5 +1,6 @@
 """Shape rules of expand and repeat (OneFlow/PyTorch semantics), and the
 shape helpers repeat's backward ``invoke`` calls."""
+from ..core.meta import Canonical
 from ..funcs.shape import check_numel, prod
 
 
@@ -39,6 +40,10 @@ def resolve_expand(in_shape, shape, op="expand"):
     """
     shape, in_shape = [int(s) for s in shape], [int(s) for s in in_shape]
     new = len(shape) - len(in_shape)
+    if new >= 0 and min(shape, default=0) >= 0 and all(
+            e == 1 or e == t for e, t in zip(in_shape, shape[new:])):
+        check_numel(shape, op)       # no -1 to keep and nothing to reject
+        return tuple(shape)
     if new < 0:
         raise ValueError(f"{op}: shape {shape} has {len(shape)} dims, fewer than the "
                          f"{len(in_shape)} dims of x (shape {in_shape}); give a size, "
@@ -69,8 +74,10 @@ def _expanded_dim(op, shape, i, existing):
 
 
 def expand_infer_meta(x, shape):
-    """Output meta of expand: x's dtype, layout and place with the expanded shape."""
-    return x.with_(shape=resolve_expand(x.shape, shape))
+    """Output meta of expand (x's dtype, layout and place with the expanded shape),
+    and that shape, -1 resolved, as the kernel's canonical ``shape``."""
+    out = resolve_expand(x.shape, shape)
+    return Canonical(x.with_(shape=out), {"shape": out})
 
 
 def resolve_repeat(in_shape, repeats, op="repeat"):

@@ -37,3 +37,24 @@ def batch_gather_infer_meta(x, index):
     check_index_dtype(index, "batch_gather")
     bd = index.ndim - 1
     return x.with_(shape=gather_view(x.shape, index.shape, bd, bd, "batch_gather").out_shape)
+
+
+def gather_sbp_physical(s):
+    """SBP kernel attributes of a gather shard: the ``offset`` of x's slice of
+    the gathered axis (0 unless x is split on it) and the axis' logical length
+    ``bound`` (OneFlow's gather-primitive article: a split gathered axis gives
+    partial sums, each rank zero-filling the rows it does not hold).
+
+    ``s`` is a :class:`kernels.core.dist.rules.Shards`.
+    """
+    ax, _ = resolve_gather_axes(s.x.ndim, s.index.ndim, s.axis, s.batch_dims)
+    return _split_gather(s, ax)
+
+
+def batch_gather_sbp_physical(s):
+    """:func:`gather_sbp_physical` of batch_gather (axis ``index.ndim - 1``)."""
+    return _split_gather(s, s.index.ndim - 1)
+
+
+def _split_gather(s, ax):
+    return {"offset": s.x_slice[0] if s.x_axis == ax else 0, "bound": s.x.shape[ax]}

@@ -1,6 +1,9 @@
 """Reduction shape rules."""
+import functools
+
 import numpy as np
 
+from ..core.meta import Canonical
 from ..funcs.shape import normalize_axis
 
 
@@ -13,6 +16,7 @@ def _axes(ndim, axis, op):
     return axes
 
 
+@functools.lru_cache(maxsize=None)
 def sum_dtype(dtype):
     """numpy's accumulator dtype for a sum: bool and small ints widen to 64 bits."""
     return np.zeros(1, dtype=dtype).sum().dtype
@@ -25,10 +29,11 @@ def sum_keepdim_shape(shape, axis):
 
 
 def sum_infer_meta(x, axis=None, keepdim=False):
-    """Output meta of sum over ``axis`` (None: all axes)."""
+    """Output meta of sum over ``axis`` (None: all axes), and the canonical ``axis``:
+    the reduced axes, normalised, as a tuple."""
     axes = _axes(x.ndim, axis, "sum")
     if keepdim:
         shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
     else:
         shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
-    return x.with_(shape=shape, dtype=sum_dtype(x.dtype))
+    return Canonical(x.with_(shape=shape, dtype=sum_dtype(x.dtype)), {"axis": axes})

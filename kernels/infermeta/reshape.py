@@ -1,5 +1,6 @@
 """reshape's shape rule (Paddle's ValidateShape), shared by dense and sparse reshape."""
-from ..funcs.shape import check_numel, prod
+from ..core.meta import Canonical
+from ..funcs.shape import INT64_LIMIT, check_numel, prod
 
 
 def resolve_reshape(in_shape, shape, op="reshape"):
@@ -26,8 +27,10 @@ def resolve_reshape(in_shape, shape, op="reshape"):
     >>> resolve_reshape((0, 3), [3, -1])
     (3, 0)
     """
-    shape = list(shape)
     size = prod(in_shape)
+    if min(shape, default=1) > 0 and prod(shape) == size < INT64_LIMIT:
+        return tuple(shape)          # no 0 to copy, no -1 to infer: nothing to resolve
+    shape = list(shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
         raise ValueError(f"{op}: shape {shape} has more than one -1; at most one "
@@ -61,5 +64,7 @@ def resolve_reshape(in_shape, shape, op="reshape"):
 
 
 def reshape_infer_meta(x, shape):
-    """Output meta of reshape: x's dtype, layout and place with the resolved shape."""
-    return x.with_(shape=resolve_reshape(x.shape, shape))
+    """Output meta of reshape (x's dtype, layout and place with the resolved shape),
+    and that shape as the kernel's canonical ``shape``."""
+    new = resolve_reshape(x.shape, shape)
+    return Canonical(x.with_(shape=new), {"shape": new})

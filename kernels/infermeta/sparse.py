@@ -1,6 +1,7 @@
 """Shape rules of sparse ops: layout conversions and sparse reshape."""
+from ..core.meta import Canonical
 from ..funcs.shape import prod
-from .reshape import reshape_infer_meta
+from .reshape import resolve_reshape
 
 ORDERS = ("C", "F")
 
@@ -34,18 +35,19 @@ def coo_reshape_sparse_dim(shape, sparse_dim, new_shape):
 
 
 def sparse_reshape_infer_meta(x, shape, order="C"):
-    """Output meta of sparse reshape: dense reshape's rule plus order and layout checks."""
+    """Output meta of sparse reshape (dense reshape's rule plus order and layout checks),
+    and the resolved shape as the kernel's canonical ``shape``."""
     if order not in ORDERS:
         raise ValueError(f"reshape: order {order!r} is not one of {list(ORDERS)}")
-    out = reshape_infer_meta(x, shape)
-    if out.ndim == 0:
+    new = resolve_reshape(x.shape, shape)
+    if not new:
         raise ValueError(f"reshape: shape {list(shape)} gives a 0-d result, but a sparse "
                          "tensor needs at least one sparse dim")
     if x.layout == "sparse_csr":
-        check_csr_rank("reshape", "the new shape", out.shape)
-    if x.layout == "sparse_coo":
-        out = out.with_(sparse_dim=coo_reshape_sparse_dim(x.shape, x.sparse_dim, out.shape))
-    return out
+        check_csr_rank("reshape", "the new shape", new)
+    sparse_dim = (coo_reshape_sparse_dim(x.shape, x.sparse_dim, new)
+                  if x.layout == "sparse_coo" else x.sparse_dim)
+    return Canonical(x.with_(shape=new, sparse_dim=sparse_dim), {"shape": new})
 
 
 def to_dense_infer_meta(x):

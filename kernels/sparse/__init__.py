@@ -1,9 +1,8 @@
 """Sparse kernels: COO/CSR reshape and layout conversions.
 
-Importing this package registers them all (the sparse YAML names it as the
+Importing this package registers them all, 'cpu' and 'gpu' (the sparse YAML names it as the
 ``module`` of every sparse op).  The kernels take and return the bundles of
 :mod:`kernels.sparse.data`.
 """
-from . import convert, coo_reshape, csr_reshape  # noqa: F401
+from . import convert, coo_reshape, csr_reshape, values  # noqa: F401
 from .data import CooData, CsrData  # noqa: F401
-from ..gpu import sparse_ops as _gpu_ops  # noqa: E402,F401  (the 'gpu' kernels)

@@ -6,7 +6,7 @@ The same four primitives as :mod:`kernels.sparse.blas`, on 2-D CSR matrices:
 spmm        ``cupyx.scipy.sparse.csr_matrix @ dense`` (cuSPARSE SpMM)
 spgemm      ``csr_matrix @ csr_matrix`` (cuSPARSE SpGEMM)
 transpose   ``csr_matrix.T.tocsr()`` (cuSPARSE csr2csc)
-sddmm       ``sddmm.cu``: one thread per entry, through :func:`launch_sddmm`
+sddmm       ``sddmm.cu``: one thread per entry (:func:`kernels.gpu.sddmm.sddmm`)
 ==========  =============================================================
 
 cuSPARSE takes float32, float64, complex64 and complex128 values with int32
@@ -24,61 +24,14 @@ agree with the CPU to rounding.
 import numpy as np
 
 from ..core.xp import place_of, to_place
-from ..gpu.backend import device, launch_config
+from ..gpu import sddmm as sddmm_cu
+from ..gpu.backend import device
 from . import blas
 from .data import CsrData
 
-#: Value dtypes cuSPARSE and sddmm.cu take; kernel name suffixes.
-_VALUE_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
-                 np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128"}
-_INDEX_SUFFIX = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+#: Value dtypes cuSPARSE and sddmm.cu take.
+_VALUE_DTYPES = tuple(sddmm_cu.VALUE_SUFFIX)
 INT32_MAX = 2 ** 31 - 1
-
-
-def launch_sddmm(backend, rows, cols, x, yt, grid=None, block=None):
-    """``out[e] = sum_j x[rows[e], j] * yt[cols[e], j]`` by ``sddmm.cu``.
-
-    Parameters
-    ----------
-    backend : CupyBackend or the tests' emulator (see :mod:`kernels.gpu.backend`)
-    rows, cols : xp arrays, int32 or int64 (cast to one dtype), valid indices
-    x : xp array [M, K]; yt : xp array [N, K]
-        float32, float64, complex64 or complex128 (promoted to one dtype).
-    grid, block : int, optional
-        Forced launch geometry; any gives the same result.
-
-    Returns
-    -------
-    xp array [len(rows)]
-
-    Raises
-    ------
-    TypeError
-        A value dtype ``sddmm.cu`` does not have.
-    """
-    xp = backend.xp
-    dtype = np.result_type(x.dtype, yt.dtype)
-    if dtype not in _VALUE_SUFFIX:
-        raise TypeError(f"sddmm: dtype {dtype} is not float32, float64, complex64 or "
-                        "complex128")
-    if rows.shape != cols.shape or x.shape[1] != yt.shape[1]:
-        raise ValueError(f"sddmm: rows {list(rows.shape)} and cols {list(cols.shape)}, "
-                         f"x {list(x.shape)} and yt {list(yt.shape)} do not fit")
-    index = np.result_type(rows.dtype, cols.dtype)
-    rows = xp.ascontiguousarray(rows, dtype=index)
-    cols = xp.ascontiguousarray(cols, dtype=index)
-    x = xp.ascontiguousarray(x, dtype=dtype)
-    yt = xp.ascontiguousarray(yt, dtype=dtype)
-    nnz, k = rows.shape[0], x.shape[1]
-    out = xp.zeros(nnz, dtype)
-    if nnz == 0:
-        return out
-    real = (lambda a: a.view(a.real.dtype)) if dtype.kind == "c" else (lambda a: a)
-    name = f"sddmm_{_VALUE_SUFFIX[dtype]}_{_INDEX_SUFFIX[index]}"
-    args = (rows, cols, real(x.reshape(-1)), real(yt.reshape(-1)), real(out),
-            np.int64(nnz), np.int64(k))
-    backend.function("sddmm.cu", name)(*launch_config(nnz, grid, block), args)
-    return out
 
 
 # ---------------------------------------------------------------- primitives
@@ -87,7 +40,7 @@ def _on_device(*arrays):
 
 
 def _cusparse_ok(dtype, *extents):
-    return np.dtype(dtype) in _VALUE_SUFFIX and max(extents) <= INT32_MAX
+    return np.dtype(dtype) in _VALUE_DTYPES and max(extents) <= INT32_MAX
 
 
 def _host(fn, *args):
@@ -141,6 +94,6 @@ def transpose(a):
 
 def sddmm(rows, cols, x, yt):
     """The entries of ``x @ yt.T`` at (rows, cols): ``sddmm.cu`` on the GPU backend."""
-    if np.result_type(x.dtype, yt.dtype) not in _VALUE_SUFFIX:
+    if np.result_type(x.dtype, yt.dtype) not in _VALUE_DTYPES:
         return _host(blas.sddmm, rows, cols, x, yt)
-    return launch_sddmm(device(), rows, cols, x, yt)
+    return sddmm_cu.sddmm(device(), rows, cols, x, yt)

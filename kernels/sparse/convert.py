@@ -5,8 +5,8 @@ indices (or crows and cols) and one gradient per stored entry, duplicates
 included; a dense ``x_grad`` is the gradient densified.
 
 The kernels are xp-generic and registered for 'cpu' and 'gpu', except
-csr_to_coo, coo_to_csr and coo_to_csr_grad, whose 'gpu' kernels run
-``csr_coo.cu`` (:mod:`kernels.gpu.sparse_ops`).  Scatter-add (``add.at``),
+csr_to_coo, coo_to_csr and coo_to_csr_grad, whose 'gpu' kernels (below
+each 'cpu' one) run ``csr_coo.cu`` through :mod:`kernels.gpu.csr_coo`.  Scatter-add (``add.at``),
 sorting and segmented sums (``add.reduceat``) are not array-API operations:
 numpy runs them here on the CPU and cupy's versions of the same calls on a GPU.
 """
@@ -15,7 +15,10 @@ from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.restride import index_dtype
 from ..funcs.shape import prod
-from .data import CooData, CsrData, coo_to_csr_parts, csr_coords, flat_keys, fold_dense
+from ..gpu import csr_coo as cuda
+from ..gpu.backend import device
+from .data import (CooData, CsrData, coo_to_csr_parts, csr_coords, csr_indices_cuda, flat_keys,
+                   fold_dense, row_keys, row_order)
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
 
@@ -122,6 +125,12 @@ def csr_to_coo(x, sparse_dim):
     return coo_of_csr(x)
 
 
+@register_kernel("csr_to_coo", layout=CSR, backends=("gpu",), dtypes=ALL)
+def csr_to_coo_gpu(x, sparse_dim):
+    """A CSR tensor as COO in storage order; ``csr_coo.cu`` finds each entry's row."""
+    return CooData(csr_indices_cuda(x), x.values, x.shape, False)
+
+
 @register_kernel("csr_to_coo_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
 def csr_to_coo_grad(x, out_grad):
     """The COO gradient's values on x's crows and cols (same entry order)."""
@@ -176,6 +185,32 @@ def coo_to_csr_grad(x, out_grad):
     """The CSR gradient's values put back in x's entry order."""
     perm = _csr_parts(x)[2]
     return x._replace(values=unpermute(out_grad.values, perm).reshape(x.values.shape))
+
+
+@register_kernel("coo_to_csr", layout=COO, backends=("gpu",), dtypes=ALL)
+def coo_to_csr_gpu(x):
+    """COO to CSR on the GPU: entries stably sorted by row where needed, then
+    ``csr_coo.cu`` counts crows from the sorted rows; duplicates are kept."""
+    x, perm = _by_row(x)
+    dtype = index_dtype(x.shape, x.indices.dtype, extent=x.nnz, xp=xp_of(x.indices))
+    indices = x.indices if perm is None else x.indices[:, perm]
+    indices = indices.astype(dtype, copy=False)
+    crows = cuda.coo_to_crows(device(), indices, x.shape)
+    values = x.values.reshape(-1)
+    return CsrData(crows, indices[-1], values if perm is None else values[perm], tuple(x.shape))
+
+
+@register_kernel("coo_to_csr_grad", layout=COO, backends=("gpu",), dtypes=ALL)
+def coo_to_csr_grad_gpu(x, out_grad):
+    """The CSR gradient's values put back in x's entry order (the GPU's row order)."""
+    perm = _by_row(x)[1]
+    return x._replace(values=unpermute(out_grad.values, perm).reshape(x.values.shape))
+
+
+def _by_row(x):
+    """x with dense dims folded, and the stable row order of its entries (None: sorted)."""
+    x = fold_dense(x)
+    return x, row_order(row_keys(x.indices, x.shape))
 
 
 def unpermute(values, perm):

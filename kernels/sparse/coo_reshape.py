@@ -8,19 +8,30 @@ first, so every valid reshape works and the result has no dense dims.
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..funcs.restride import restride
-from ..infermeta.reshape import resolve_reshape
+from ..gpu.backend import device
+from ..gpu.coo_restride import coo_restride
 from ..infermeta.sparse import coo_reshape_sparse_dim
 from .data import CooData, fold_dense, index_rows
 
 
 @register_kernel("reshape_coo", layout="sparse_coo", dtypes=ALL)
 def reshape_coo(x, shape, order="C"):
-    """x reshaped to ``shape`` (Paddle's 0/-1 resolved), reading in ``order``.
+    """x reshaped to ``shape`` (resolved by the infer-meta), reading in ``order``.
 
     A C-order reshape keeps the coalesced flag; an F-order one clears it
     (coordinates stay unique but lose their C order).  Same shape: x itself.
     """
     return reshape_coo_by(restride_indices, x, shape, order)
+
+
+@register_kernel("reshape_coo", layout="sparse_coo", backends=("gpu",), dtypes=ALL)
+def reshape_coo_gpu(x, shape, order="C"):
+    """x reshaped to ``shape``; ``coo_restride.cu`` computes the new indices."""
+    return reshape_coo_by(_restride_gpu, x, shape, order)
+
+
+def _restride_gpu(indices, old_shape, new_shape, order):
+    return coo_restride(device(), indices, old_shape, new_shape, order)
 
 
 def restride_indices(indices, old_shape, new_shape, order):
@@ -32,10 +43,9 @@ def reshape_coo_by(remap, x, shape, order):
     """The steps of :func:`reshape_coo`, with ``remap`` computing the new indices.
 
     ``remap(indices, old_shape, new_shape, order)`` returns the new index
-    matrix: :func:`restride_indices` on the CPU, ``coo_restride.cu`` on a GPU
-    (:mod:`kernels.gpu.sparse_ops`).
+    matrix: :func:`restride_indices` on the CPU, ``coo_restride.cu`` on a GPU.
     """
-    new = resolve_reshape(x.shape, shape)
+    new = tuple(shape)
     if new == tuple(x.shape):
         return x
     sparse_dim = coo_reshape_sparse_dim(x.shape, x.sparse_dim, new)

@@ -10,7 +10,6 @@ from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.restride import index_dtype, restride
 from ..funcs.shape import prod
-from ..infermeta.reshape import resolve_reshape
 from .convert import unpermute
 from .data import CsrData, coo_to_csr_parts, csr_coords, csr_from_keys, csr_row_ids
 
@@ -38,8 +37,9 @@ def csr_reshape_parts(x, new, order):
 
 @register_kernel("reshape_csr", layout="sparse_csr", backends=("cpu", "gpu"), dtypes=ALL)
 def reshape_csr(x, shape, order="C"):
-    """x reshaped to a 2-D or 3-D ``shape``, reading in ``order``; same shape: x itself."""
-    new = resolve_reshape(x.shape, shape)
+    """x reshaped to the 2-D or 3-D ``shape`` (resolved by the infer-meta), reading in
+    ``order``; same shape: x itself."""
+    new = tuple(shape)
     if new == tuple(x.shape):
         return x
     crows, cols, perm = csr_reshape_parts(x, new, order)

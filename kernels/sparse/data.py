@@ -19,8 +19,8 @@ from typing import NamedTuple
 from ..core.xp import place_of, xp_of
 from ..funcs.restride import index_dtype, restride
 from ..funcs.shape import INT64_LIMIT, prod
-from ..gpu import launch
 from ..gpu.backend import device
+from ..gpu.csr_coo import csr_to_coo_indices
 
 
 class CooData(NamedTuple):
@@ -106,10 +106,10 @@ def csr_indices_cuda(x):
     """COO indices ``[len(x.shape), nnz]`` of CSR x, by ``csr_coo.cu`` on the GPU backend.
 
     One thread per entry finds its batch and row by binary search in crows
-    (:func:`kernels.gpu.launch.csr_to_coo_indices`); the arrays are the
+    (:func:`kernels.gpu.csr_coo.csr_to_coo_indices`); the arrays are the
     backend's (cupy on a GPU).
     """
-    return launch.csr_to_coo_indices(device(), x.crows, x.cols, x.shape)
+    return csr_to_coo_indices(device(), x.crows, x.cols, x.shape)
 
 
 def row_keys(indices, shape):

@@ -1,9 +1,10 @@
 """Compile a ``.cu`` file for the CPU with g++ and the emulation header.
 
-The ``.cu`` text is not modified: it is preprocessed (it has no
-``#include``, so this expands only its own macros) to find every
+The ``.cu`` text is not modified: it is read as NVRTC gets it (the shared
+preamble in front, :func:`kernels.gpu.read_source`) and preprocessed (it has
+no ``#include``, so this expands only its own macros) to find every
 ``extern "C" __global__ void NAME(PARAMS)``, and a generated wrapper
-includes ``cuda_emu.h``, then the ``.cu`` file itself, then defines
+includes ``cuda_emu.h``, then holds that source text, then defines
 ``extern "C" void emu_NAME(unsigned grid, unsigned block, unsigned workers,
 PARAMS)`` for each kernel. The shared library is cached under
 ``$PHISPARSE_EMU_CACHE`` (default ``~/.cache/phisparse-emu``), keyed by a
@@ -20,6 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from kernels.gpu import read_source
 
 HEADER = Path(__file__).resolve().with_name("cuda_emu.h")
 CXX = os.environ.get("CXX", "g++")
@@ -72,9 +75,15 @@ class Kernel:
     params: tuple
 
 
+def source(cu_path):
+    """The text NVRTC compiles for ``cu_path``: the shared preamble, then the file."""
+    cu_path = Path(cu_path)
+    return read_source(cu_path.name, cu_path.parent)
+
+
 def preprocess(cu_path):
-    """The ``.cu`` text with its macros expanded (``g++ -E -P``)."""
-    result = subprocess.run([CXX, "-E", "-P", "-x", "c++", str(cu_path)],
+    """The source of ``cu_path`` with its macros expanded (``g++ -E -P``)."""
+    result = subprocess.run([CXX, "-E", "-P", "-x", "c++", "-"], input=source(cu_path),
                             capture_output=True, text=True, check=False)
     if result.returncode:
         raise RuntimeError(f"preprocessing {cu_path} failed:\n{result.stderr}")
@@ -107,8 +116,8 @@ def parse_kernels(text):
 
 
 def wrapper_source(cu_path, kernels):
-    """C++ source: the header, the unmodified ``.cu``, one launcher per kernel."""
-    parts = [f'#include "{HEADER}"', f'#include "{Path(cu_path).resolve()}"']
+    """C++ source: the header, the unmodified source, one launcher per kernel."""
+    parts = [f'#include "{HEADER}"', source(cu_path)]
     for kernel in kernels:
         params = "".join(", " + p.decl for p in kernel.params)
         args = ", ".join(p.name for p in kernel.params)
@@ -151,15 +160,15 @@ def build(cu_path, sanitize=False):
         The kernels it exports as ``emu_<name>``.
     """
     kernels = parse_kernels(preprocess(cu_path))
-    source = wrapper_source(cu_path, kernels)
+    wrapper = wrapper_source(cu_path, kernels)
     flags = FLAGS + (ASAN_FLAGS if sanitize else ())
     key = hashlib.sha256("\0".join(
-        [HEADER.read_text(), Path(cu_path).read_text(), source, " ".join(flags),
+        [HEADER.read_text(), wrapper, " ".join(flags),
          _compiler_version()]).encode()).hexdigest()[:24]
     stem = f"{Path(cu_path).stem}-{'asan-' if sanitize else ''}{key}"
     library = cache_dir() / f"{stem}.so"
     if not library.exists():
-        _compile(source, flags, library)
+        _compile(wrapper, flags, library)
     return library, kernels
 
 

@@ -27,6 +27,7 @@ import dense
 from kernels.core.dist.comm import world
 
 MB = 64
+COO_NNZ = 1 << 20
 REPEATS = 7
 ROWS = 1024
 
@@ -78,7 +79,14 @@ def collective_cases(comm, n, rank):
     mine_col = np.empty(col_shard.size)
     col_counts = counts(cols, n, ROWS)
     swap = counts(row_shard.size, n)
+    coo, records, rec_counts, rec_recv = coo_case(comm, n, rank)
+    rec_out = np.empty(int(sum(rec_recv)) * records.shape[1], np.uint8)
     return {
+        "COO route split(1)->split(0)": {
+            "boxing": lambda: coo.to_global(sbp=S(0)),
+            "mpi4py": lambda: comm.Alltoallv(
+                [records, [c * records.shape[1] for c in rec_counts]],
+                [rec_out, [c * records.shape[1] for c in rec_recv]])},
         "all-gather": {
             "boxing": lambda: gs.to_global(sbp=B),
             "mpi4py": lambda: comm.Allgatherv(shard, [recv, flat_counts]),
@@ -100,6 +108,26 @@ def collective_cases(comm, n, rank):
             "boxing": lambda: grow.to_global(sbp=S(1)),
             "mpi4py": lambda: comm.Alltoallv(row_shard, [recv[:row_shard.size], swap])},
     }
+
+
+def coo_case(comm, n, rank):
+    """A 2-D float32 COO of COO_NNZ nonzeros split(1), and the bare exchange of its
+    nonzeros as records (two int64 coordinates and the value, 20 bytes) grouped
+    by destination, with the counts each rank sends and receives."""
+    import sparse
+    rows, cols = 1 << 16, 1 << 16
+    rng = np.random.default_rng(rank)
+    width = len(np.array_split(np.arange(cols), n)[rank])
+    m = COO_NNZ // n
+    idx = np.stack([rng.integers(0, rows, m), rng.integers(0, width, m)])
+    coo = sparse.sparse_coo_tensor(idx, rng.random(m).astype(np.float32), [rows, width])
+    g = coo.to_global(placement=dense.placement(), sbp=dense.sbp.split(1))
+    owner = np.searchsorted(np.cumsum(counts(rows, n)), idx[0], side="right")
+    send = np.bincount(owner, minlength=n)
+    recv = np.empty(n, np.int64)
+    comm.Alltoall(send.astype(np.int64), recv)
+    records = np.zeros((m, 20), np.uint8)
+    return g, records, send.tolist(), recv.tolist()
 
 
 def main():

@@ -1,7 +1,7 @@
 """Rank script: every SBP signature, forward and backward, against one process.
 
 Run as ``mpiexec -n N python -m mpi4py tests/mpi/global_checks.py`` (tests/
-test_global_mpi.py does, for N = 1, 2, 4).  Every rank computes the
+test_global_mpi.py does, for N = 1, 2, 4, 8).  Every rank computes the
 single-process reference itself with local ops and compares: integer
 forwards bit for bit, float gradients within tolerance.  A failed check
 raises, which aborts the job with a non-zero exit.
@@ -214,10 +214,10 @@ def article_rows_0_2_and_2_5():
     """
     if SIZE != 2:
         return
-    from kernels.dense.gather import gather_local
+    from kernels.dense.gather import gather as gather_local
     x, idx = data((5, 3)), np.array([4, 0, 2, 1, 3, 2])
     lo, hi = [(0, 2), (2, 5)][RANK]
-    part = gather_local(x[lo:hi], idx, 0, 0, offset=lo, size=5)
+    part = gather_local(x[lo:hi], idx, 0, 0, offset=lo, bound=5)
     out = dense.to_tensor(part).to_global(placement=PLACE, sbp=P)
     assert np.array_equal(out.numpy(), np.take(x, idx, axis=0)), "article gather rows"
     CHECKS.append("gather article rows [0,2) [2,5)")
@@ -317,14 +317,16 @@ def coo_boxing_grad_checks(indices, values, shape):
 
 def transfer_path_checks():
     """Every boxing again with strided blocks all sent as MPI derived datatypes
-    (RUN_BYTES = 0) and all packed by numpy (no run long enough), bit for bit,
-    for items of 1, 4, 8 and 16 bytes and empty tensors, dense and COO."""
+    (RUN_BYTES = 0) and all packed by numpy (no run long enough), gathers along
+    a later axis through Alltoallw (SMALL_GATHER_BYTES = 0) and through one
+    packed Allgatherv, bit for bit, for items of 1, 4, 8 and 16 bytes and empty
+    tensors, dense and COO."""
     from kernels.core.dist import comm
     sbps = [S(0), S(1), S(2), B, P]
-    saved = comm.RUN_BYTES
+    saved = comm.RUN_BYTES, comm.SMALL_GATHER_BYTES
     try:
-        for run_bytes in (0, 1 << 62):
-            comm.RUN_BYTES = run_bytes
+        for run_bytes, small in ((0, 0), (1 << 62, 0), (0, 1 << 62)):
+            comm.RUN_BYTES, comm.SMALL_GATHER_BYTES = run_bytes, small
             for dtype, shape in [(np.int8, (5, 3, 7)), (np.float32, (5, 3, 7)),
                                  (np.int64, (5, 3, 7)), (np.complex128, (5, 3, 7)),
                                  (np.int64, (0, 2, 5)), (np.int64, (2, 3, 0))]:
@@ -350,9 +352,9 @@ def transfer_path_checks():
                         g = g.to_global(sbp=dst)
                         assert np.array_equal(g.to_dense().numpy(), want), \
                             f"coo {dtype.__name__} {src}->{dst}"
-            CHECKS.append(f"transfer paths RUN_BYTES={run_bytes}")
+            CHECKS.append(f"transfer paths RUN_BYTES={run_bytes} SMALL={small}")
     finally:
-        comm.RUN_BYTES = saved
+        comm.RUN_BYTES, comm.SMALL_GATHER_BYTES = saved
 
 
 def main():

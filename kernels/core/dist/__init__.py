@@ -9,10 +9,13 @@
 """
 import os
 
-from . import sbp
+from ..tensor import install_global
+from . import runtime, sbp
 from .comm import Placement, placement, world
 from .runtime import run, to_global
 from .tensor import GlobalTensor
+
+install_global(runtime)
 
 #: Variables through which MPI launchers (MPICH/Hydra, Intel MPI, Open MPI,
 #: MVAPICH, Slurm) tell each process the world size.

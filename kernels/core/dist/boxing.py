@@ -22,7 +22,7 @@ later axis travel as strided MPI datatypes, not moved axes (see :mod:`.comm`).
 import numpy as np
 
 from ...funcs.shape import prod
-from ..xp import to_numpy, xp_of
+from ..xp import xp_of
 from . import comm
 from .sbp import shard_sizes, shard_start
 
@@ -79,8 +79,8 @@ def _slice(a, axis, group):
 
 def _to_partial(a, shape, src, group):
     xp = xp_of(a)
-    if src.kind == "B":
-        return a if group.rank == 0 else xp.zeros(shape, a.dtype)
+    if src.kind == "B":              # the other ranks' addends: a read-only zero view
+        return a if group.rank == 0 else xp.broadcast_to(xp.zeros((), a.dtype), shape)
     out = xp.zeros(shape, a.dtype)
     lo = shard_start(shape[src.axis], group.size, group.rank)
     out[(slice(None),) * src.axis + (slice(lo, lo + a.shape[src.axis]),)] = a
@@ -132,13 +132,6 @@ def _coo_filter(indices, values, shape, axis, group):
     return _coo_shift(indices[:, keep], shape, axis, group, -1), values[keep]
 
 
-def _exchange(group, indices, values, send_counts):
-    """All-to-all(v) of nonzeros as packed records, after an exchange of the counts."""
-    recv = comm.allgather_ints(group, send_counts)[:, group.rank]
-    records = _pack(indices, values)
-    return _unpack(comm.alltoall(group, records, 0, send_counts, 0, recv), indices, values)
-
-
 def _coo_allgather(indices, values, group):
     counts = comm.allgather_ints(group, [values.shape[0]])[:, 0]
     return _unpack(comm.allgather(group, _pack(indices, values), 0, counts), indices, values)
@@ -148,28 +141,69 @@ def _pack(indices, values):
     """The nonzeros as rows of bytes, one per nonzero (its coordinates, then its
     value), so one collective moves indices and values together."""
     idx, val = comm.host(indices), comm.host(values)
-    n, ib = val.shape[0], idx.shape[0] * idx.itemsize
-    rows = np.empty((n, ib + val.itemsize * prod(val.shape[1:])), np.uint8)
-    rows[:, :ib].view(idx.dtype)[...] = idx.T
-    rows[:, ib:].view(val.dtype).reshape(val.shape)[...] = val
+    rows = np.empty((val.shape[0], _record_bytes(idx, val)), np.uint8)
+    cols, vals = _fields(rows, idx.shape[0], idx.dtype, val.dtype, val.shape[1:])
+    for k, col in enumerate(cols):
+        col[...] = idx[k]
+    vals[...] = val
     return rows
 
 
+def _record_bytes(idx, val):
+    return idx.shape[0] * idx.itemsize + val.itemsize * prod(val.shape[1:])
+
+
+def _fields(rows, sd, idx_dtype, val_dtype, dense_shape):
+    """Views of ``rows``: one column per coordinate, and the values."""
+    w = np.dtype(idx_dtype).itemsize
+    cols = [rows[:, k * w:(k + 1) * w].view(idx_dtype)[:, 0] for k in range(sd)]
+    vals = rows[:, sd * w:].view(val_dtype).reshape((rows.shape[0],) + tuple(dense_shape))
+    return cols, vals
+
+
 def _unpack(rows, indices, values):
-    """(indices, values) from :func:`_pack`'s rows, like the originals in dtype and place."""
+    """(indices, values) from :func:`_pack`'s rows, like the originals in dtype and place:
+    one contiguous copy per field."""
     sd, n = indices.shape[0], rows.shape[0]
-    ib = sd * indices.dtype.itemsize
-    idx = np.ascontiguousarray(rows[:, :ib].view(indices.dtype).T)
-    val = np.ascontiguousarray(rows[:, ib:]).view(values.dtype).reshape((n,) + values.shape[1:])
+    cols, vals = _fields(rows, sd, indices.dtype, values.dtype, values.shape[1:])
+    idx = np.empty((sd, n), indices.dtype)
+    for k, col in enumerate(cols):
+        np.copyto(idx[k], col)
+    val = np.empty(vals.shape, values.dtype)
+    np.copyto(val, vals)
     return comm.like(idx, indices), comm.like(val, values)
 
 
 def _coo_route(indices, values, shape, axis, group):
-    """Send each nonzero to the rank whose split(axis) slice holds it."""
-    xp = xp_of(indices)
-    starts = xp.asarray([shard_start(shape[axis], group.size, r) for r in range(group.size)])
-    owner = xp.searchsorted(starts, indices[axis], side="right") - 1
-    order = xp.argsort(owner, kind="stable")
-    send = [int(c) for c in to_numpy(xp.bincount(owner, minlength=group.size))]
-    idx, val = _exchange(group, indices[:, order], values[order], send)
-    return _coo_shift(idx, shape, axis, group, -1), val
+    """Send each nonzero to the rank whose split(axis) slice holds it.
+
+    The owner comes from arithmetic on the ``array_split`` sizes; one stable
+    counting sort (numpy's radix sort on 16-bit keys) groups the nonzeros by
+    owner, one ``take`` per coordinate row and for the values puts them in
+    that order, and one all-to-all moves every field straight into the result.
+    """
+    idx, val = comm.host(indices), comm.host(values)
+    owner = owner_of(idx[axis], shape[axis], group.size)
+    order = np.argsort(owner, kind="stable")
+    send = np.bincount(owner, minlength=group.size).tolist()
+    recv = comm.alltoall_ints(group, send).tolist()
+    fields = [row.take(order) for row in idx] + [val.take(order, axis=0)]
+    out_idx = np.empty((idx.shape[0], sum(recv)), idx.dtype)
+    out_val = np.empty((sum(recv),) + val.shape[1:], val.dtype)
+    comm.alltoall_fields(group, fields, list(out_idx) + [out_val], send, recv)
+    out_idx[axis] -= shard_start(shape[axis], group.size, group.rank)
+    return comm.like(out_idx, indices), comm.like(out_val, values)
+
+
+def owner_of(coords, n, size):
+    """The rank holding each coordinate of an axis of length ``n`` split ``size`` ways
+    (``numpy.array_split`` sizes: the first ``n % size`` ranks hold one more)."""
+    base, extra = divmod(n, size)
+    dtype = np.uint16 if size <= 2**16 else np.int64
+    if extra == 0:                         # an even split: one division
+        return (coords // max(base, 1)).astype(dtype)
+    big = (base + 1) * extra               # coordinates held by the larger shards
+    coords = coords.astype(np.int64, copy=False)
+    low = coords // (base + 1)
+    high = extra + (coords - big) // max(base, 1)
+    return np.where(coords < big, low, high).astype(dtype)

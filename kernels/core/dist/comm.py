@@ -16,6 +16,7 @@ import numpy as np
 from ...funcs import pool
 from ...funcs.shape import prod
 from ..xp import place_of, to_place
+from . import traffic
 
 _WORLD = []
 _SUBCOMMS = {}
@@ -197,9 +198,9 @@ def _layout(a, axis, spans):
 
     Block q is rows ``spans[q] = (lo, size)`` of ``axis`` in C-contiguous ``a``:
     a byte run where it is contiguous or empty (MPICH crashed on empty strided
-    datatypes), else one committed strided datatype (a run in every slab
-    before ``axis``) that the caller frees.  Either way its bytes go in C
-    order, so a strided block matches a packed or contiguous one elsewhere.
+    datatypes), else one strided datatype (a run in every slab before
+    ``axis``) from :func:`_vector`.  Either way its bytes go in C order, so a
+    strided block matches a packed or contiguous one elsewhere.
     """
     from mpi4py import MPI
     outer, n, row = _geometry(a.shape, axis, a.itemsize)
@@ -210,9 +211,50 @@ def _layout(a, axis, spans):
             types.append(MPI.BYTE)
         else:
             counts.append(1)
-            types.append(MPI.BYTE.Create_hvector(outer, size * row, n * row).Commit())
+            types.append(_vector(outer, size * row, n * row))
         displs.append(lo * row)
+    check_counts(counts, displs)
     return counts, displs, types
+
+
+#: Committed strided datatypes by (slabs, run bytes, stride bytes): a repeated
+#: boxing of the same shapes builds none (at most ``_MAX_TYPES`` are kept).
+_TYPES = {}
+_MAX_TYPES = 1024
+
+
+def _vector(outer, run, stride):
+    key = (outer, run, stride)
+    found = _TYPES.get(key)
+    if found is None:
+        from mpi4py import MPI
+        if len(_TYPES) >= _MAX_TYPES:
+            for t in _TYPES.values():
+                t.Free()
+            _TYPES.clear()
+        found = _TYPES[key] = MPI.BYTE.Create_hvector(outer, run, stride).Commit()
+    return found
+
+
+#: The largest count or displacement an MPI-3 call takes (a C int).
+INT_MAX = 2**31 - 1
+
+
+def check_counts(*lists):
+    """Raise if a count or displacement needs MPI-4's large-count calls and the MPI
+    library has none (mpi4py 4 uses them by itself on an MPI-4 library)."""
+    big = max((max(v, default=0) for v in lists), default=0)
+    if big > INT_MAX and large_count_version() < (4, 0):
+        raise OverflowError(
+            f"MPI: a block of {big} bytes needs the MPI-4 large-count calls, but the "
+            f"MPI library is version {large_count_version()}; install an MPI-4 library "
+            "(the 'mpi' extra's mpich wheel is one) or use more ranks")
+
+
+def large_count_version():
+    """The MPI standard version of the loaded library, as a tuple."""
+    from mpi4py import MPI
+    return tuple(MPI.Get_version())
 
 
 def _blocks(a, axis, spans):
@@ -242,7 +284,6 @@ def _alltoallw(group, src, src_axis, src_spans, out, out_axis, out_spans):
     Our own block is copied by numpy: MPICH copies it through its
     shared-memory path, which made the whole exchange ~40% slower.
     """
-    from mpi4py import MPI
     send = (src, src_axis, src_spans)
     if _short_runs(*send):
         send = _packed(*send)
@@ -253,13 +294,9 @@ def _alltoallw(group, src, src_axis, src_spans, out, out_axis, out_spans):
     s_counts, s_displs, s_types = _layout(*send)
     r_counts, r_displs, r_types = _layout(*recv)
     s_counts[group.rank] = r_counts[group.rank] = 0
-    try:
-        group.mpi.Alltoallw([send[0], (s_counts, s_displs), s_types],
-                            [recv[0], (r_counts, r_displs), r_types])
-    finally:
-        for t in s_types + r_types:
-            if t is not MPI.BYTE:
-                t.Free()
+    group.mpi.Alltoallw([send[0], (s_counts, s_displs), s_types],
+                        [recv[0], (r_counts, r_displs), r_types])
+    _count_blocks(group, "alltoallw", _block_bytes(*send), _block_bytes(*recv))
     if recv[0] is not out:
         _unpack(recv[0], recv[2], out, out_axis, out_spans)
     np.copyto(_block(out, out_axis, *out_spans[group.rank]),
@@ -267,14 +304,115 @@ def _alltoallw(group, src, src_axis, src_spans, out, out_axis, out_spans):
     return out
 
 
+def alltoall_fields(group, fields, outs, send_counts, recv_counts):
+    """Rank q gets entries ``[lo_q, lo_q + send_counts[q])`` of every array in
+    ``fields`` (arrays sharing their leading length: a COO's coordinate rows
+    and its values, grouped by destination); the entries received land rank
+    by rank in the matching arrays of ``outs`` (C-contiguous), which are returned.
+
+    One ``Alltoallw`` whose datatype per peer is a struct of one byte run per
+    field at its absolute address (``MPI_BOTTOM``), so entries go straight
+    from the fields into the results: nothing is packed or unpacked.
+    """
+    from mpi4py import MPI
+    fields = [host(f) for f in fields]
+    send, recv = _spans(send_counts), _spans(recv_counts)
+    for f, o in zip(fields, outs):                     # our own entries: a local copy
+        np.copyto(o[recv[group.rank][0]:][:recv[group.rank][1]],
+                  f[send[group.rank][0]:][:send[group.rank][1]])
+    s_types = [_struct(fields, span, q != group.rank) for q, span in enumerate(send)]
+    r_types = [_struct(outs, span, q != group.rank) for q, span in enumerate(recv)]
+    zeros = [0] * group.size
+    try:
+        group.mpi.Alltoallw([MPI.BOTTOM, ([1] * group.size, zeros), s_types],
+                            [MPI.BOTTOM, ([1] * group.size, zeros), r_types])
+    finally:
+        for t in s_types + r_types:
+            t.Free()
+    width = sum(f.itemsize * prod(f.shape[1:]) for f in fields)
+    _count_blocks(group, "alltoall_fields", [c * width for c in send_counts],
+                  [c * width for c in recv_counts])
+    return outs
+
+
+def _struct(arrays, span, peer):
+    """A datatype for entries ``span = (lo, n)`` of each array (empty if not ``peer``)."""
+    from mpi4py import MPI
+    lo, n = span
+    runs, addrs = [], []
+    for a in arrays:
+        w = a.itemsize * prod(a.shape[1:])
+        if peer and n * w:
+            runs.append(n * w)
+            addrs.append(MPI.Get_address(a) + lo * w)
+    check_counts(runs)
+    return MPI.Datatype.Create_struct(runs, addrs, [MPI.BYTE] * len(runs)).Commit()
+
+
+def _block_bytes(a, axis, spans):
+    outer, _, row = _geometry(a.shape, axis, a.itemsize)
+    return [outer * size * row for _, size in spans]
+
+
+def _count_blocks(group, name, sent, received):
+    """Record the bytes and messages this rank exchanged with its peers."""
+    peers = [q for q in range(group.size) if q != group.rank]
+    traffic.count(name, sum(sent[q] for q in peers), sum(received[q] for q in peers),
+                  sum(1 for q in peers if sent[q]) + sum(1 for q in peers if received[q]))
+
+
+def _ints(values):
+    return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
 def allgather_ints(group, values):
-    """Every rank's 1-D int64 ``values`` (same length everywhere), as a (size, n) array."""
-    mine = np.asarray(values, dtype=np.int64).reshape(-1)
+    """Every rank's 1-D int64 ``values`` (same length everywhere), as a (size, n) array.
+
+    Each rank receives ``size * n`` integers: keep ``n`` small and fixed (a
+    P x P matrix on every rank is what :func:`alltoall_ints` avoids).
+    """
+    mine = _ints(values)
     if group.size == 1:
         return mine.reshape(1, -1).copy()
     out = np.empty((group.size, mine.size), np.int64)
     group.mpi.Allgather(mine, out)
+    traffic.count("allgather_ints", out.nbytes - mine.nbytes, out.nbytes - mine.nbytes,
+                  _tree(group))
     return out
+
+
+def alltoall_ints(group, values):
+    """Rank q gets ``values[q]``; returns what every rank sent us (O(P) per rank)."""
+    mine = _ints(values)
+    if group.size == 1:
+        return mine.copy()
+    out = np.empty(group.size, np.int64)
+    group.mpi.Alltoall(mine, out)
+    traffic.count("alltoall_ints", mine.nbytes - 8, out.nbytes - 8, 2 * (group.size - 1))
+    return out
+
+
+def allreduce_ints(group, values, op="max"):
+    """The elementwise max, min or sum of every rank's int64 ``values``."""
+    mine = _ints(values)
+    if group.size == 1:
+        return mine.copy()
+    from mpi4py import MPI
+    out = np.empty_like(mine)
+    group.mpi.Allreduce(mine, out, {"max": MPI.MAX, "min": MPI.MIN, "sum": MPI.SUM}[op])
+    traffic.count("allreduce_ints", mine.nbytes, mine.nbytes, _tree(group))
+    return out
+
+
+def _tree(group):
+    """Messages of a recursive-doubling collective: about 2 log2(P) per rank."""
+    return 2 * max(1, (group.size - 1).bit_length())
+
+
+#: A gather along a later axis whose result is at most this many bytes goes
+#: through one contiguous Allgatherv (MPI's logarithmic algorithms for small
+#: messages) and a local unpack, instead of one Alltoallw block per peer.
+SMALL_GATHER_BYTES = 64 * 1024
 
 
 def allgather(group, a, axis, sizes):
@@ -282,22 +420,37 @@ def allgather(group, a, axis, sizes):
 
     The shards land straight in the new result: one ``Allgatherv`` where each
     is a contiguous run of it (nothing but size-1 axes before ``axis``), else
-    one ``Alltoallw`` receiving each through a strided datatype.  One rank
-    returns ``a`` itself.
+    one ``Alltoallw`` receiving each through a strided datatype (or, for a
+    small result, an ``Allgatherv`` of the packed shards and a local unpack).
+    One rank returns ``a`` itself.
     """
     if group.size == 1:
         return a
-    from mpi4py import MPI
     src = host(a)
     shape = src.shape[:axis] + (int(sum(sizes)),) + src.shape[axis + 1:]
     out = pool.empty(shape, src.dtype)
     spans = _spans(sizes)
-    if prod(shape[:axis]) > 1:
+    if prod(shape[:axis]) > 1 and out.nbytes > SMALL_GATHER_BYTES:
         return _alltoallw(group, src, axis, [(0, src.shape[axis])] * group.size,
                           out, axis, spans)
-    counts, displs, _ = _layout(out, axis, spans)
-    group.mpi.Allgatherv(_bytes(src), [_bytes(out), counts, displs, MPI.BYTE])
+    if prod(shape[:axis]) > 1:
+        flat = pool.empty((out.size,), out.dtype)
+        flat_spans = _spans(b.size for b in _blocks(out, axis, spans))
+        _allgatherv(group, src, flat, [n * out.itemsize for _, n in flat_spans])
+        _unpack(flat, flat_spans, out, axis, spans)
+        return out
+    _allgatherv(group, src, out, _block_bytes(out, axis, spans))
     return out
+
+
+def _allgatherv(group, src, out, counts):
+    """Rank q's bytes ``src`` land at its run of ``counts`` in ``out``."""
+    from mpi4py import MPI
+    displs = np.cumsum([0] + counts[:-1]).tolist()
+    check_counts(counts, displs)
+    group.mpi.Allgatherv(_bytes(src), [_bytes(out), counts, displs, MPI.BYTE])
+    others = sum(counts) - src.nbytes      # ring or recursive doubling: each rank
+    traffic.count("allgatherv", others, others, _tree(group))    # forwards what it gets
 
 
 def allreduce(group, a):
@@ -306,7 +459,10 @@ def allreduce(group, a):
         return a
     src = host(a)
     out = pool.empty(src.shape, src.dtype)
+    check_counts([src.size])
     group.mpi.Allreduce(src, out)
+    wire = 2 * src.nbytes * (group.size - 1) // group.size    # reduce-scatter + all-gather
+    traffic.count("allreduce", wire, wire, _tree(group))
     return out
 
 
@@ -325,7 +481,11 @@ def reduce_scatter(group, a, axis, sizes):
         blocks = _packed(*blocks)
     shape = src.shape[:axis] + (int(sizes[group.rank]),) + src.shape[axis + 1:]
     out = pool.empty(shape, src.dtype)
-    group.mpi.Reduce_scatter(blocks[0], out, [b.size for b in _blocks(*blocks)])
+    counts = [b.size for b in _blocks(*blocks)]
+    check_counts(counts, [src.size])
+    group.mpi.Reduce_scatter(blocks[0], out, counts)
+    wire = src.nbytes * (group.size - 1) // group.size
+    traffic.count("reduce_scatter", wire, wire, 2 * (group.size - 1))
     return out
 
 

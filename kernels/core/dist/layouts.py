@@ -10,6 +10,7 @@ from .. import autograd
 from ..opspec import Arg, OpSpec
 from ..tensor import layout_class
 from . import boxing
+from .sbp import shard_shape
 
 
 def local_tensor(data, meta):
@@ -33,7 +34,6 @@ def box_local(t, shape, src, dst, placement):
 
 
 def _shard_shape(shape, sbp, placement):
-    from .sbp import shard_shape
     return shard_shape(shape, sbp, placement.size, placement.rank)
 
 
@@ -88,15 +88,3 @@ def _one_per_coordinate(g):
 
 BOXING = OpSpec(name="boxing", namespace="dist", args=(Arg("x", "Tensor"),),
                 outputs=("out",), backward_fn=_box_backward)
-
-
-def box(g, dst):
-    """The global tensor ``g`` re-boxed to ``dst``, recorded for autograd."""
-    from .tensor import GlobalTensor
-    if g.sbp == dst:
-        return g
-    shape = g.meta.shape
-    out = box_local(g.to_local(), shape, g.sbp, dst, g.placement)
-    out = record(BOXING, [g.to_local()], out, {"shape": shape, "src": g.sbp, "dst": dst,
-                                             "placement": g.placement})
-    return GlobalTensor(out, dst, g.placement, g.meta)

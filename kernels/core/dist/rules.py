@@ -8,12 +8,16 @@ condition holds is a candidate :class:`Signature`.  ``B, ..., B -> B, ..., B``
 is always a candidate: any op can run redundantly on whole copies.
 
 Expressions see the op's Tensor arguments (logical MetaTensors), its
-attributes (as dispatch converted them), ``out`` (the logical output meta),
-the table's ``let`` names, the rule's variables, the helpers below, and in
-``physical`` also ``<tensor>_local`` (this rank's physical MetaTensor),
-``<tensor>_sbp``, ``<tensor>_axis`` (its split axis, else None),
-``<tensor>_slice`` (``(start, stop)`` of its shard along that axis, else
-``(0, size)`` of axis 0) and ``out_local`` (the physical output meta).
+attributes (as dispatch converted them), ``out`` and the output names (the
+logical output metas), the rule's variables and the helpers below.
+
+An op whose local kernel needs attributes other than the logical ones names
+a ``physical`` function (OneFlow's ``GetSbp`` and JAX's ``sharding_rule``
+are plain functions beside the op too).  It gets a :class:`Shards` view of
+the chosen signature and returns a dict: a YAML attribute's new value (the
+shard's target shape, for expand and reshape), or a kernel-only attribute
+that the registered forward and backward kernels both take (gather's
+``offset`` and ``bound`` on a split gathered axis).
 """
 import itertools
 from dataclasses import dataclass
@@ -21,7 +25,7 @@ from types import SimpleNamespace
 
 from .sbp import Sbp, broadcast, partial_sum
 
-HELPERS = ("axes_of", "norm_axis", "count_below")
+HELPERS = ("axes_of", "norm_axis", "count_below", "gather_axis")
 B = broadcast
 P = partial_sum
 
@@ -48,6 +52,11 @@ def count_below(axes, i):
     return sum(a < i for a in axes)
 
 
+def gather_axis(x, index, axis, batch_dims):
+    """tf.gather's gathered axis of x, normalised (``batch_dims`` when ``axis`` is None)."""
+    return norm_axis(batch_dims, index.ndim) if axis is None else norm_axis(axis, x.ndim)
+
+
 @dataclass(frozen=True)
 class SbpRule:
     """One rule: input patterns ('B', 'P' or ('S', var)), outputs, condition."""
@@ -59,30 +68,23 @@ class SbpRule:
 
 
 @dataclass(frozen=True)
-class LocalKernel:
-    """A kernel mode the YAML does not list (gather's offset/zero-fill), by dotted name.
-
-    ``forward(*tensor data, *attrs, **args)`` computes the shard;
-    ``backward(first input's shape, *other tensor data, out_grad, *attrs, **args)``
-    returns the first input's gradient.
-    """
-
-    forward: str
-    backward: str | None
-    args: tuple = ()
-
-
-@dataclass(frozen=True)
 class SbpTable:
-    """An op's rules, ``let`` bindings, physical attributes and local kernel mode.
-
-    ``let``, ``physical`` and ``local.args`` are tuples of (name, function of env).
-    """
+    """An op's rules and its ``physical`` function (None: the logical attributes serve)."""
 
     rules: tuple
-    let: tuple = ()
-    physical: tuple = ()
-    local: LocalKernel | None = None
+    physical: object = None
+
+
+class Shards(SimpleNamespace):
+    """What a ``physical`` function sees, by attribute name.
+
+    The op's Tensor arguments (logical MetaTensors), attributes and outputs
+    (``out`` is the first) by name, and for each Tensor argument ``t``:
+    ``t_local`` (this rank's physical MetaTensor), ``t_sbp``, ``t_axis``
+    (its split axis, else None) and ``t_slice`` (``(start, stop)`` of its
+    shard along that axis, else None); ``out_local`` is this rank's output
+    shard's metadata.
+    """
 
 
 @dataclass(frozen=True)
@@ -94,15 +96,12 @@ class Signature:
     rule: str = "B -> B"
 
 
-def environment(spec, metas, attrs, out_metas, table):
-    """The namespace rule expressions are evaluated in."""
-    env = SimpleNamespace(**{a.name: m for a, m in zip(spec.tensor_args, metas)})
+def environment(spec, metas, attrs, out_metas, cls=SimpleNamespace):
+    """The namespace rule expressions (and ``physical`` functions) read."""
+    env = cls(**{a.name: m for a, m in zip(spec.tensor_args, metas)})
     env.__dict__.update({a.name: v for a, v in zip(spec.attr_args, attrs)})
     env.__dict__.update(zip(spec.outputs, out_metas))
     env.out = out_metas[0]
-    if table is not None:
-        for name, fn in table.let:
-            setattr(env, name, fn(env))
     return env
 
 
@@ -112,7 +111,7 @@ def candidates(spec, metas, attrs, out_metas):
     found = [Signature((broadcast,) * len(metas), (broadcast,) * len(out_metas))]
     if table is None:
         return found
-    env = environment(spec, metas, attrs, out_metas, table)
+    env = environment(spec, metas, attrs, out_metas)
     for rule in table.rules:
         found.extend(_expand(rule, metas, out_metas, env))
     return found
@@ -144,5 +143,5 @@ def _fits(sbp, meta):
     return sbp.kind != "P" or meta.dtype.kind != "b"
 
 
-__all__ = ["SbpRule", "SbpTable", "LocalKernel", "Signature", "candidates", "environment",
+__all__ = ["SbpRule", "SbpTable", "Shards", "Signature", "candidates", "environment",
            "S", "B", "P"] + list(HELPERS)

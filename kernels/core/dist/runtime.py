@@ -8,12 +8,12 @@ attributes.  Autograd records that local run as usual.
 """
 import importlib
 
-from .. import dispatch
+from .. import dispatch, registry
 from ..dtypes import ALL
 from ..opspec import Arg, OpSpec
 from . import boxing, comm, layouts, rules
 from .sbp import broadcast, check_sbp, shard_shape, shard_sizes, shard_start
-from .tensor import GlobalTensor
+from .tensor import GlobalTensor, box
 
 MAX_RANK = 64
 
@@ -34,7 +34,7 @@ def to_global(x, placement=None, sbp=None):
             return x
         sbp = check_sbp(sbp, x.ndim, "to_global")
         _check_layout_sbp(x.meta, sbp)
-        return layouts.box(x, sbp)
+        return box(x, sbp)
     placement = comm.placement() if placement is None else placement
     if sbp is None:
         raise TypeError("to_global: a local tensor needs an sbp (dense.sbp.split(axis), "
@@ -72,33 +72,49 @@ def _header(meta):
 
 
 def _logical_meta(meta, sbp, placement):
-    """The logical meta, after checking every rank's shard against ``sbp``."""
+    """The logical meta, after checking every rank's shard against ``sbp``.
+
+    O(1) data per rank: the sizes along a split axis are summed, and the rest
+    of every rank's header is compared through one max-reduction of it and
+    its negation.  Only a mismatch gathers every rank's header, to name them.
+    """
+    group, head, bad, total = placement.group, _header(meta), 0, None
+    if sbp.is_split:
+        total = int(comm.allreduce_ints(group, [meta.shape[sbp.axis]], "sum")[0])
+        bad = int(meta.shape[sbp.axis] != shard_sizes(total, placement.size)[placement.rank])
+        head[4 + sbp.axis] = -2                    # the split dim may differ by rank
+    both = comm.allreduce_ints(group, head + [-v for v in head] + [bad], "max")
+    n = len(head)
+    if bad or both[-1] or (both[:n] != -both[n:2 * n]).any():
+        _diagnose(meta, sbp, placement)
+    if total is None:
+        return meta
+    shape = list(meta.shape)
+    shape[sbp.axis] = total
+    return meta.with_(shape=tuple(shape))
+
+
+def _diagnose(meta, sbp, placement):
+    """Raise the ValueError that names every rank's shard (the error path only)."""
     rows = comm.allgather_ints(placement.group, _header(meta))
     kinds = {tuple(r[:4]) for r in rows}
     if len(kinds) > 1:
         raise ValueError(f"to_global: ranks hold shards of different rank, dtype or "
                          f"layout: {[_describe(r) for r in rows]}")
     shapes = [tuple(int(s) for s in r[4:4 + meta.ndim]) for r in rows]
-    if not sbp.is_split:
-        if len(set(shapes)) > 1:
-            raise ValueError(f"to_global: under {sbp!r} every rank must hold the whole "
-                             f"shape, but the ranks hold {[list(s) for s in shapes]}")
-        return meta
-    ax = sbp.axis
-    rest = {s[:ax] + s[ax + 1:] for s in shapes}
-    sizes = [s[ax] for s in shapes]
-    want = shard_sizes(sum(sizes), placement.size)
     held = [list(s) for s in shapes]
-    if len(rest) > 1:
+    if not sbp.is_split:
+        raise ValueError(f"to_global: under {sbp!r} every rank must hold the whole "
+                         f"shape, but the ranks hold {held}")
+    ax = sbp.axis
+    if len({s[:ax] + s[ax + 1:] for s in shapes}) > 1:
         raise ValueError(f"to_global: under {sbp!r} the ranks' shards must have the same "
                          f"dims off axis {ax}, but the ranks hold {held}")
-    if sizes != want:
-        raise ValueError(f"to_global: under {sbp!r} the ranks' shards {held} must have "
-                         f"sizes {want} along axis {ax} (numpy.array_split of "
-                         f"{sum(sizes)} over {placement.size} ranks), got {sizes}")
-    shape = list(shapes[0])
-    shape[ax] = sum(sizes)
-    return meta.with_(shape=tuple(shape))
+    sizes = [s[ax] for s in shapes]
+    raise ValueError(f"to_global: under {sbp!r} the ranks' shards {held} must have "
+                     f"sizes {shard_sizes(sum(sizes), placement.size)} along axis {ax} "
+                     f"(numpy.array_split of {sum(sizes)} over {placement.size} ranks), "
+                     f"got {sizes}")
 
 
 def _describe(row):
@@ -134,12 +150,11 @@ def run(spec, ins, attrs):
     for m in out_metas:
         _check_layout_sbp(m, broadcast, spec.name)
     sig = choose(spec, ins, metas, attrs, out_metas)
-    boxed = [layouts.box(t, s) for t, s in zip(ins, sig.ins)]
+    boxed = [box(t, s) for t, s in zip(ins, sig.ins)]
     local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
     shards = [t.to_local() for t in boxed]
-    table = spec.extra.get("sbp")
-    if table is not None and table.local is not None:
-        result = _run_local_mode(spec, table.local, shards, local_attrs, extra)
+    if extra:
+        result = _run_with_kernel_attrs(spec, shards, local_attrs, extra)
     else:
         result = dispatch.run(spec, shards, local_attrs)
     results = result if isinstance(result, tuple) else (result,)
@@ -176,58 +191,84 @@ def choose(spec, ins, metas, attrs, out_metas):
 
 
 def _nbytes(t):
+    """The logical bytes of a global input: the same on every rank, so every rank
+    picks the same signature (a sparse tensor's count is its logical nnz, one
+    collective the first time and cached, since tensors are immutable)."""
     m = t.meta
     if m.layout == "dense":
         return m.size * m.dtype.itemsize
-    indices, values = layouts.coo_parts(t.to_local())
-    return (indices.nbytes + values.nbytes) * t.placement.size
+    dense_part = 1
+    for d in m.shape[m.sparse_dim:]:
+        dense_part *= d
+    return t.nnz() * (m.sparse_dim * 8 + dense_part * m.dtype.itemsize)
 
 
 def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
-    """The attributes the local kernel gets (the table's ``physical`` overrides applied),
-    and the keyword arguments of its ``local`` kernel mode."""
+    """The attributes the local kernel gets, and its kernel-only attributes.
+
+    The op's ``physical`` function (see :mod:`.rules`) sees the chosen
+    signature's shards and returns a dict: entries naming a YAML attribute
+    replace its logical value; the others are kernel-only attributes.
+    """
     table = spec.extra.get("sbp")
-    if table is None or not (table.physical or table.local):
+    if table is None or table.physical is None:
         return attrs, {}
-    env = rules.environment(spec, metas, attrs, out_metas, table)
+    env = rules.environment(spec, metas, attrs, out_metas, rules.Shards)
     for a, t, s in zip(spec.tensor_args, boxed, sig.ins):
-        local = t.to_local().meta
-        setattr(env, a.name + "_local", local)
+        setattr(env, a.name + "_local", t.to_local().meta)
         setattr(env, a.name + "_sbp", s)
         setattr(env, a.name + "_axis", s.axis)
         setattr(env, a.name + "_slice", _slice(t.meta.shape, s, placement))
     env.out_local = out_metas[0].with_(shape=shard_shape(out_metas[0].shape, sig.outs[0],
                                                          placement.size, placement.rank))
-    new = dict(zip((a.name for a in spec.attr_args), attrs))
-    new.update((name, fn(env)) for name, fn in table.physical)
-    extra = {name: fn(env) for name, fn in table.local.args} if table.local else {}
-    return [new[a.name] for a in spec.attr_args], extra
+    extra = dict(table.physical(env))
+    names = [a.name for a in spec.attr_args]
+    local = [extra.pop(n) if n in extra else v for n, v in zip(names, attrs)]
+    return local, extra
 
 
-def _function(dotted):
-    module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)
+def _run_with_kernel_attrs(spec, shards, attrs, extra):
+    """Run the op's registered kernel on the shards with kernel-only attributes.
 
-
-def _run_local_mode(spec, mode, shards, attrs, extra):
-    """Run the op's ``local`` kernel mode on the shards and record its gradient."""
-    out_meta = dispatch.infer(spec, [t.meta for t in shards], attrs)[0]
-    data = _function(mode.forward)(*(t._data() for t in shards), *attrs, **extra)
+    The recorded node's backward runs the backward op's registered kernel
+    with the same kernel-only attributes (gather's offset and bound), so a
+    shard's gradient sees the slice its forward saw.
+    """
+    metas = [t.meta for t in shards]
+    out_meta = dispatch.infer(spec, metas, attrs)[0]
+    data = _kernel(spec, metas)(*(t._data() for t in shards), *attrs, **extra)
     out = layouts.local_tensor(data, out_meta)
-    if mode.backward is None or not any(not t.stop_gradient for t in shards):
+    if spec.backward is None or all(t.stop_gradient for t in shards):
         return out
-    first = shards[0].meta
+    grad_spec = dispatch.get_op(spec.namespace, spec.backward)
+    names = [a.name for a in spec.attr_args]
+    values = dict(zip(names, attrs))
 
     def backward_fn(node, out_grad):
         if out_grad is None:
             return {}
-        others = [t._data() for t in node.inputs[1:]]
-        grad = _function(mode.backward)(first.shape, *others, out_grad._data(), *attrs, **extra)
-        return {spec.tensor_args[0].name: layouts.local_tensor(grad, first)}
+        known = {**dict(zip((a.name for a in spec.tensor_args), node.inputs)), **values,
+                 f"{spec.outputs[0]}_grad": out_grad}
+        ins = [known[a.name] for a in grad_spec.tensor_args]
+        kernel = _kernel(grad_spec, [t.meta for t in ins])
+        grad = kernel(*(t._data() for t in ins), *(known[a.name] for a in grad_spec.attr_args),
+                      **extra)
+        first = grad_spec.outputs[0].removesuffix("_grad")
+        return {first: layouts.local_tensor(grad, known[first].meta)}
 
     node_spec = OpSpec(name=spec.name, namespace="dist", args=spec.tensor_args,
                        outputs=spec.outputs, backward_fn=backward_fn)
     return layouts.record(node_spec, shards, out, {})
+
+
+def _kernel(spec, metas):
+    """The registered kernel of ``spec`` for these input metas (its module loaded)."""
+    importlib.import_module(spec.module)
+    sig = dispatch.select_kernel_sig(spec, metas)
+    by_name = dict(zip((a.name for a in spec.tensor_args), metas))
+    lay = by_name.get(spec.layout_arg, metas[0])
+    dt = by_name.get(spec.data_type_arg, metas[0])
+    return registry.lookup(sig.func, lay.place, lay.layout, dt.dtype, op=spec.name)
 
 
 def _slice(shape, sbp, placement):
@@ -246,9 +287,4 @@ def _wrap(spec, local, sbp, placement, meta):
     return GlobalTensor(local, sbp, placement, meta.with_(layout=local.layout))
 
 
-def map_local(g, fn, meta):
-    """Apply a shard-wise, sbp-preserving local function (e.g. to_dense)."""
-    return GlobalTensor(fn(g.to_local()), g.sbp, g.placement, meta)
-
-
-__all__ = ["to_global", "run", "choose", "physical_attrs", "map_local"]
+__all__ = ["to_global", "run", "choose", "physical_attrs"]

@@ -9,10 +9,11 @@ split stays split).
 import numpy as np
 
 from .. import autograd
-from ..tensor import TensorBase
-from ..xp import to_numpy
+from ..dispatch import get_op
+from ..tensor import TensorBase, global_runtime
+from ..xp import to_numpy, to_place, xp_of
 from . import layouts
-from .sbp import broadcast
+from .sbp import broadcast, shard_shape
 
 
 class GlobalTensor(TensorBase):
@@ -31,6 +32,7 @@ class GlobalTensor(TensorBase):
         self._sbp = sbp
         self._placement = placement
         self._meta = meta
+        self._nnz = None
 
     # ------------------------------------------------------------ attributes
     @property
@@ -76,11 +78,12 @@ class GlobalTensor(TensorBase):
     def nnz(self):
         """The stored entries of the logical sparse tensor (collective): one shard's
         count under broadcast, the sum of every rank's under split and partial_sum."""
-        from .comm import allgather_ints
-        local = self._local.nnz()
-        if self._sbp.kind == "B":
-            return local
-        return int(allgather_ints(self._placement.group, [local]).sum())
+        from .comm import allreduce_ints
+        if self._nnz is None:
+            local = self._local.nnz()
+            self._nnz = local if self._sbp.kind == "B" else \
+                int(allreduce_ints(self._placement.group, [local], "sum")[0])
+        return self._nnz
 
     def indices(self):
         raise TypeError("indices: a global COO tensor's entries live on several ranks; "
@@ -104,11 +107,6 @@ class GlobalTensor(TensorBase):
         """This rank's physical shard, a local tensor (gradients flow through it)."""
         return self._local
 
-    def to_global(self, placement=None, sbp=None):
-        """Re-box to ``sbp`` (collective; differentiable); the placement cannot change."""
-        from .runtime import to_global
-        return to_global(self, placement, sbp)
-
     def numpy(self):
         """The logical array, on every rank.
 
@@ -118,7 +116,7 @@ class GlobalTensor(TensorBase):
             raise TypeError(f"numpy: a global {self.layout} tensor has no numpy(); "
                             "call to_dense().numpy()")
         with autograd.no_grad():
-            return to_numpy(layouts.box(self, broadcast)._local._data())
+            return to_numpy(box(self, broadcast)._local._data())
 
     def item(self):
         """The value of a one-element tensor (collective)."""
@@ -170,7 +168,7 @@ class GlobalTensor(TensorBase):
         dst = broadcast if self._sbp.kind == "P" else self._sbp
         with autograd.no_grad():
             phys = GlobalTensor(g, self._sbp.dual(), self._placement, self._meta)
-            return layouts.box(phys, dst)
+            return box(phys, dst)
 
     def clear_grad(self):
         self._local.clear_grad()
@@ -181,16 +179,28 @@ class GlobalTensor(TensorBase):
         ``grad_tensor`` is a global tensor of this shape (any sbp), a local tensor or
         array taken as broadcast, or None for ones.
         """
-        from .runtime import to_global
         with autograd.no_grad():
             if grad_tensor is None:
-                meta = self._meta.with_(layout="dense", sparse_dim=None)
-                ones = layouts.local_tensor(np.ones(meta.shape, meta.dtype), meta)
-                grad_tensor = GlobalTensor(ones, broadcast, self._placement, meta)
-            elif not getattr(grad_tensor, "is_global", False):
-                grad_tensor = to_global(grad_tensor, self._placement, broadcast)
-            seed = layouts.box(grad_tensor, self._sbp.dual())._local
+                seed = self._ones_seed()
+            else:
+                if not getattr(grad_tensor, "is_global", False):
+                    grad_tensor = global_runtime("backward").to_global(
+                        grad_tensor, self._placement, broadcast)
+                seed = box(grad_tensor, self._sbp.dual())._local
         self._local.backward(seed, retain_graph)
+
+    def _ones_seed(self):
+        """This rank's shard of ones under the dual sbp, as a read-only broadcast view:
+        nothing of the logical size is allocated (partial_sum addends: rank 0 holds
+        the ones, the others zeros)."""
+        dual = self._sbp.dual()
+        place = self._placement
+        shape = shard_shape(self._meta.shape, dual, place.size, place.rank)
+        one = 0 if dual.kind == "P" and place.rank != 0 else 1
+        scalar = to_place(np.asarray(one, self._meta.dtype), self._meta.place)
+        data = xp_of(scalar).broadcast_to(scalar, shape)
+        meta = self._meta.with_(layout="dense", sparse_dim=None, shape=tuple(shape))
+        return layouts.local_tensor(data, meta)
 
     def detach(self):
         return GlobalTensor(self._local.detach(), self._sbp, self._placement, self._meta)
@@ -198,9 +208,8 @@ class GlobalTensor(TensorBase):
     # ------------------------------------------------------------ methods
     def to_dense(self):
         """The dense global tensor with the same sbp (each rank densifies its shard)."""
-        from .runtime import map_local
-        return map_local(self, lambda t: t.to_dense(),
-                         self._meta.with_(layout="dense", sparse_dim=None))
+        return GlobalTensor(self._local.to_dense(), self._sbp, self._placement,
+                            self._meta.with_(layout="dense", sparse_dim=None))
 
     def __getattr__(self, name):
         """Op methods of the local tensor class (``x.reshape(...)``) work on globals."""
@@ -215,9 +224,19 @@ class GlobalTensor(TensorBase):
 
 
 def _has_op(namespace, name):
-    from ..dispatch import get_op
     try:
         get_op(namespace, name)
     except KeyError:
         return False
     return True
+
+
+def box(g, dst):
+    """The global tensor ``g`` re-boxed to ``dst``, recorded for autograd."""
+    if g.sbp == dst:
+        return g
+    shape = g.meta.shape
+    out = layouts.box_local(g.to_local(), shape, g.sbp, dst, g.placement)
+    out = layouts.record(layouts.BOXING, [g.to_local()], out,
+                         {"shape": shape, "src": g.sbp, "dst": dst, "placement": g.placement})
+    return GlobalTensor(out, dst, g.placement, g.meta)

@@ -1,0 +1,57 @@
+"""Dense kernels of the elementwise family: one forward and one backward per table entry.
+
+Each entry of :data:`kernels.funcs.elementwise.UNARY` and ``BINARY`` is
+registered as kernel ``<name>`` (and ``<name>_grad`` when differentiable),
+xp-generic for 'cpu' and 'gpu'.  A binary backward sums the broadcast
+gradient back to each input's shape in one place, :func:`sum_to_shape`.
+"""
+
+from ..core.dtypes import ALL
+from ..core.registry import register_kernel
+from ..core.xp import xp_of
+from ..funcs.elementwise import BINARY, UNARY
+from ..funcs.sum_to_shape import sum_to_shape
+
+BACKENDS = ("cpu", "gpu")
+
+
+def _as_grad(g, x):
+    """g summed to x's shape, in x's dtype (the real part for a real x)."""
+    g = sum_to_shape(xp_of(g).asarray(g), x.shape)
+    if g.dtype.kind == "c" and x.dtype.kind != "c":
+        g = g.real
+    return g.astype(x.dtype, copy=False)
+
+
+def _unary_kernels(entry):
+    def forward(x, *params):
+        return entry.fn(xp_of(x), x, *params)
+
+    def backward(x, out, out_grad, *params):
+        return _as_grad(entry.grad(xp_of(out_grad), x, out, out_grad, *params), x)
+    return forward, backward
+
+
+def _binary_kernels(entry):
+    def forward(x, y):
+        return entry.fn(xp_of(x), x, y)
+
+    def backward(x, y, out, out_grad):
+        gx, gy = entry.grad(xp_of(out_grad), x, y, out, out_grad)
+        return _as_grad(gx, x), _as_grad(gy, y)
+    return forward, backward
+
+
+def _register(table, make):
+    for entry in table.values():
+        forward, backward = make(entry)
+        forward.__name__, backward.__name__ = entry.name, entry.name + "_grad"
+        forward.__doc__ = f"Elementwise {entry.name} (kernels.funcs.elementwise)."
+        register_kernel(entry.name, backends=BACKENDS, dtypes=ALL)(forward)
+        if entry.grad is not None:
+            backward.__doc__ = f"Gradient of {entry.name} (kernels.funcs.elementwise)."
+            register_kernel(entry.name + "_grad", backends=BACKENDS, dtypes=ALL)(backward)
+
+
+_register(UNARY, _unary_kernels)
+_register(BINARY, _binary_kernels)

@@ -1,0 +1,229 @@
+"""The elementwise family: one table of unary and binary ops, their ufuncs and derivatives.
+
+Every function here is xp-generic (``xp`` is numpy or cupy), so one entry
+serves the CPU and the GPU, dense tensors and the stored values of sparse
+ones.  A YAML entry ``family : unary`` or ``family : binary`` (see
+yaml/README.md) turns an entry of this table into an op with its kernel,
+shape rule, backward and SBP rules; sparse value-wise kernels look the same
+entries up by name and apply them to their values.
+
+Derivatives follow the usual convention for complex inputs (PyTorch's and
+Paddle's): the gradient of a holomorphic ``f`` is ``g * conj(f'(x))``.  A
+derivative reads x and/or the forward output ``out``, both fixed at forward
+time.  Where the table's rules differ from a textbook, they follow Paddle:
+``clip``, ``relu`` and ``relu6`` pass the gradient strictly inside the
+bounds; ``maximum`` sends a tie to y and ``minimum`` sends a tie to y.
+"""
+import contextlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Unary:
+    """``fn(xp, x, *params) -> out``; ``grad(xp, x, out, g, *params) -> x_grad`` or None.
+
+    ``linear`` marks ops with f(a + b) = f(a) + f(b) (partial sums pass through).
+    """
+
+    name: str
+    fn: object
+    grad: object = None
+    params: tuple = ()
+    linear: bool = False
+
+
+@dataclass(frozen=True)
+class Binary:
+    """``fn(xp, x, y) -> out``; ``grad(xp, x, y, out, g) -> (x_grad, y_grad)`` or None.
+
+    ``partial`` lists the SBP rules with partial sums the op admits, e.g.
+    ``'P, B -> P'`` for multiply (linear in x).
+    """
+
+    name: str
+    fn: object
+    grad: object = None
+    partial: tuple = ()
+    params = ()   # no attributes: a binary op takes exactly (x, y)
+
+
+def _conj(xp, a):
+    return xp.conj(a) if a.dtype.kind == "c" else a
+
+
+def quiet(xp, **kinds):
+    """numpy's errstate (silence the named floating-point warnings); a no-op for cupy."""
+    return np.errstate(**kinds) if xp is np else contextlib.nullcontext()
+
+
+def _ufunc(name):
+    return lambda xp, x: getattr(xp, name)(x)
+
+
+def _times(deriv):
+    """A derivative rule ``g * conj(deriv(xp, x, out))``."""
+    return lambda xp, x, out, g: g * _conj(xp, xp.asarray(deriv(xp, x, out)))
+
+
+def _over(deriv):
+    """A derivative rule ``g / conj(deriv(xp, x, out))``."""
+    return lambda xp, x, out, g: g / _conj(xp, xp.asarray(deriv(xp, x, out)))
+
+
+def _sigmoid(xp, x):
+    with quiet(xp, over="ignore"):
+        return 1 / (1 + xp.exp(-x))
+
+
+def _abs_grad(xp, x, out, g):
+    if x.dtype.kind == "c":
+        with quiet(xp, invalid="ignore", divide="ignore"):
+            return g * xp.where(out == 0, 0, x / xp.where(out == 0, 1, out))
+    return g * xp.sign(x)
+
+
+def _mask_grad(cond):
+    """A derivative that passes g where ``cond(xp, x)`` holds and gives 0 elsewhere."""
+    return lambda xp, x, out, g, *p: xp.where(cond(xp, x, *p), g, xp.zeros((), g.dtype))
+
+
+def _clip(xp, x, lo=None, hi=None):
+    if lo is None and hi is None:
+        return xp.array(x, copy=True)
+    return xp.clip(x, lo, hi)
+
+
+def _inside(xp, x, lo=None, hi=None):
+    keep = xp.ones(x.shape, bool)
+    if lo is not None:
+        keep &= x > lo
+    if hi is not None:
+        keep &= x < hi
+    return keep
+
+
+def _leaky_relu(xp, x, slope=0.01):
+    return xp.where(x > 0, x, x * slope)
+
+
+def _leaky_relu_grad(xp, x, out, g, slope=0.01):
+    return xp.where(x > 0, g, g * slope)
+
+
+def _pow_factor(xp, x, factor):
+    return x ** factor
+
+
+def _pow_factor_grad(xp, x, out, g, factor):
+    return g * _conj(xp, xp.asarray(factor * x ** (factor - 1)))
+
+
+def _scale(xp, x, scale=1.0, bias=0.0, bias_after_scale=True):
+    return x * scale + bias if bias_after_scale else (x + bias) * scale
+
+
+def _scale_grad(xp, x, out, g, scale=1.0, bias=0.0, bias_after_scale=True):
+    return g * scale
+
+
+UNARY_TABLE = (
+    Unary("abs", _ufunc("abs"), _abs_grad),
+    Unary("neg", _ufunc("negative"), lambda xp, x, out, g: -g, linear=True),
+    Unary("exp", _ufunc("exp"), _times(lambda xp, x, out: out)),
+    Unary("log", _ufunc("log"), _over(lambda xp, x, out: x)),
+    Unary("sqrt", _ufunc("sqrt"), _over(lambda xp, x, out: 2 * out)),
+    Unary("square", _ufunc("square"), _times(lambda xp, x, out: 2 * x)),
+    Unary("sin", _ufunc("sin"), _times(lambda xp, x, out: xp.cos(x))),
+    Unary("cos", _ufunc("cos"), _times(lambda xp, x, out: -xp.sin(x))),
+    Unary("tan", _ufunc("tan"), _times(lambda xp, x, out: 1 + out * out)),
+    Unary("sinh", _ufunc("sinh"), _times(lambda xp, x, out: xp.cosh(x))),
+    Unary("tanh", _ufunc("tanh"), _times(lambda xp, x, out: 1 - out * out)),
+    Unary("asin", _ufunc("arcsin"), _over(lambda xp, x, out: xp.sqrt(1 - x * x))),
+    Unary("asinh", _ufunc("arcsinh"), _over(lambda xp, x, out: xp.sqrt(x * x + 1))),
+    Unary("atan", _ufunc("arctan"), _over(lambda xp, x, out: 1 + x * x)),
+    Unary("atanh", _ufunc("arctanh"), _over(lambda xp, x, out: 1 - x * x)),
+    Unary("expm1", _ufunc("expm1"), _times(lambda xp, x, out: out + 1)),
+    Unary("log1p", _ufunc("log1p"), _over(lambda xp, x, out: 1 + x)),
+    Unary("deg2rad", _ufunc("deg2rad"), lambda xp, x, out, g: g * (math.pi / 180),
+          linear=True),
+    Unary("rad2deg", _ufunc("rad2deg"), lambda xp, x, out, g: g * (180 / math.pi),
+          linear=True),
+    Unary("sigmoid", _sigmoid, _times(lambda xp, x, out: out * (1 - out))),
+    Unary("relu", lambda xp, x: xp.maximum(x, 0), _mask_grad(lambda xp, x: x > 0)),
+    Unary("relu6", lambda xp, x: xp.clip(x, 0, 6),
+          _mask_grad(lambda xp, x: (x > 0) & (x < 6))),
+    Unary("leaky_relu", _leaky_relu, _leaky_relu_grad, params=("negative_slope",)),
+    Unary("pow", _pow_factor, _pow_factor_grad, params=("factor",)),
+    Unary("scale", _scale, _scale_grad, params=("scale", "bias", "bias_after_scale")),
+    Unary("clip", _clip, _mask_grad(_inside), params=("min", "max")),
+    Unary("isnan", _ufunc("isnan")),
+)
+
+
+def _pow_grad(xp, x, y, out, g):
+    with quiet(xp, divide="ignore", invalid="ignore"):
+        gx = g * _conj(xp, y * x ** (y - 1))
+        gy = g * _conj(xp, out * xp.log(x))
+    return gx, gy
+
+
+def _divide_grad(xp, x, y, out, g):
+    gx = g / _conj(xp, y)
+    return gx, -gx * _conj(xp, out)
+
+
+def _pick_grad(x_wins):
+    """maximum/minimum: g goes to x where ``x_wins(x, y)``, else to y (Paddle)."""
+    def grad(xp, x, y, out, g):
+        zero = xp.zeros((), g.dtype)
+        win = x_wins(x, y)
+        return xp.where(win, g, zero), xp.where(win, zero, g)
+    return grad
+
+
+def _binary_ufunc(name):
+    return lambda xp, x, y: getattr(xp, name)(x, y)
+
+
+BINARY_TABLE = (
+    Binary("add", _binary_ufunc("add"), lambda xp, x, y, out, g: (g, g), ("P, P -> P",)),
+    Binary("subtract", _binary_ufunc("subtract"), lambda xp, x, y, out, g: (g, -g),
+           ("P, P -> P",)),
+    Binary("multiply", _binary_ufunc("multiply"),
+           lambda xp, x, y, out, g: (g * _conj(xp, y), g * _conj(xp, x)),
+           ("P, B -> P", "B, P -> P")),
+    Binary("divide", _binary_ufunc("divide"), _divide_grad, ("P, B -> P",)),
+    Binary("pow", _binary_ufunc("power"), _pow_grad),
+    Binary("maximum", _binary_ufunc("maximum"), _pick_grad(lambda x, y: x > y)),
+    Binary("minimum", _binary_ufunc("minimum"), _pick_grad(lambda x, y: x < y)),
+    Binary("equal", _binary_ufunc("equal")),
+    Binary("not_equal", _binary_ufunc("not_equal")),
+    Binary("less_than", _binary_ufunc("less")),
+    Binary("less_equal", _binary_ufunc("less_equal")),
+    Binary("greater_than", _binary_ufunc("greater")),
+    Binary("greater_equal", _binary_ufunc("greater_equal")),
+)
+
+UNARY = {op.name: op for op in UNARY_TABLE}
+BINARY = {op.name: op for op in BINARY_TABLE}
+FAMILIES = {"unary": UNARY, "binary": BINARY}
+
+
+def result_dtype(op, entry, *dtypes_and_params):
+    """The dtype ``entry`` gives for inputs of these dtypes, found by running it on 0-size arrays.
+
+    This is numpy's own promotion (NEP 50: Python scalars among the params
+    are weak).  A dtype the ufunc does not take raises TypeError naming ``op``.
+    """
+    n = 1 if isinstance(entry, Unary) else 2
+    dtypes, params = dtypes_and_params[:n], dtypes_and_params[n:]
+    empties = [np.empty(0, d) for d in dtypes]
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(entry.fn(np, *empties, *params)).dtype
+    except (TypeError, OverflowError) as exc:
+        names = " and ".join(np.dtype(d).name for d in dtypes)
+        raise TypeError(f"{op}: dtype {names} is not supported: {exc}") from None

@@ -1,0 +1,70 @@
+"""Launchers of ``gather.cu``: the gather primitive and its atomic scatter-add.
+
+Both take the gather folded to a :class:`kernels.funcs.gather_view.GatherView`
+and an index already checked and wrapped into ``[0, bound)``
+(:func:`kernels.funcs.gather_view.checked_index`); x holds the slice
+``[offset, offset + view.size)`` of the gathered axis, and an index outside
+it gives 0 (forward) or contributes nothing (gradient).
+"""
+import math
+
+import numpy as np
+
+from .launch import INDEX_SUFFIX, from_words, launch, words
+
+# gather_grad's accumulation dtype and components per item; see gather_grad.
+GRAD_WORK = {
+    np.dtype(np.float16): (np.dtype(np.float32), 1),
+    np.dtype(np.float32): (np.dtype(np.float32), 1),
+    np.dtype(np.float64): (np.dtype(np.float64), 1),
+    np.dtype(np.complex64): (np.dtype(np.float32), 2),
+    np.dtype(np.complex128): (np.dtype(np.float64), 2),
+}
+_REAL_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+
+
+def gather(backend, x, index, view, offset=0, grid=None, block=None):
+    """Output rows ``(b, o, p)`` = x rows ``(b, o, index[b, p] - offset)``, 0 outside x.
+
+    Returns
+    -------
+    xp array of ``view.out_shape`` and x's dtype
+    """
+    xp = backend.xp
+    w, suffix = words(xp, x)
+    k = w.shape[-1]
+    out = xp.empty(view.out_shape + (k,), dtype=w.dtype)
+    index = xp.ascontiguousarray(index)
+    args = (w, index, out, np.int64(out.size), np.int64(view.outer), np.int64(view.per_batch),
+            np.int64(view.inner * k), np.int64(view.size), np.int64(offset))
+    launch(backend, "gather.cu", f"gather_{suffix}_{INDEX_SUFFIX[index.dtype]}",
+           out.size, args, grid, block)
+    return from_words(out, x.dtype, view.out_shape)
+
+
+def gather_grad(backend, out_grad, index, view, x_shape, offset=0, grid=None, block=None):
+    """Scatter-add ``out_grad`` (of ``view.out_shape``) into zeros of ``x_shape``.
+
+    Atomic policy: float32 and float64 use the native ``atomicAdd``
+    (float64 needs sm_60+; the NVRTC check targets sm_70 and up). complex64
+    and complex128 are viewed as interleaved float32/float64 pairs and each
+    component is added by its own real atomic; a complex sum is the sum of
+    its components, so the result is the same. float16 is accumulated in a
+    float32 temporary and rounded to float16 once at the end, which needs no
+    ``cuda_fp16.h`` and is more accurate than half-precision atomics. The
+    caller allows only these dtypes. The order of atomic adds varies between
+    runs, so float results may differ in the last bits from ``np.add.at``.
+    """
+    xp = backend.xp
+    work, k = GRAD_WORK[np.dtype(out_grad.dtype)]
+    grad = xp.ascontiguousarray(out_grad).reshape(-1)
+    grad = grad.view(work) if k == 2 else grad.astype(work, copy=False)
+    x_grad = xp.zeros(math.prod(x_shape) * k, dtype=work)
+    index = xp.ascontiguousarray(index)
+    args = (grad, index, x_grad, np.int64(grad.size), np.int64(view.outer),
+            np.int64(view.per_batch), np.int64(view.inner * k), np.int64(view.size),
+            np.int64(offset))
+    name = f"gather_grad_{_REAL_SUFFIX[work]}_{INDEX_SUFFIX[index.dtype]}"
+    launch(backend, "gather.cu", name, grad.size, args, grid, block)
+    x_grad = x_grad.view(out_grad.dtype) if k == 2 else x_grad.astype(out_grad.dtype, copy=False)
+    return x_grad.reshape(tuple(x_shape))

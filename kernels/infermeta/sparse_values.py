@@ -1,0 +1,43 @@
+"""Shape rules of sparse ops that keep a pattern: mask_as, values, with_values."""
+
+SPARSE = ("sparse_coo", "sparse_csr")
+
+
+def require_sparse(op, arg, t):
+    """Raise TypeError unless ``t`` is a sparse tensor (a sparse-only op's argument)."""
+    if t.layout not in SPARSE:
+        raise TypeError(f"{op}: {arg} must be a sparse COO or CSR tensor, got a {t.layout} "
+                        f"tensor of shape {list(t.shape)}; convert it with to_sparse_coo() "
+                        "or to_sparse_csr() first")
+
+
+def mask_as_infer_meta(x, mask):
+    """mask's pattern and layout with x's value dtype; x dense, of mask's shape."""
+    if x.layout != "dense":
+        raise TypeError(f"mask_as: x must be a dense tensor, got a {x.layout} tensor; "
+                        "convert it with to_dense() first")
+    require_sparse("mask_as", "mask", mask)
+    if tuple(x.shape) != tuple(mask.shape):
+        raise ValueError(f"mask_as: x has shape {list(x.shape)} but mask has shape "
+                         f"{list(mask.shape)}; expected equal shapes")
+    return mask.with_(dtype=x.dtype)
+
+
+def values_infer_meta(x):
+    """The stored values [nnz, *dense_dims] of sparse x as a dense tensor (nnz unknown: -1)."""
+    require_sparse("values", "x", x)
+    dense_dims = tuple(x.shape[x.sparse_dim:]) if x.layout == "sparse_coo" else ()
+    return x.with_(shape=(-1,) + dense_dims, layout="dense", sparse_dim=None)
+
+
+def with_values_infer_meta(x, values):
+    """x's pattern and layout with ``values``' dtype; values is [nnz, *x's dense dims]."""
+    require_sparse("with_values", "x", x)
+    if values.layout != "dense":
+        raise TypeError(f"with_values: values must be a dense tensor, got {values.layout}")
+    dense_dims = tuple(x.shape[x.sparse_dim:]) if x.layout == "sparse_coo" else ()
+    if tuple(values.shape[1:]) != dense_dims or values.ndim != 1 + len(dense_dims):
+        raise ValueError(f"with_values: values has shape {list(values.shape)}; expected "
+                         f"[nnz, {', '.join(map(str, dense_dims))}] for x of shape "
+                         f"{list(x.shape)}".replace(", ]", "]"))
+    return x.with_(dtype=values.dtype)

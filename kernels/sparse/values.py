@@ -1,0 +1,81 @@
+"""A sparse tensor as a function of its values: mask_as, values, with_values.
+
+These are the ops the sparse autograd contract is built from (as in Paddle's
+``sparse_mask``, ``values`` and ``sparse_coo_tensor`` ops): ``values`` hands a
+tensor's stored values out as a dense tensor and ``with_values`` puts values
+onto a pattern, so gradients flow between a sparse tensor and its values
+entry for entry.  ``mask_as`` reads a dense tensor at a sparse pattern; its
+gradient scatter-adds back (duplicates accumulate).  All kernels are
+xp-generic and registered for 'cpu' and 'gpu'.
+"""
+from ..core.dtypes import ALL
+from ..core.registry import register_kernel
+from ..core.xp import xp_of
+from .convert import gather_dense, scatter_dense
+from .data import csr_coords
+
+COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
+BOTH = ("cpu", "gpu")
+
+
+def _csr_indices(mask):
+    return xp_of(mask.cols).stack(csr_coords(mask))
+
+
+# ---------------------------------------------------------------- mask_as
+@register_kernel("mask_as_coo", layout=COO, backends=BOTH, dtypes=ALL)
+def mask_as_coo(x, mask):
+    """x at each of mask's stored coordinates, entry for entry (duplicates repeat)."""
+    values = gather_dense(x, mask.indices, "mask_as")
+    return mask._replace(values=values)
+
+
+@register_kernel("mask_as_csr", layout=CSR, backends=BOTH, dtypes=ALL)
+def mask_as_csr(x, mask):
+    """x at each of mask's stored (batch, row, col) entries."""
+    return mask._replace(values=gather_dense(x, _csr_indices(mask), "mask_as"))
+
+
+@register_kernel("mask_as_coo_grad", layout=COO, backends=BOTH, dtypes=ALL)
+def mask_as_coo_grad(x, mask, out_grad):
+    """The entries' gradients scatter-added into a dense tensor of x's shape."""
+    return scatter_dense(mask.indices, out_grad.values, tuple(x.shape), mask.coalesced,
+                         "mask_as_grad")
+
+
+@register_kernel("mask_as_csr_grad", layout=CSR, backends=BOTH, dtypes=ALL)
+def mask_as_csr_grad(x, mask, out_grad):
+    """The entries' gradients scatter-added into a dense tensor of x's shape."""
+    return scatter_dense(_csr_indices(mask), out_grad.values, tuple(x.shape), False,
+                         "mask_as_grad")
+
+
+# ---------------------------------------------------------------- values
+@register_kernel("values_coo", layout=COO, backends=BOTH, dtypes=ALL)
+@register_kernel("values_csr", layout=CSR, backends=BOTH, dtypes=ALL)
+def values_of(x):
+    """The stored values, shared."""
+    return x.values
+
+
+@register_kernel("values_coo_grad", layout=COO, backends=BOTH, dtypes=ALL)
+@register_kernel("values_csr_grad", layout=CSR, backends=BOTH, dtypes=ALL)
+def values_grad(x, out_grad):
+    """The values' gradient on x's pattern, entry for entry."""
+    return x._replace(values=out_grad)
+
+
+# ---------------------------------------------------------------- with_values
+@register_kernel("with_values_coo", layout=COO, backends=BOTH, dtypes=ALL)
+@register_kernel("with_values_csr", layout=CSR, backends=BOTH, dtypes=ALL)
+def with_values(x, values):
+    """x's pattern holding ``values`` (shared)."""
+    return x._replace(values=values)
+
+
+@register_kernel("with_values_coo_grad", layout=COO, backends=BOTH, dtypes=ALL)
+@register_kernel("with_values_csr_grad", layout=CSR, backends=BOTH, dtypes=ALL)
+def with_values_grad(x, out_grad):
+    """The output's gradient values, which are the values' gradient."""
+    return out_grad.values
+

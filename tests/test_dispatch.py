@@ -1,0 +1,136 @@
+"""Dispatch's short path: canonical attributes, remembered calls, cached bindings,
+no autograd work without a gradient, and environment knobs read once."""
+import numpy as np
+import pytest
+
+import dense
+from kernels.core import dispatch, registry
+from kernels.core.meta import Canonical, MetaTensor
+from kernels.core.opspec import Arg, KernelSig, OpSpec
+from kernels.funcs import pool, threads
+
+SEEN = {"infer": 0, "kernel": []}
+
+
+def _probe_infer_meta(x, shape, scale):
+    """Resolve -1 like reshape; hand the kernel the resolved shape (a Canonical)."""
+    SEEN["infer"] += 1
+    if shape.count(-1) > 1:
+        raise ValueError(f"probe: shape {list(shape)} has more than one -1")
+    known = int(np.prod([s for s in shape if s != -1]))
+    new = tuple(x.size // known if s == -1 else s for s in shape)
+    return Canonical(x.with_(shape=new), {"shape": new})
+
+
+def _plain_infer_meta(x, shape, scale):
+    SEEN["infer"] += 1
+    return x
+
+
+@registry.register_kernel("dispatch_probe", dtypes=(np.float64,))
+def _probe_kernel(x, shape, scale):
+    SEEN["kernel"].append((shape, scale, type(scale)))
+    return x.reshape(shape) * scale
+
+
+@registry.register_kernel("dispatch_plain", dtypes=(np.float64,))
+def _plain_kernel(x, shape, scale):
+    SEEN["kernel"].append((shape, scale, type(scale)))
+    return x * scale
+
+
+def _spec(name, infer_meta):
+    return OpSpec(name=name, namespace="test", outputs=("out",),
+                  args=(Arg("x", "Tensor"), Arg("shape", "IntArray"), Arg("scale", "Scalar")),
+                  kernels=(KernelSig(name, ("dense",), ("dense",)),), infer_meta=infer_meta,
+                  layout_arg="x", data_type_arg="x")
+
+
+PROBE = _spec("dispatch_probe", _probe_infer_meta)
+PLAIN = _spec("dispatch_plain", _plain_infer_meta)
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    SEEN["infer"], SEEN["kernel"] = 0, []
+    PROBE.memo.clear()
+    PLAIN.memo.clear()
+
+
+def test_kernel_gets_the_canonical_attributes():
+    x = dense.to_tensor(np.arange(6.0))
+    out = dispatch.run(PROBE, [x], [[3, -1], 2])
+    np.testing.assert_array_equal(out.numpy(), np.arange(6.0).reshape(3, 2) * 2)
+    assert SEEN["kernel"] == [((3, 2), 2, int)]
+
+
+def test_infer_meta_returning_only_metadata_keeps_the_callers_attributes():
+    x = dense.to_tensor(np.arange(6.0))
+    dispatch.run(PLAIN, [x], [[3, -1], 2.0])
+    assert SEEN["kernel"] == [((3, -1), 2.0, float)]
+
+
+def test_repeated_calls_reuse_the_infer_meta_result_but_not_across_types():
+    x = dense.to_tensor(np.arange(6.0))
+    for _ in range(3):
+        dispatch.run(PROBE, [x], [[3, -1], 2])
+    assert SEEN["infer"] == 1
+    dispatch.run(PROBE, [x], [[3, -1], 2.0])            # 2.0 == 2, but another Scalar
+    dispatch.run(PROBE, [x], [[2, -1], 2])
+    dispatch.run(PROBE, [dense.to_tensor(np.arange(8.0))], [[2, -1], 2])
+    assert SEEN["infer"] == 4
+    assert [k[2] for k in SEEN["kernel"]] == [int, int, int, float, int, int]
+    assert SEEN["kernel"][-1][0] == (2, 4)
+
+
+def test_errors_are_raised_every_time_and_never_remembered():
+    x = dense.to_tensor(np.arange(6.0))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="more than one -1"):
+            dispatch.run(PROBE, [x], [[-1, -1], 2])
+    assert SEEN["infer"] == 2 and SEEN["kernel"] == [] and not PROBE.memo
+
+
+def test_a_later_registration_rebinds_the_kernel():
+    x = dense.to_tensor(np.arange(6.0))
+    dispatch.run(PLAIN, [x], [[6], 1.0])
+    before = registry.GENERATION[0]
+    calls = []
+    registry.register_kernel("dispatch_plain", dtypes=(np.float64,))(
+        lambda x, shape, scale: calls.append(scale) or x)
+    try:
+        assert registry.GENERATION[0] > before
+        dispatch.run(PLAIN, [x], [[6], 1.0])
+        assert calls == [1.0]
+    finally:
+        registry.register_kernel("dispatch_plain", dtypes=(np.float64,))(_plain_kernel)
+
+
+def test_no_grad_node_without_an_input_that_needs_one():
+    x = dense.to_tensor(np.arange(6.0))
+    assert dense.reshape(x, [2, 3])._grad_fn is None
+    w = dense.to_tensor(np.arange(6.0), stop_gradient=False)
+    y = dense.reshape(w, [2, 3])
+    assert y._grad_fn is not None and not y.stop_gradient
+    with dense.no_grad():
+        assert dense.reshape(w, [2, 3])._grad_fn is None
+
+
+def test_infer_meta_binding_still_returns_metadata_only():
+    m = dense.reshape.infer_meta(MetaTensor((2, 3), np.float32), [-1])
+    assert type(m) is MetaTensor and m.shape == (6,)
+
+
+def test_environment_knobs_are_read_once_and_set_at_run_time(monkeypatch):
+    monkeypatch.setattr(threads, "_num_threads", None)
+    monkeypatch.setattr(pool, "_limit", None)
+    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "3")
+    monkeypatch.setenv("PHISPARSE_POOL_BYTES", "12345")
+    assert threads.num_threads() == 3 and pool.pool_limit() == 12345
+    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "5")
+    monkeypatch.setenv("PHISPARSE_POOL_BYTES", "0")
+    assert threads.num_threads() == 3 and pool.pool_limit() == 12345    # read once
+    assert threads.set_num_threads(2) == 3 and threads.num_threads() == 2
+    assert pool.set_pool_bytes(0) == 12345 and pool.pool_limit() == 0
+    assert threads.set_num_threads() == 2 and threads.num_threads() == 5  # None: re-read
+    assert pool.set_pool_bytes() == 0 and pool.pool_limit() == 0

@@ -1,0 +1,148 @@
+"""Generic suite over the sparse op database (tests/sparse_opdb).
+
+For every entry and sample: forward against the numpy reference on the dense
+form (every dtype), infer-meta against the output (with and without data),
+finite-difference gradients on stored values and dense entries, sparse
+against dense, inputs never mutated, and the coalesced flag true to the data.
+"""
+import numpy as np
+import pytest
+
+import dense
+from kernels.core.dtypes import FLOATS
+
+from sparse_opdb import SparseArg, all_ops, dense_of, tensor_of
+
+OPS = all_ops()
+
+
+def _tensors(sample, backend, stop_gradient=True):
+    return [tensor_of(a, backend, stop_gradient) for a in sample.args]
+
+
+def _dense_form(out):
+    return (out.to_dense() if out.layout != "dense" else out).numpy()
+
+
+def _assert_close(got, ref, dtype):
+    ref = np.asarray(ref)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    assert got.dtype == ref.dtype, (got.dtype, ref.dtype)
+    if np.dtype(dtype) in FLOATS and np.dtype(dtype).itemsize <= 4 or got.dtype.kind in "c":
+        tol = 2e-3 if np.dtype(dtype).itemsize == 2 or got.dtype.itemsize == 2 else 1e-5
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+    elif got.dtype.kind == "f":
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-300)
+    else:
+        np.testing.assert_array_equal(got, ref)
+
+
+def _buffers(t):
+    if t.layout == "sparse_coo":
+        return [t.indices().numpy(), t.values().numpy()]
+    if t.layout == "sparse_csr":
+        return [t.crows().numpy(), t.cols().numpy(), t.values().numpy()]
+    return [t.numpy()]
+
+
+def _arrays(arg):
+    if isinstance(arg, SparseArg):
+        return [a for a in (arg.indices, arg.crows, arg.cols, arg.values) if a is not None]
+    return [arg]
+
+
+def _check_coalesced_flag(out):
+    if out.layout != "sparse_coo" or not out.is_coalesced():
+        return
+    idx = out.indices().numpy()
+    keys = np.ravel_multi_index(tuple(idx), out.shape[:idx.shape[0]]) if idx.size else idx[0]
+    assert np.all(np.diff(keys) > 0), "flagged coalesced but coordinates repeat or are unsorted"
+
+
+@pytest.mark.parametrize("info", OPS, ids=repr)
+def test_forward_matches_reference_for_every_dtype(info, backend):
+    rng = np.random.default_rng(0)
+    for dtype in info.dtypes:
+        for sample in info.samples(dtype, rng):
+            before = [a.copy() for arg in sample.args for a in _arrays(arg)]
+            xs = _tensors(sample, backend)
+            held = [b for x in xs for b in _buffers(x)]
+            out = info.op(*xs, **sample.attrs)
+            _assert_close(_dense_form(out), info.ref(*sample.args, **sample.attrs), dtype)
+            _check_coalesced_flag(out)
+            after = [a for arg in sample.args for a in _arrays(arg)]
+            for a, b in zip(before + held, after + [b for x in xs for b in _buffers(x)]):
+                np.testing.assert_array_equal(a, b)  # inputs never mutated
+
+
+@pytest.mark.parametrize("info", OPS, ids=repr)
+def test_infer_meta_matches_output(info, backend):
+    rng = np.random.default_rng(1)
+    for dtype in info.dtypes:
+        for sample in info.samples(dtype, rng):
+            xs = _tensors(sample, backend)
+            meta = info.op.infer_meta(*xs, **sample.attrs)
+            out = info.op(*xs, **sample.attrs)
+            assert meta == out.meta, (sample, meta, out.meta)
+            assert info.op.infer_meta(*[x.meta for x in xs], **sample.attrs) == meta
+
+
+@pytest.mark.parametrize("info", [i for i in OPS if i.dense_op is not None], ids=repr)
+def test_sparse_matches_dense_op(info, backend):
+    rng = np.random.default_rng(3)
+    for dtype in info.dtypes:
+        for sample in info.samples(dtype, rng):
+            out = info.op(*_tensors(sample, backend), **sample.attrs)
+            dense_in = [dense.to_tensor(dense_of(a), place=backend) for a in sample.args]
+            expect = info.dense_op(*dense_in, **sample.attrs)
+            _assert_close(_dense_form(out), _dense_form(expect), dtype)
+
+
+def _loss(info, args, attrs, w):
+    return float(np.sum(np.asarray(info.ref(*args, **attrs)) * w).real)
+
+
+def _numeric_grad(info, sample, k, w, eps=1e-6):
+    args = list(sample.args)
+    arg = args[k]
+    base = (arg.values if isinstance(arg, SparseArg) else np.asarray(arg)).astype(np.float64)
+    grad = np.zeros_like(base)
+    for i in np.ndindex(base.shape):
+        vals = []
+        for sign in (1, -1):
+            shifted = base.copy()
+            shifted[i] += sign * eps
+            args[k] = arg.with_values(shifted) if isinstance(arg, SparseArg) else shifted
+            vals.append(_loss(info, args, sample.attrs, w))
+        grad[i] = (vals[0] - vals[1]) / (2 * eps)
+    return grad
+
+
+def _check_sparse_grad(x, grad, expect):
+    assert grad is not None and grad.layout == x.layout, "a sparse gradient keeps the layout"
+    for a, b in zip(_buffers(grad)[:-1], _buffers(x)[:-1]):
+        np.testing.assert_array_equal(a, b)  # the pattern, entry for entry
+    np.testing.assert_allclose(grad.values().numpy(), expect, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("info", [i for i in OPS if i.grad_args], ids=repr)
+def test_gradient_matches_finite_differences(info, backend):
+    rng = np.random.default_rng(2)
+    if np.dtype(np.float64) not in info.dtypes:
+        pytest.skip(f"{info.name} has no float64 kernel to differentiate")
+    for sample in info.samples(np.float64, rng):
+        if not sample.grad:
+            continue
+        xs = _tensors(sample, backend)
+        for k in info.grad_args:
+            xs[k].stop_gradient = False
+        out = info.op(*xs, **sample.attrs)
+        w = rng.standard_normal(out.shape)
+        out.backward(dense.to_tensor(w, place=backend))
+        for k in info.grad_args:
+            expect = _numeric_grad(info, sample, k, w)
+            if isinstance(sample.args[k], SparseArg):
+                _check_sparse_grad(xs[k], xs[k].grad, expect)
+            else:
+                assert xs[k].grad is not None and xs[k].grad.layout == "dense"
+                np.testing.assert_allclose(xs[k].grad.numpy(), expect, rtol=1e-6, atol=1e-7)
