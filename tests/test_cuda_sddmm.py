@@ -9,8 +9,6 @@
 3. Planted bugs: mutated copies of ``sddmm.cu`` that the first check must
    catch.
 """
-import os
-
 import numpy as np
 import pytest
 
@@ -20,9 +18,9 @@ from cuda_emu.backend import EmuBackend
 from cuda_emu.fixtures import engine, geometry, to_host  # noqa: F401 (fixtures)
 from kernels.core import registry
 from kernels.gpu import SOURCE_DIR
-from kernels.gpu import backend as gpu_backend
 from kernels.gpu.sddmm import sddmm as launch_sddmm
 from kernels.sparse.data import CooData, CsrData
+from test_cuda_registered import emu  # noqa: F401 (the recording emulator fixture)
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 CASES = [(0, 4, 3, 5), (37, 6, 9, 8), (200, 50, 40, 3), (11, 4, 4, 0), (5, 1, 1, 1)]
@@ -78,27 +76,6 @@ def test_sddmm_errors(engine):
 
 
 # ---------------------------------------------------------------- registered kernels
-class RecordingEmu(EmuBackend):
-    def __init__(self):
-        super().__init__(sanitize=os.environ.get("PHISPARSE_EMU_SANITIZE") == "1")
-        self.launched = []
-
-    def function(self, file, name):
-        kernel = super().function(file, name)
-
-        def launch(grid, block, args):
-            self.launched.append(name)
-            kernel(grid, block, args)
-        return launch
-
-
-@pytest.fixture
-def emu(monkeypatch):
-    backend = RecordingEmu()
-    monkeypatch.setattr(gpu_backend, "_device", backend)
-    return backend
-
-
 def coo(shape, nnz, dtype, rng):
     idx = np.array([rng.integers(0, s, nnz) for s in shape], np.int64)
     return CooData(idx, values(nnz, dtype, rng), tuple(shape))

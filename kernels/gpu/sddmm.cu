@@ -8,11 +8,14 @@
 // atomics, so a result never depends on the launch geometry or the run.
 // Complex values are interleaved (re, im) pairs of their real type.
 
-#define SDDMM_REAL(NAME, T, TI)                                             \
+#define SDDMM_SIGNATURE(NAME, T, TI)                                        \
 extern "C" __global__ void NAME(                                            \
     const TI* __restrict__ rows, const TI* __restrict__ cols,               \
     const T* __restrict__ x, const T* __restrict__ yt, T* __restrict__ out, \
-    i64 nnz, i64 k)                                                         \
+    i64 nnz, i64 k)
+
+#define SDDMM_REAL(NAME, T, TI)                                             \
+SDDMM_SIGNATURE(NAME, T, TI)                                                \
 {                                                                           \
     GRID_STRIDE_LOOP(e, nnz) {                                              \
         const T* a = x + (i64)rows[e] * k;                                  \
@@ -26,10 +29,7 @@ extern "C" __global__ void NAME(                                            \
 }
 
 #define SDDMM_COMPLEX(NAME, T, TI)                                          \
-extern "C" __global__ void NAME(                                            \
-    const TI* __restrict__ rows, const TI* __restrict__ cols,               \
-    const T* __restrict__ x, const T* __restrict__ yt, T* __restrict__ out, \
-    i64 nnz, i64 k)                                                         \
+SDDMM_SIGNATURE(NAME, T, TI)                                                \
 {                                                                           \
     GRID_STRIDE_LOOP(e, nnz) {                                              \
         const T* a = x + 2 * (i64)rows[e] * k;                              \
