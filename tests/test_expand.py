@@ -323,12 +323,33 @@ def test_pool_reuses_a_block_only_once_nothing_refers_to_it(monkeypatch):
     assert pool.release_idle() == 2 * pool.GRAIN and pool.pooled_bytes() == (0, 0)
 
 
+def test_pool_with_varying_sizes_stays_small_and_reuses(monkeypatch):
+    """Eight output sizes 13% apart, in a cycle: the pool never holds more than the
+    blocks of its last miss (not the cap), and once the largest block is idle it
+    serves every size of the cycle (issue: RSS climbed to the cap)."""
+    from kernels.funcs import pool
+    monkeypatch.setattr(pool, "_blocks", [])
+    monkeypatch.setattr(pool, "MIN_BYTES", 1024)
+    monkeypatch.setattr(pool, "_limit", 1000 * pool.GRAIN)
+    sizes = [int(8 * 1.13 ** k) * pool.GRAIN for k in range(8)]    # 8 .. 18 grains
+    for cycle in range(3):
+        for n in sizes:
+            out = pool.empty((n,), np.uint8)
+            held = sum(b.size for b in pool._blocks)
+            assert held <= max(sizes), (cycle, n, held)
+            if cycle:
+                assert out.base.size == max(sizes)     # the largest block serves them all
+            del out
+    assert pool.pooled_bytes() == (0, max(sizes))
+    assert dense.release_memory() == max(sizes) and dense.memory_stats()["pool_idle_bytes"] == 0
+
+
 def test_pool_cap_and_switch_off(monkeypatch):
     from kernels.funcs import pool
     monkeypatch.setattr(pool, "_blocks", [])
     monkeypatch.setattr(pool, "MIN_BYTES", 1024)
-    monkeypatch.setattr(pool, "_limit", 2 * pool.GRAIN)
-    a = pool.empty((pool.GRAIN + 8,), np.uint8)     # a block of two grains
+    monkeypatch.setattr(pool, "_limit", 3 * pool.GRAIN)
+    a = pool.empty((2 * pool.GRAIN + 8,), np.uint8)  # a block of three grains
     b = pool.empty((1000,), np.float64)             # over the cap: plain np.empty
     assert a.base is pool._blocks[0] and b.base is None
     del a

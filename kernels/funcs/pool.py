@@ -8,6 +8,14 @@ view of a block keeps the block itself as its ``base``, so CPython's
 reference count tells when it is idle).  A live tensor's memory is never
 reused, so tensors stay immutable.
 
+A request takes the smallest idle block that holds it and is at most
+:data:`FIT` times its size (so a live output pins at most that much).  A
+request that finds none first frees every idle block, then allocates a new
+one: what the pool holds idle never grows past the blocks of the last miss,
+so outputs of varying sizes cost what they cost with the pool off, and the
+largest of a cycle of sizes serves the rest once it is idle.
+:func:`release_idle` (``dense.release_memory()``) frees the idle blocks now.
+
 ``PHISPARSE_POOL_BYTES`` caps the bytes the pool tracks (0 turns pooling
 off); the default is an eighth of physical memory, at most 4 GiB.  The
 variable is read once, at the first large request; :func:`set_pool_bytes`
@@ -27,6 +35,8 @@ from .shape import prod
 MIN_BYTES = 16 << 20
 #: Blocks are sized in whole huge pages.
 GRAIN = 2 << 20
+#: An idle block serves requests down to 1/FIT of its size.
+FIT = 2.5
 
 _blocks = []
 _lock = threading.Lock()
@@ -77,18 +87,16 @@ def _idle(i):
 
 
 def _take(nbytes, limit):
-    """An idle block fitting ``nbytes`` (at most 1/8 larger), else a new one, else None."""
+    """The smallest idle block holding ``nbytes`` (at most FIT times it), else a
+    new block after freeing every idle one, else None (over the cap)."""
     size = -(-nbytes // GRAIN) * GRAIN
     fits = [i for i in range(len(_blocks))
-            if size <= _blocks[i].size <= size + size // 8 and _idle(i)]
+            if size <= _blocks[i].size <= FIT * size and _idle(i)]
     if fits:
         return _blocks[min(fits, key=lambda i: _blocks[i].size)]
-    i = 0
-    while sum(b.size for b in _blocks) + size > limit and i < len(_blocks):
+    for i in reversed(range(len(_blocks))):
         if _idle(i):
             del _blocks[i]
-        else:
-            i += 1
     if sum(b.size for b in _blocks) + size > limit:
         return None
     _blocks.append(np.empty(size, np.uint8))
