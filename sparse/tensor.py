@@ -122,11 +122,11 @@ class _SparseTensor(TensorBase):
 
     def __matmul__(self, other):
         """``self @ other``: :func:`sparse.matmul`."""
-        return _api().matmul(self, other)
+        return _op("matmul", self, other)
 
     def __rmatmul__(self, other):
         """``other @ self`` for a dense ``other``: :func:`sparse.matmul`."""
-        return _api().matmul(other, self)
+        return _op("matmul", other, self)
 
     def __repr__(self):
         head = (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
