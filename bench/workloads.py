@@ -121,6 +121,47 @@ def _csr_describe(p):
     return f"CSR {tuple(p['shape'])} -> {tuple(p['new_shape'])}, nnz {p['nnz']:.0e}"
 
 
+# ------------------------------------------------------------------ sparse structure ops
+def _struct_build(p, rng):
+    """Inputs of the structure ops: one 3-D COO, or ``parts`` 2-D CSR matrices of p's shape."""
+    if p["op"] == "coo_transpose":
+        return {**_coo_build({**p, "dense": (), "new_shape": p["shape"]}, rng), "perm": p["perm"]}
+    mats = [_csr_build({"batch": 0, "shape": p["shape"], "new_shape": p["shape"],
+                        "nnz": p["nnz"] // p.get("parts", 1)}, rng)
+            for _ in range(p.get("parts", 1))]
+    out = dict(mats[0], mats=mats)
+    if p["op"] == "csr_index_select":
+        out["index"] = rng.integers(0, p["shape"][0], p["n_index"], dtype=np.int64)
+    return out
+
+
+def _struct_nnz_out(p):
+    """Stored entries the op writes (expected counts for a slice or a row selection)."""
+    if p["op"] == "csr_row_slice":
+        return p["nnz"] * (p["stop"] - p["start"]) // p["shape"][0]
+    if p["op"] == "csr_index_select":
+        return p["nnz"] * p["n_index"] // p["shape"][0]
+    return p["nnz"]
+
+
+def _struct_traffic(p):
+    """COO transpose rewrites the index rows (values are shared); the CSR ops move
+    cols (int64) and values (f32) of every entry they write, and its crows."""
+    if p["op"] == "coo_transpose":
+        return (len(p["shape"]) * p["nnz"] * I64,) * 2
+    n = _struct_nnz_out(p) * (I64 + F32)
+    return n, n + (p["shape"][0] + 1) * I64
+
+
+def _struct_describe(p):
+    what = {"coo_transpose": f"COO {tuple(p['shape'])} transpose {tuple(p.get('perm', ()))}",
+            "csr_transpose": f"CSR {tuple(p['shape'])} transpose into CSR",
+            "csr_row_slice": f"CSR {tuple(p['shape'])} rows [{p.get('start')}, {p.get('stop')})",
+            "csr_index_select": f"CSR {tuple(p['shape'])} index_select of {p.get('n_index')} rows",
+            "csr_vstack": f"vstack of {p.get('parts')} CSR {tuple(p['shape'])}"}[p["op"]]
+    return f"{what}, nnz {p['nnz']:.0e}"
+
+
 # ------------------------------------------------------------------ dense ops
 def _random(shape, rng):
     return rng.random(shape, dtype=np.float32)
@@ -162,9 +203,13 @@ def _dense_traffic(op, p, grad):
     return (out, x) if grad else (x, out)
 
 
+STRUCT_OPS = ("coo_transpose", "csr_transpose", "csr_row_slice", "csr_index_select",
+              "csr_vstack")
+
 BUILD = {
     "coo_reshape": _coo_build,
     "csr_reshape": _csr_build,
+    **{op: _struct_build for op in STRUCT_OPS},
     "reshape": lambda p, rng: {"x": _random(p["shape"], rng)},
     "expand": lambda p, rng: {"x": _random(p["shape"], rng)},
     "repeat": lambda p, rng: {"x": _random(p["shape"], rng)},
@@ -175,11 +220,13 @@ BUILD = {
         "index": _index(p["shape"][len(p["index_shape"]) - 1], p["index_shape"], rng)},
 }
 
-TRAFFIC = {"coo_reshape": _coo_traffic, "csr_reshape": _csr_traffic}
+TRAFFIC = {"coo_reshape": _coo_traffic, "csr_reshape": _csr_traffic,
+           **{op: _struct_traffic for op in STRUCT_OPS}}
 
 DESCRIBE = {
     "coo_reshape": _coo_describe,
     "csr_reshape": _csr_describe,
+    **{op: _struct_describe for op in STRUCT_OPS},
     "reshape": lambda p: f"reshape {list(p['shape'])} -> {list(p['new_shape'])} f32",
     "expand": lambda p: f"expand {list(p['shape'])} -> {list(p['new_shape'])} f32",
     "repeat": lambda p: f"repeat {list(p['shape'])} x {tuple(p['repeats'])} f32",
@@ -303,6 +350,25 @@ for _kind in ("spmm", "spgemm", "sddmm", "spmv"):
 
 
 
+def _struct_workloads():
+    """Transpose, row slice, row index_select and vstack at nnz 1e6 and 1e7."""
+    big, small = (20000, 20000), (200, 200)
+    cases = {
+        "coo_transpose": ({"shape": (1000, 1000, 1000), "perm": (2, 0, 1)},
+                          {"shape": (20, 30, 40), "perm": (2, 0, 1)}),
+        "csr_transpose": ({"shape": big}, {"shape": small}),
+        "csr_row_slice": ({"shape": big, "start": 5000, "stop": 15000},
+                          {"shape": small, "start": 50, "stop": 150}),
+        "csr_index_select": ({"shape": big, "n_index": 10000},
+                             {"shape": small, "n_index": 100}),
+        "csr_vstack": ({"shape": big, "parts": 4}, {"shape": small, "parts": 4}),
+    }
+    return [Workload(f"{op}/nnz{tag}", op, {**full, "op": op, "nnz": nnz},
+                     {**quick, "op": op, "nnz": qnnz})
+            for op, (full, quick) in cases.items()
+            for nnz, qnnz, tag in ((10**6, 300, "1e6"), (10**7, 1000, "1e7"))]
+
+
 #: Calls per timed sample of a tiny workload.
 TINY_CALLS = 2000
 
@@ -318,6 +384,6 @@ def _tiny_workloads():
     return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS) for op, p in params.items()]
 
 
-WORKLOADS = (_coo_workloads() + _csr_workloads() + _dense_workloads()
+WORKLOADS = (_coo_workloads() + _csr_workloads() + _struct_workloads() + _dense_workloads()
              + _matmul_workloads() + _tiny_workloads())
 BY_NAME = {w.name: w for w in WORKLOADS}

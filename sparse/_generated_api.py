@@ -4,7 +4,7 @@
 from kernels._generated import op_table as _table
 from kernels.core import dispatch as _d
 
-__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'mask_as', 'values', 'with_values', 'matmul', 'mv', 'addmm', 'masked_matmul']
+__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'transpose', 'slice', 'index_select', 'concat', 'stack', 'mask_as', 'values', 'with_values', 'matmul', 'mv', 'addmm', 'masked_matmul']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'sparse'}
 
 
@@ -196,6 +196,256 @@ def coalesce(x):
 
 
 coalesce.infer_meta = _d.meta_binding(_SPECS['coalesce'])
+
+
+def transpose(x, perm):
+    r"""Permute the dims of a sparse tensor: output dim ``j`` is x's dim ``perm[j]``.
+
+    COO, any rank: a permutation of the sparse dims among themselves only
+    reorders the index rows (the values are shared) and keeps
+    ``dense_dim``; a permutation of the dense dims among themselves
+    transposes the values.  A permutation that mixes sparse and dense dims
+    folds the dense dims into sparse dims first, so the result has
+    ``dense_dim() == 0``.  Entries keep their storage order: the result is
+    flagged coalesced only when x is and its sparse dims stay in place.
+
+    CSR, 2-D or batched 3-D: every permutation gives CSR, built directly by
+    a stable counting sort of the entries under their new rows (a 2-D
+    transpose is CSR -> CSC).  Index dtypes are kept.
+
+    The gradient of x has x's pattern: each entry gets the upstream value
+    at its image.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    perm : list of int
+        A permutation of ``range(x.ndim)``; negative entries count from the end.
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout, of shape ``[x.shape[p] for p in perm]``.
+
+    Raises
+    ------
+    ValueError
+        ``perm`` is not a permutation of x's dims.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1, 1], [2, 0, 3]], [1.0, 2.0, 3.0], [2, 4])
+    >>> y = sparse.transpose(x, [1, 0])
+    >>> y.shape, y.indices().numpy().tolist()
+    ([4, 2], [[2, 0, 3], [0, 1, 1]])
+    >>> c = sparse.transpose(x.to_sparse_csr(), [1, 0])
+    >>> c.crows().numpy().tolist(), c.cols().numpy().tolist(), c.values().numpy().tolist()
+    ([0, 1, 1, 2, 3], [1, 0, 1], [2.0, 1.0, 3.0])
+    """
+    return _d.run(_SPECS['transpose'], [x], [perm])
+
+
+transpose.infer_meta = _d.meta_binding(_SPECS['transpose'])
+
+
+def slice(x, axes, starts, ends):
+    r"""The part of a sparse tensor inside a window, with Paddle's slice semantics.
+
+    ``axes``, ``starts`` and ``ends`` hold one entry per sliced axis (step 1).
+    An axis may be negative; a negative bound has the dim added to it; every
+    bound is then clamped to ``[0, dim]``, and an end at or below its start
+    gives an empty dim.  Sparse and dense dims can both be sliced.  The
+    result stores exactly x's entries inside the window (duplicates
+    included), with coordinates counted from the window's origin, keeping
+    x's index dtype and coalesced flag.  A CSR row slice of a 2-D tensor
+    shares x's buffers.
+
+    The gradient of x has x's pattern: the upstream value at each kept
+    entry, zero at the entries cut away.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    axes, starts, ends : list of int
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout.
+
+    Raises
+    ------
+    ValueError
+        ``axes``, ``starts`` and ``ends`` differ in length, or an axis is out
+        of range or repeated.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1, 1, 2], [2, 0, 3, 1]], [1.0, 2.0, 3.0, 4.0], [3, 4])
+    >>> y = sparse.slice(x, [0, 1], [1, -3], [10, 4])
+    >>> y.shape, y.indices().numpy().tolist(), y.values().numpy().tolist()
+    ([2, 3], [[0, 1], [2, 0]], [3.0, 4.0])
+    >>> sparse.slice(x.to_sparse_csr(), [0], [1], [2]).to_dense().numpy()
+    array([[2., 0., 0., 3.]])
+    """
+    return _d.run(_SPECS['slice'], [x], [axes, starts, ends])
+
+
+slice.infer_meta = _d.meta_binding(_SPECS['slice'])
+
+
+def index_select(x, index, axis=0):
+    r"""The slices of a sparse tensor at positions ``index`` along ``axis``.
+
+    Output position ``j`` along ``axis`` holds x's slice ``index[j]``.  Every
+    stored entry whose coordinate is selected appears once per position
+    selecting it (repeated indices repeat entries); entries keep x's storage
+    order.  Works along sparse and dense dims of a COO tensor, and along the
+    batch, row or col axis of a CSR tensor.  Index dtypes are kept.
+
+    The gradient of x has x's pattern: each entry gets the sum of the
+    upstream values at its images, zero where it was not selected.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    index : dense.Tensor or numpy array
+        1-D, int32 or int64, with values in ``[0, x.shape[axis])``.
+    axis : int
+        Negative counts from the end.
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout, with dim ``axis`` of length ``len(index)``.
+
+    Raises
+    ------
+    TypeError
+        ``index`` is not int32 or int64.
+    ValueError
+        ``index`` is not 1-D, or ``axis`` is out of range.
+    IndexError
+        A value of ``index`` is outside ``[0, x.shape[axis])``; raised
+        before any work.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1, 2], [1, 0, 1]], [1.0, 2.0, 3.0], [3, 2])
+    >>> y = sparse.index_select(x, np.array([2, 0, 2]), axis=0)
+    >>> y.indices().numpy().tolist(), y.values().numpy().tolist()
+    ([[1, 0, 2], [1, 1, 1]], [1.0, 3.0, 3.0])
+    >>> sparse.index_select(x.to_sparse_csr(), np.array([1]), axis=1).to_dense().numpy()
+    array([[1.],
+           [0.],
+           [3.]])
+    """
+    return _d.run(_SPECS['index_select'], [x, index], [axis])
+
+
+index_select.infer_meta = _d.meta_binding(_SPECS['index_select'])
+
+
+def concat(xs, axis=0):
+    r"""Join sparse tensors of one layout along an existing dim.
+
+    Every tensor has the same rank and the same dims except along ``axis``.
+    COO, any rank with dense dims: inputs with fewer sparse dims have dense
+    dims folded into sparse dims to match the others, and a concat along a
+    dense dim folds the dense dims through it, so the result's sparse_dim
+    is ``max(max(x.sparse_dim()), axis + 1)``.  Entries come out input by
+    input in storage order; the result is flagged coalesced when every
+    input is and ``axis`` is 0.  CSR, all 2-D or all batched 3-D, along any
+    axis (axis 0 is a plain join of the buffers, ``scipy.sparse.vstack``).
+    Index dtypes follow numpy's promotion (int32 with int32 stays int32)
+    and widen to int64 only when the joined dim or nnz needs it; values
+    follow numpy's promotion.
+
+    Each input's gradient has its own pattern: the upstream values at its
+    entries' images.
+
+    Parameters
+    ----------
+    xs : list of SparseCooTensor or list of SparseCsrTensor
+    axis : int
+        Negative counts from the end.
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    TypeError
+        The list mixes layouts, or holds dense tensors.
+    ValueError
+        The ranks or the dims other than ``axis`` differ, or ``axis`` is out
+        of range.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> a = sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2])
+    >>> b = sparse.sparse_coo_tensor([[0], [0]], [3.0], [1, 2])
+    >>> sparse.concat([a, b], axis=0).to_dense().numpy()
+    array([[0., 1.],
+           [2., 0.],
+           [3., 0.]])
+    >>> c = sparse.concat([a.to_sparse_csr(), a.to_sparse_csr()], axis=1)
+    >>> c.crows().numpy().tolist(), c.cols().numpy().tolist()
+    ([0, 2, 4], [1, 3, 0, 2])
+    """
+    return _d.run(_SPECS['concat'], [xs], [axis])
+
+
+concat.infer_meta = _d.meta_binding(_SPECS['concat'])
+
+
+def stack(xs, axis=0):
+    r"""Stack sparse tensors of one layout and one shape along a new dim ``axis``.
+
+    Each input gets a size-1 dim at ``axis``, then they are concatenated
+    along it (see :func:`sparse.concat`).  COO: the new dim is a sparse dim
+    when ``axis <= sparse_dim`` (so stacking a hybrid COO on axis 0 adds a
+    sparse dim and keeps the dense dims); a new dim among the dense dims
+    folds the dense dims through it.  CSR: 2-D tensors stack into a
+    batched 3-D CSR, along any of its three axes.
+
+    Parameters
+    ----------
+    xs : list of SparseCooTensor or list of SparseCsrTensor
+    axis : int
+        In ``[-(ndim + 1), ndim]``; negative counts from the end.
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    TypeError
+        The list mixes layouts, or holds dense tensors.
+    ValueError
+        The shapes differ, ``axis`` is out of range, or a CSR input is 3-D.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> a = sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2])
+    >>> b = sparse.sparse_coo_tensor([[1], [1]], [3.0], [2, 2])
+    >>> s = sparse.stack([a, b])
+    >>> s.shape, s.indices().numpy().tolist()
+    ([2, 2, 2], [[0, 0, 1], [0, 1, 1], [1, 0, 1]])
+    >>> sparse.stack([a.to_sparse_csr(), b.to_sparse_csr()], axis=0).crows().numpy().tolist()
+    [0, 1, 2, 0, 0, 1]
+    """
+    return _d.run(_SPECS['stack'], [xs], [axis])
+
+
+stack.infer_meta = _d.meta_binding(_SPECS['stack'])
 
 
 def mask_as(x, mask):

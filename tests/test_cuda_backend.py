@@ -7,7 +7,7 @@ from cuda_emu.build import parse_kernels, preprocess
 from cuda_emu.fixtures import usable_gpu_or_skip
 from kernels.gpu import SOURCE_DIR, cu_files
 from kernels.funcs.gather_view import gather_view
-from kernels.gpu import coo_restride, csr_coo, expand, gather, repeat, sddmm
+from kernels.gpu import coo_restride, csr_coo, expand, gather, sddmm
 from kernels.gpu.backend import CupyBackend, gpu_available, launch_config, require_gpu
 
 
@@ -81,7 +81,6 @@ def test_every_kernel_is_reachable_from_a_launcher():
     for dtype in ["bool", "float16", "float32", "float64"]:
         x = np.ones((2, 3), dtype)
         expand.expand(rec, x, (2, 2, 3), (0, 3, 1))
-        repeat.repeat(rec, x, (2, 1))
         for index_dtype in ["int32", "int64"]:
             gather.gather(rec, x, np.array([0, 2], index_dtype), view)
     for index_dtype in ["int32", "int64"]:

@@ -1,4 +1,4 @@
-"""expand (expand.cu) and repeat (repeat.cu) against np.broadcast_to and np.tile.
+"""expand (expand.cu) against np.broadcast_to, and repeat through it against np.tile.
 
 The launchers trust their caller's checked shapes (infer-meta owns the
 errors; see tests/test_expand.py and tests/test_repeat.py).
@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 from cuda_emu.fixtures import engine, geometry, to_host  # noqa: F401 (fixtures)
-from kernels.funcs.broadcast import expand_output_stride
+from kernels.funcs.broadcast import expand_output_stride, repeat_as_expand
 from kernels.gpu import expand as cuda_expand
-from kernels.gpu.repeat import repeat
 
 # itemsizes 1, 2, 4, 8 and 16: every word kernel, and two words per item
 DTYPES = ["bool", "float16", "float32", "int64", "complex64", "complex128"]
@@ -19,6 +18,12 @@ def expand(engine, x, out_shape, **geometry):
     """The launcher with expand's stride-0 output strides (the registered kernel's call)."""
     strides = expand_output_stride(x.shape, out_shape)
     return cuda_expand.expand(engine, x, out_shape, strides, **geometry)
+
+
+def repeat(engine, x, repeats, **geometry):
+    """The registered 'gpu' repeat's call: reshape, expand.cu, reshape."""
+    in_r, exp, out_r = repeat_as_expand(x.shape, repeats)
+    return expand(engine, x.reshape(in_r), exp, **geometry).reshape(out_r)
 
 
 def sample(shape, dtype, seed=0):

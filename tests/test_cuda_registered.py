@@ -120,7 +120,7 @@ def test_expand_and_repeat_move_every_dtype(emu, dtype):
         cpu, gpu = both(name, (x, attr))
         assert gpu.dtype == cpu.dtype
         np.testing.assert_array_equal(gpu, cpu)
-    assert [n.split("_")[0] for n in emu.launched] == ["expand", "repeat"]
+    assert [n.split("_")[0] for n in emu.launched] == ["expand", "expand"]  # repeat: expand.cu
 
 
 @pytest.mark.parametrize("x_shape,repeats", [
@@ -130,7 +130,7 @@ def test_repeat(emu, x_shape, repeats):
     cpu, gpu = both("repeat", (sample(x_shape, np.float64), repeats))
     assert cpu.shape == gpu.shape
     np.testing.assert_array_equal(gpu, cpu)
-    assert emu.launched == (["repeat_u64"] if cpu.size else [])
+    assert emu.launched == (["expand_u64"] if cpu.size else [])
 
 
 # ---------------------------------------------------------------- gather

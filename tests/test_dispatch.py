@@ -134,3 +134,12 @@ def test_environment_knobs_are_read_once_and_set_at_run_time(monkeypatch):
     assert pool.set_pool_bytes(0) == 12345 and pool.pool_limit() == 0
     assert threads.set_num_threads() == 2 and threads.num_threads() == 5  # None: re-read
     assert pool.set_pool_bytes() == 0 and pool.pool_limit() == 0
+
+
+@pytest.mark.parametrize("module", ["kernels.core.meta", "kernels.core.resolve",
+                                    "kernels.funcs.threads", "kernels.funcs.pool"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+    res = doctest.testmod(importlib.import_module(module))
+    assert res.failed == 0 and res.attempted > 0

@@ -185,8 +185,8 @@ def test_sbp_field_name_errors(rules_, extra, message):
 
 
 def test_generated_tables_are_attached():
-    assert dispatch.get_op("dense", "expand").extra["sbp"].rules[0].text.startswith("S(i) ->")
-    assert "sbp" not in dispatch.get_op("dense", "expand_grad").extra
+    assert dispatch.get_op("dense", "expand").sbp.rules[0].text.startswith("S(i) ->")
+    assert dispatch.get_op("dense", "expand_grad").sbp is None
 
 
 # ---------------------------------------------------------------- one-rank runtime

@@ -1,5 +1,6 @@
-"""phisparse, from this checkout: sparse.reshape, expand, repeat, gather, batch_gather,
-sparse.matmul (SpMM, SpGEMM), sparse.masked_matmul (SDDMM) and sparse.mv.
+"""phisparse, from this checkout: sparse.reshape, transpose, slice, index_select, concat;
+expand, repeat, gather, batch_gather; sparse.matmul (SpMM, SpGEMM), sparse.masked_matmul
+(SDDMM) and sparse.mv.
 
 Gradients run through phisparse's autograd: ``out.backward(out_grad)`` on a
 graph built once, untimed (``retain_graph=True``), with ``x.grad`` cleared
@@ -18,6 +19,11 @@ NEEDS = {
     "reshape": ("dense.reshape",),
     "coo_reshape": ("sparse.sparse_coo_tensor", "sparse.reshape"),
     "csr_reshape": ("sparse.sparse_csr_tensor", "sparse.reshape"),
+    "coo_transpose": ("sparse.sparse_coo_tensor", "sparse.transpose"),
+    "csr_transpose": ("sparse.sparse_csr_tensor", "sparse.transpose"),
+    "csr_row_slice": ("sparse.sparse_csr_tensor", "sparse.slice"),
+    "csr_index_select": ("sparse.sparse_csr_tensor", "sparse.index_select"),
+    "csr_vstack": ("sparse.sparse_csr_tensor", "sparse.concat"),
     "expand": ("dense.expand",),
     "repeat": ("dense.repeat",),
     "gather": ("dense.gather",),
@@ -60,6 +66,38 @@ def csr_reshape(inp, be):
                                  be.asarray(inp["values"]), list(inp["shape"]))
     new = list(inp["new_shape"])
     return Case(lambda: sparse.reshape(x, new))
+
+
+def _csr(m, be):
+    return sparse.sparse_csr_tensor(be.asarray(m["crows"]), be.asarray(m["cols"]),
+                                    be.asarray(m["values"]), list(m["shape"]))
+
+
+def coo_transpose(inp, be):
+    x = sparse.sparse_coo_tensor(be.asarray(inp["indices"]), be.asarray(inp["values"]),
+                                 list(inp["shape"]))
+    perm = list(inp["perm"])
+    return Case(lambda: sparse.transpose(x, perm))
+
+
+def csr_transpose(inp, be):
+    x = _csr(inp, be)
+    return Case(lambda: sparse.transpose(x, [1, 0]))
+
+
+def csr_row_slice(inp, be):
+    x, a, b = _csr(inp, be), inp["start"], inp["stop"]
+    return Case(lambda: sparse.slice(x, [0], [a], [b]))
+
+
+def csr_index_select(inp, be):
+    x, index = _csr(inp, be), _tensor(inp["index"], be)
+    return Case(lambda: sparse.index_select(x, index, 0))
+
+
+def csr_vstack(inp, be):
+    mats = [_csr(m, be) for m in inp["mats"]]
+    return Case(lambda: sparse.concat(mats, 0))
 
 
 def _forwards(inp, be):
@@ -119,6 +157,11 @@ def spmv(inp, be):
 
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape},
+         "coo_transpose": {"sparse.transpose": coo_transpose},
+         "csr_transpose": {"sparse.transpose": csr_transpose},
+         "csr_row_slice": {"sparse.slice": csr_row_slice},
+         "csr_index_select": {"sparse.index_select": csr_index_select},
+         "csr_vstack": {"sparse.concat": csr_vstack},
          "reshape": {"reshape": forward("reshape")},
          "spmm": {"sparse.matmul": matmul}, "spgemm": {"sparse.matmul": matmul},
          "sddmm": {"sparse.masked_matmul": sddmm}, "spmv": {"sparse.mv": spmv}}

@@ -1,7 +1,8 @@
 """scipy.sparse: 2-D CSR products (``@`` with a dense matrix or vector, or a CSR
 matrix), n-D ``coo_array.reshape``, 2-D ``csr_array.reshape`` (made CSR
-again: scipy returns COO), and the gather gradients as a one-hot sparse matrix
-times the dense ``out_grad``.
+again: scipy returns COO), the gather gradients as a one-hot sparse matrix
+times the dense ``out_grad``, and the structure ops (n-D ``coo_array.transpose``,
+``.T.tocsr()``, row slicing and fancy row indexing, ``vstack``).
 
 scipy stores indices as int32 whenever they fit; that is its own choice and
 counts in its favour.
@@ -90,10 +91,41 @@ def matmul(inp, be):
     return Case(lambda: x @ y)
 
 
+def coo_transpose(inp, be):
+    x = sp.coo_array((inp["values"], tuple(inp["indices"])), shape=inp["shape"])
+    perm = tuple(inp["perm"])
+    return Case(lambda: x.transpose(perm))
+
+
+def csr_transpose(inp, be):
+    x = _csr(inp)
+    return Case(lambda: x.T.tocsr())
+
+
+def csr_row_slice(inp, be):
+    x, a, b = _csr(inp), inp["start"], inp["stop"]
+    return Case(lambda: x[a:b])
+
+
+def csr_index_select(inp, be):
+    x, index = _csr(inp), inp["index"]
+    return Case(lambda: x[index])
+
+
+def csr_vstack(inp, be):
+    mats = [_csr(m) for m in inp["mats"]]
+    return Case(lambda: sp.vstack(mats, format="csr"))
+
+
 IMPLS = {
     "spmm": {"csr_array @ dense": matmul},
     "spgemm": {"csr_array @ csr_array": matmul},
     "spmv": {"csr_array @ vector": matmul},
+    "coo_transpose": {"coo_array.transpose(axes)": coo_transpose},
+    "csr_transpose": {".T.tocsr()": csr_transpose},
+    "csr_row_slice": {"m[a:b]": csr_row_slice},
+    "csr_index_select": {"m[index]": csr_index_select},
+    "csr_vstack": {"vstack(format='csr')": csr_vstack},
     "coo_reshape": {"coo_array.reshape": coo_reshape},
     "csr_reshape": {"csr_array.reshape().tocsr()": csr_reshape},
     "gather_grad": {"one-hot csc @ dense": gather_grad},

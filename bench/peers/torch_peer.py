@@ -1,5 +1,6 @@
-"""PyTorch (CPU): expand().contiguous(), repeat, index_select, take_along_dim;
-torch.sparse.mm, bmm, sampled_addmm and mv on sparse CSR (COO for bmm).
+"""PyTorch (CPU): expand().contiguous(), repeat, index_select, take_along_dim; sparse COO
+``permute`` and CSR ``t().to_sparse_csr()``; torch.sparse.mm, bmm, sampled_addmm and mv
+on sparse CSR (COO for bmm).
 
 Gradients run through torch's autograd: ``out.backward(out_grad)`` on a graph
 built once, untimed, with ``x.grad`` cleared between calls.
@@ -21,7 +22,30 @@ def unsupported(op, p):
         return "torch has no reshape for sparse tensors ('not implemented for sparse tensors')"
     if op in ("sddmm", "spgemm") and len(p["shape"]) == 3:
         return "torch has no batched CSR product (pytorch#98675)"
-    return None
+    return CSR_MISSING.get(op)
+
+
+CSR_MISSING = {
+    "csr_row_slice": "torch cannot slice a CSR tensor ('Sparse CSR tensors do not have strides')",
+    "csr_index_select": "torch has no index_select for CSR ('Could not run aten::index_select "
+                        "with arguments from the SparseCsrCPU backend')",
+    "csr_vstack": "torch cannot concatenate CSR tensors ('Sparse CSR tensors do not have "
+                  "is_contiguous', pytorch#129843)",
+}
+
+
+def coo_transpose(inp, be):
+    x = torch.sparse_coo_tensor(torch.from_numpy(inp["indices"]), torch.from_numpy(inp["values"]),
+                                tuple(inp["shape"]))
+    perm = tuple(inp["perm"])
+    return Case(lambda: x.permute(*perm))
+
+
+def csr_transpose(inp, be):
+    x = torch.sparse_csr_tensor(torch.from_numpy(inp["crows"]), torch.from_numpy(inp["cols"]),
+                                torch.from_numpy(inp["values"]), tuple(inp["shape"]))
+    # t() gives CSC sharing the buffers; to_sparse_csr() does the transpose's real work
+    return Case(lambda: x.t().to_sparse_csr())
 
 
 def _forwards(inp):
@@ -96,7 +120,9 @@ def spmv(inp, be):
 
 OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
        "gather": "index_select", "batch_gather": "take_along_dim"}
-IMPLS = {"reshape": {"reshape": forward("reshape")}}
+IMPLS = {"reshape": {"reshape": forward("reshape")},
+         "coo_transpose": {"permute": coo_transpose},
+         "csr_transpose": {"t().to_sparse_csr()": csr_transpose}}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

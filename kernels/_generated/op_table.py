@@ -866,16 +866,16 @@ def _meta_dense_expand_grad(x, out_grad, shape):
 
 
 # dense.repeat_grad  (yaml/backward.yaml:42)
-def _invoke_dense_repeat_grad(x, out_grad, repeats):
-    return _d.call('dense', 'sum', _d.call('dense', 'reshape', out_grad, _resolve('repeat_grad_shape')(x.shape, repeats)), axis=_resolve('repeat_grad_axes')(x.shape, repeats))
+def _meta_dense_repeat_grad(x, out_grad, repeats):
+    return _im.unchanged_infer_meta(x)
 
 
-# dense.gather_grad  (yaml/backward.yaml:49)
+# dense.gather_grad  (yaml/backward.yaml:55)
 def _meta_dense_gather_grad(x, index, out_grad, axis, batch_dims):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.batch_gather_grad  (yaml/backward.yaml:62)
+# dense.batch_gather_grad  (yaml/backward.yaml:68)
 def _meta_dense_batch_gather_grad(x, index, out_grad):
     return _im.unchanged_infer_meta(x)
 
@@ -985,7 +985,103 @@ _sbp_sparse_coalesce = _r.SbpTable(
     physical=None)
 
 
-# sparse.mask_as  (yaml/sparse_ops.yaml:224)
+# sparse.transpose  (yaml/sparse_ops.yaml:224)
+def _meta_sparse_transpose(x, perm):
+    return _im.sparse_transpose_infer_meta(x, perm)
+
+
+def _backward_sparse_transpose(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'transpose_grad', node.saved['x'], out_grad, node.attrs['perm'])
+    return {'x': result}
+
+
+_sbp_sparse_transpose = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
+                   None,
+                   'S(i) -> S(kernels.funcs.permute.moved_axis(perm, i))'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.slice  (yaml/sparse_ops.yaml:283)
+def _meta_sparse_slice(x, axes, starts, ends):
+    return _im.sparse_slice_infer_meta(x, axes, starts, ends)
+
+
+def _backward_sparse_slice(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'slice_grad', node.saved['x'], out_grad, node.attrs['axes'], node.attrs['starts'], node.attrs['ends'])
+    return {'x': result}
+
+
+_sbp_sparse_slice = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
+                   'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.index_select  (yaml/sparse_ops.yaml:338)
+def _meta_sparse_index_select(x, index, axis):
+    return _im.sparse_index_select_infer_meta(x, index, axis)
+
+
+def _backward_sparse_index_select(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'index_select_grad', node.saved['x'], node.saved['index'], out_grad, node.attrs['axis'])
+    return {'x': result}
+
+
+_sbp_sparse_index_select = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                   lambda e: e.i != _r.norm_axis(e.axis, e.x.ndim),
+                   'S(i), B -> S(i) if i != norm_axis(axis, x.ndim)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    physical=None)
+
+
+# sparse.concat  (yaml/sparse_ops.yaml:399)
+def _meta_sparse_concat(xs, axis):
+    return _im.sparse_concat_infer_meta(xs, axis)
+
+
+def _backward_sparse_concat(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'concat_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# sparse.stack  (yaml/sparse_ops.yaml:457)
+def _meta_sparse_stack(xs, axis):
+    return _im.sparse_stack_infer_meta(xs, axis)
+
+
+def _backward_sparse_stack(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'stack_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# sparse.mask_as  (yaml/sparse_ops.yaml:504)
 def _meta_sparse_mask_as(x, mask):
     return _im.mask_as_infer_meta(x, mask)
 
@@ -997,7 +1093,7 @@ def _backward_sparse_mask_as(node, out_grad):
     return {'x': result}
 
 
-# sparse.values  (yaml/sparse_ops.yaml:270)
+# sparse.values  (yaml/sparse_ops.yaml:550)
 def _meta_sparse_values(x):
     return _im.values_infer_meta(x)
 
@@ -1009,7 +1105,7 @@ def _backward_sparse_values(node, out_grad):
     return {'x': result}
 
 
-# sparse.with_values  (yaml/sparse_ops.yaml:307)
+# sparse.with_values  (yaml/sparse_ops.yaml:587)
 def _meta_sparse_with_values(x, values):
     return _im.with_values_infer_meta(x, values)
 
@@ -1021,7 +1117,7 @@ def _backward_sparse_with_values(node, out_grad):
     return {'values': result}
 
 
-# sparse.matmul  (yaml/sparse_ops.yaml:353)
+# sparse.matmul  (yaml/sparse_ops.yaml:633)
 def _meta_sparse_matmul(x, y):
     return _resolve('kernels.infermeta.matmul.sparse_matmul_infer_meta')(x, y)
 
@@ -1057,7 +1153,7 @@ _sbp_sparse_matmul = _r.SbpTable(
     physical=None)
 
 
-# sparse.mv  (yaml/sparse_ops.yaml:422)
+# sparse.mv  (yaml/sparse_ops.yaml:702)
 def _meta_sparse_mv(x, vec):
     return _resolve('kernels.infermeta.matmul.sparse_mv_infer_meta')(x, vec)
 
@@ -1090,7 +1186,7 @@ _sbp_sparse_mv = _r.SbpTable(
     physical=None)
 
 
-# sparse.addmm  (yaml/sparse_ops.yaml:469)
+# sparse.addmm  (yaml/sparse_ops.yaml:749)
 def _meta_sparse_addmm(input, x, y, beta, alpha):
     return _resolve('kernels.infermeta.matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
 
@@ -1123,7 +1219,7 @@ _sbp_sparse_addmm = _r.SbpTable(
     physical=None)
 
 
-# sparse.masked_matmul  (yaml/sparse_ops.yaml:527)
+# sparse.masked_matmul  (yaml/sparse_ops.yaml:807)
 def _meta_sparse_masked_matmul(x, y, mask):
     return _resolve('kernels.infermeta.matmul.masked_matmul_infer_meta')(x, y, mask)
 
@@ -1160,37 +1256,62 @@ def _meta_sparse_coalesce_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.mask_as_grad  (yaml/sparse_backward.yaml:63)
+# sparse.transpose_grad  (yaml/sparse_backward.yaml:63)
+def _meta_sparse_transpose_grad(x, out_grad, perm):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.slice_grad  (yaml/sparse_backward.yaml:75)
+def _meta_sparse_slice_grad(x, out_grad, axes, starts, ends):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.index_select_grad  (yaml/sparse_backward.yaml:87)
+def _meta_sparse_index_select_grad(x, index, out_grad, axis):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.concat_grad  (yaml/sparse_backward.yaml:99)
+def _meta_sparse_concat_grad(xs, out_grad, axis):
+    return _im.each_unchanged_infer_meta(xs)
+
+
+# sparse.stack_grad  (yaml/sparse_backward.yaml:111)
+def _meta_sparse_stack_grad(xs, out_grad, axis):
+    return _im.each_unchanged_infer_meta(xs)
+
+
+# sparse.mask_as_grad  (yaml/sparse_backward.yaml:123)
 def _meta_sparse_mask_as_grad(x, mask, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.values_grad  (yaml/sparse_backward.yaml:77)
+# sparse.values_grad  (yaml/sparse_backward.yaml:137)
 def _meta_sparse_values_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.with_values_grad  (yaml/sparse_backward.yaml:89)
+# sparse.with_values_grad  (yaml/sparse_backward.yaml:149)
 def _meta_sparse_with_values_grad(x, out_grad):
     return _im.values_infer_meta(x)
 
 
-# sparse.matmul_grad  (yaml/sparse_backward.yaml:101)
+# sparse.matmul_grad  (yaml/sparse_backward.yaml:161)
 def _meta_sparse_matmul_grad(x, y, out_grad):
     return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(x, y)
 
 
-# sparse.mv_grad  (yaml/sparse_backward.yaml:113)
+# sparse.mv_grad  (yaml/sparse_backward.yaml:173)
 def _meta_sparse_mv_grad(x, vec, out_grad):
     return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(x, vec)
 
 
-# sparse.addmm_grad  (yaml/sparse_backward.yaml:125)
+# sparse.addmm_grad  (yaml/sparse_backward.yaml:185)
 def _meta_sparse_addmm_grad(input, x, y, out_grad, beta, alpha):
     return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(input, x, y)
 
 
-# sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:138)
+# sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:198)
 def _meta_sparse_masked_matmul_grad(x, y, out_grad):
     return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(x, y)
 
@@ -1209,7 +1330,7 @@ OPS = (
            backward_fn=_backward_dense_reshape,
            saved=(),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_reshape}),
+           sbp=_sbp_dense_reshape),
     OpSpec(name='sum',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
@@ -1223,7 +1344,7 @@ OPS = (
            backward_fn=_backward_dense_sum,
            saved=(),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_sum}),
+           sbp=_sbp_dense_sum),
     OpSpec(name='expand',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('shape', 'IntArray')),
@@ -1237,7 +1358,7 @@ OPS = (
            backward_fn=_backward_dense_expand,
            saved=(),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_expand}),
+           sbp=_sbp_dense_expand),
     OpSpec(name='repeat',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('repeats', 'IntArray')),
@@ -1251,7 +1372,7 @@ OPS = (
            backward_fn=_backward_dense_repeat,
            saved=(),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_repeat}),
+           sbp=_sbp_dense_repeat),
     OpSpec(name='gather',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('axis', 'int', True, None), Arg('batch_dims', 'int', True, 0)),
@@ -1265,7 +1386,7 @@ OPS = (
            backward_fn=_backward_dense_gather,
            saved=('index',),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_gather}),
+           sbp=_sbp_dense_gather),
     OpSpec(name='batch_gather',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('index', 'Tensor')),
@@ -1279,7 +1400,7 @@ OPS = (
            backward_fn=_backward_dense_batch_gather,
            saved=('index',),
            saved_meta=('x',),
-           extra={'sbp': _sbp_dense_batch_gather}),
+           sbp=_sbp_dense_batch_gather),
     OpSpec(name='abs',
            namespace='dense',
            args=(Arg('x', 'Tensor'),),
@@ -1293,7 +1414,7 @@ OPS = (
            backward_fn=_backward_dense_abs,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_abs}),
+           sbp=_sbp_dense_abs),
     OpSpec(name='abs_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1316,7 +1437,7 @@ OPS = (
            backward_fn=_backward_dense_neg,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_neg}),
+           sbp=_sbp_dense_neg),
     OpSpec(name='neg_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1339,7 +1460,7 @@ OPS = (
            backward_fn=_backward_dense_exp,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_exp}),
+           sbp=_sbp_dense_exp),
     OpSpec(name='exp_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1362,7 +1483,7 @@ OPS = (
            backward_fn=_backward_dense_log,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_log}),
+           sbp=_sbp_dense_log),
     OpSpec(name='log_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1385,7 +1506,7 @@ OPS = (
            backward_fn=_backward_dense_sqrt,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_sqrt}),
+           sbp=_sbp_dense_sqrt),
     OpSpec(name='sqrt_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1408,7 +1529,7 @@ OPS = (
            backward_fn=_backward_dense_square,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_square}),
+           sbp=_sbp_dense_square),
     OpSpec(name='square_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1431,7 +1552,7 @@ OPS = (
            backward_fn=_backward_dense_sin,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_sin}),
+           sbp=_sbp_dense_sin),
     OpSpec(name='sin_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1454,7 +1575,7 @@ OPS = (
            backward_fn=_backward_dense_cos,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_cos}),
+           sbp=_sbp_dense_cos),
     OpSpec(name='cos_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1477,7 +1598,7 @@ OPS = (
            backward_fn=_backward_dense_tanh,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_tanh}),
+           sbp=_sbp_dense_tanh),
     OpSpec(name='tanh_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1500,7 +1621,7 @@ OPS = (
            backward_fn=_backward_dense_sigmoid,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_sigmoid}),
+           sbp=_sbp_dense_sigmoid),
     OpSpec(name='sigmoid_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1523,7 +1644,7 @@ OPS = (
            backward_fn=_backward_dense_relu,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_relu}),
+           sbp=_sbp_dense_relu),
     OpSpec(name='relu_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1546,7 +1667,7 @@ OPS = (
            backward_fn=_backward_dense_add,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_add}),
+           sbp=_sbp_dense_add),
     OpSpec(name='add_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1569,7 +1690,7 @@ OPS = (
            backward_fn=_backward_dense_subtract,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_subtract}),
+           sbp=_sbp_dense_subtract),
     OpSpec(name='subtract_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1592,7 +1713,7 @@ OPS = (
            backward_fn=_backward_dense_multiply,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_multiply}),
+           sbp=_sbp_dense_multiply),
     OpSpec(name='multiply_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1615,7 +1736,7 @@ OPS = (
            backward_fn=_backward_dense_divide,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_divide}),
+           sbp=_sbp_dense_divide),
     OpSpec(name='divide_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1638,7 +1759,7 @@ OPS = (
            backward_fn=_backward_dense_pow,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_pow}),
+           sbp=_sbp_dense_pow),
     OpSpec(name='pow_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1661,7 +1782,7 @@ OPS = (
            backward_fn=_backward_dense_maximum,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_maximum}),
+           sbp=_sbp_dense_maximum),
     OpSpec(name='maximum_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1684,7 +1805,7 @@ OPS = (
            backward_fn=_backward_dense_minimum,
            saved=('x', 'y', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_minimum}),
+           sbp=_sbp_dense_minimum),
     OpSpec(name='minimum_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1703,7 +1824,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_equal}),
+           sbp=_sbp_dense_equal),
     OpSpec(name='not_equal',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -1713,7 +1834,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_not_equal}),
+           sbp=_sbp_dense_not_equal),
     OpSpec(name='less_than',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -1723,7 +1844,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_less_than}),
+           sbp=_sbp_dense_less_than),
     OpSpec(name='less_equal',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -1733,7 +1854,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_less_equal}),
+           sbp=_sbp_dense_less_equal),
     OpSpec(name='greater_than',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -1743,7 +1864,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_greater_than}),
+           sbp=_sbp_dense_greater_than),
     OpSpec(name='greater_equal',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -1753,7 +1874,7 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.dense.elementwise',
-           extra={'sbp': _sbp_dense_greater_equal}),
+           sbp=_sbp_dense_greater_equal),
     OpSpec(name='clip',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('min', 'Scalar', True, None), Arg('max', 'Scalar', True, None)),
@@ -1767,7 +1888,7 @@ OPS = (
            backward_fn=_backward_dense_clip,
            saved=('x', 'out'),
            saved_meta=(),
-           extra={'sbp': _sbp_dense_clip}),
+           sbp=_sbp_dense_clip),
     OpSpec(name='clip_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('min', 'Scalar', True, None), Arg('max', 'Scalar', True, None)),
@@ -1808,7 +1929,11 @@ OPS = (
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('repeats', 'IntArray')),
            outputs=('x_grad',),
-           invoke=_invoke_dense_repeat_grad),
+           kernels=(KernelSig('repeat_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_repeat_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.repeat'),
     OpSpec(name='gather_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, None), Arg('batch_dims', 'int', True, 0)),
@@ -1840,7 +1965,7 @@ OPS = (
            backward_fn=_backward_sparse_reshape,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_reshape}),
+           sbp=_sbp_sparse_reshape),
     OpSpec(name='to_dense',
            namespace='sparse',
            args=(Arg('x', 'Tensor'),),
@@ -1854,7 +1979,7 @@ OPS = (
            backward_fn=_backward_sparse_to_dense,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_to_dense}),
+           sbp=_sbp_sparse_to_dense),
     OpSpec(name='to_sparse_coo',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('sparse_dim', 'int')),
@@ -1868,7 +1993,7 @@ OPS = (
            backward_fn=_backward_sparse_to_sparse_coo,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_to_sparse_coo}),
+           sbp=_sbp_sparse_to_sparse_coo),
     OpSpec(name='to_sparse_csr',
            namespace='sparse',
            args=(Arg('x', 'Tensor'),),
@@ -1895,7 +2020,75 @@ OPS = (
            backward_fn=_backward_sparse_coalesce,
            saved=('x',),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_coalesce}),
+           sbp=_sbp_sparse_coalesce),
+    OpSpec(name='transpose',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('transpose_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('transpose_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_transpose,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='transpose_grad',
+           backward_fn=_backward_sparse_transpose,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_sparse_transpose),
+    OpSpec(name='slice',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('slice_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('slice_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_slice,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='slice_grad',
+           backward_fn=_backward_sparse_slice,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_sparse_slice),
+    OpSpec(name='index_select',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('index_select_coo', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('index_select_csr', ('sparse_csr', 'dense'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_index_select,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='index_select_grad',
+           backward_fn=_backward_sparse_index_select,
+           saved=('x', 'index'),
+           saved_meta=(),
+           sbp=_sbp_sparse_index_select),
+    OpSpec(name='concat',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('concat_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('concat_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_concat,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.sparse',
+           backward='concat_grad',
+           backward_fn=_backward_sparse_concat,
+           saved=('xs',),
+           saved_meta=()),
+    OpSpec(name='stack',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('stack_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('stack_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_stack,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.sparse',
+           backward='stack_grad',
+           backward_fn=_backward_sparse_stack,
+           saved=('xs',),
+           saved_meta=()),
     OpSpec(name='mask_as',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor')),
@@ -1948,7 +2141,7 @@ OPS = (
            backward_fn=_backward_sparse_matmul,
            saved=('x', 'y'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_matmul}),
+           sbp=_sbp_sparse_matmul),
     OpSpec(name='mv',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('vec', 'Tensor')),
@@ -1962,7 +2155,7 @@ OPS = (
            backward_fn=_backward_sparse_mv,
            saved=('x', 'vec'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_mv}),
+           sbp=_sbp_sparse_mv),
     OpSpec(name='addmm',
            namespace='sparse',
            args=(Arg('input', 'Tensor'), Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('beta', 'float', True, 1.0), Arg('alpha', 'float', True, 1.0)),
@@ -1976,7 +2169,7 @@ OPS = (
            backward_fn=_backward_sparse_addmm,
            saved=('input', 'x', 'y'),
            saved_meta=(),
-           extra={'sbp': _sbp_sparse_addmm}),
+           sbp=_sbp_sparse_addmm),
     OpSpec(name='masked_matmul',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('mask', 'Tensor')),
@@ -2033,6 +2226,51 @@ OPS = (
            kernels=(KernelSig('coalesce_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_coalesce_grad,
            layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='transpose_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('transpose_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('transpose_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_transpose_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='slice_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('slice_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('slice_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_slice_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='index_select_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('index_select_coo_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('index_select_csr_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_index_select_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='concat_grad',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('concat_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('concat_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_concat_grad,
+           layout_arg='xs',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='stack_grad',
+           namespace='sparse',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('stack_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('stack_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_stack_grad,
+           layout_arg='xs',
            data_type_arg='out_grad',
            module='kernels.sparse'),
     OpSpec(name='mask_as_grad',

@@ -111,7 +111,7 @@ def _spec(op, table):
         kw += [f"backward={op.backward!r}", f"backward_fn=_backward_{_ident(op)}",
                f"saved={_tuple(saved)}", f"saved_meta={_tuple(meta)}"]
     if op.sbp:
-        kw.append(f"extra={{'sbp': _sbp_{_ident(op)}}}")
+        kw.append(f"sbp=_sbp_{_ident(op)}")
     return "    OpSpec(" + ",\n           ".join(kw) + "),\n"
 
 

@@ -38,7 +38,9 @@ class OpSpec:
     ``infer_meta`` returns the output ``MetaTensor`` (a tuple for several
     outputs), or a :class:`kernels.core.meta.Canonical` holding those and the
     attributes it resolved, which the kernel then receives instead of the
-    caller's.  ``bindings`` and ``memo`` are dispatch's per-op caches (kernel
+    caller's.  ``sbp`` is the op's signature table for global tensors
+    (:class:`kernels.core.dist.rules.SbpTable`; None: all-broadcast only).
+    ``bindings`` and ``memo`` are dispatch's per-op caches (kernel
     choices; infer-meta results of repeated calls);
     ``general`` marks ops (``Tensor[]`` arguments, no tensor inputs) that take
     dispatch's general path.
@@ -58,7 +60,7 @@ class OpSpec:
     saved: tuple = ()
     saved_meta: tuple = ()
     invoke: object = None
-    extra: dict = field(default_factory=dict, compare=False)
+    sbp: object = None
     tensor_args: tuple = field(init=False, repr=False, compare=False)
     attr_args: tuple = field(init=False, repr=False, compare=False)
     attr_index: dict = field(init=False, repr=False, compare=False)

@@ -1,17 +1,20 @@
-"""Dense repeat (tile): two forward kernels; the backward is an ``invoke``.
+"""Dense repeat (tile): forward kernels ('cpu' and 'gpu') and the backward.
 
-``repeat`` is reshape -> expand -> reshape, as in OneFlow's expand/repeat
-article: one broadcast copy into the output.  ``repeat_direct`` copies x into
-the first tile and then doubles the filled part along each dim.  Both are checked against np.tile;
-the faster in one-process interleaved timings is the default ``repeat``.
+Repeat is reshape -> expand -> reshape, as in OneFlow's expand/repeat article
+(:func:`kernels.funcs.broadcast.repeat_as_expand`), run inside one kernel: x
+viewed as ``input_reshape`` is expanded to ``expand_size`` by expand's
+stride-0 copy (:func:`kernels.funcs.broadcast.expand_copy` on the CPU,
+``expand.cu`` on a GPU) and the result viewed as the output.  The gradient
+is expand's on the same view (:func:`sum_to_shape`), as tinygrad gets it by
+composing the three ops, but in one dispatch: a tiny repeat costs one op
+call, not three (see the README's speed section).
 """
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
-from ..funcs import pool
-from ..funcs.broadcast import copy_into, expand_copy, repeat_as_expand
-from ..gpu import repeat as cuda
+from ..funcs.broadcast import expand_copy, expand_output_stride, repeat_as_expand
+from ..funcs.sum_to_shape import sum_to_shape
 from ..gpu.backend import device
-from ..infermeta.expand import resolve_repeat
+from ..gpu.expand import expand as cuda_expand
 
 
 @register_kernel("repeat", dtypes=ALL)
@@ -23,35 +26,15 @@ def repeat(x, repeats):
 
 @register_kernel("repeat", backends=("gpu",), dtypes=ALL)
 def repeat_gpu(x, repeats):
-    """x tiled ``repeats`` times per dim by ``repeat.cu``."""
-    return cuda.repeat(device(), x, repeats)
+    """x tiled ``repeats`` times per dim: reshape, ``expand.cu``, reshape."""
+    in_r, exp, out_r = repeat_as_expand(x.shape, repeats)
+    strides = expand_output_stride(in_r, exp)
+    return cuda_expand(device(), x.reshape(in_r), exp, strides).reshape(out_r)
 
 
-def repeat_direct(x, repeats):
-    """x tiled ``repeats`` times per dim by filling one tile and doubling it.
-
-    The output is viewed as ``[r_0, s_0, r_1, s_1, ...]`` (new dims have
-    ``s = 1``); x goes to count index 0 everywhere, then, innermost dim
-    first, each count axis is filled by copying its filled prefix forward.
-    """
-    out_shape = resolve_repeat(x.shape, repeats)
-    sizes = (1,) * (len(repeats) - x.ndim) + tuple(x.shape)
-    split = [n for pair in zip(repeats, sizes) for n in pair]
-    out = pool.new_array(x, split)
-    if out.size:
-        first = tuple(k for _ in sizes for k in (0, slice(None)))
-        copy_into(out[first], x.reshape(sizes))
-        for d in reversed(range(len(sizes))):
-            _double(out, d, repeats[d])
-    return out.reshape(out_shape)
-
-
-def _double(out, d, count):
-    """Fill count axis ``2d`` of ``out`` from its first entry, doubling each step."""
-    head = tuple(k for _ in range(d) for k in (slice(0, 1), slice(None)))
-    filled = 1
-    while filled < count:
-        n = min(filled, count - filled)
-        copy_into(out[head + (slice(filled, filled + n),)], out[head + (slice(0, n),)])
-        filled += n
-
+@register_kernel("repeat_grad", backends=("cpu", "gpu"), dtypes=ALL)
+def repeat_grad(x, out_grad, repeats):
+    """out_grad viewed as the expand's output, summed back to x's view; ``x`` is
+    metadata only (no_need_buffer)."""
+    in_r, exp, _ = repeat_as_expand(x.shape, repeats)
+    return sum_to_shape(out_grad.reshape(exp), in_r).reshape(x.shape)

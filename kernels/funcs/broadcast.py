@@ -5,7 +5,7 @@ import numpy as np
 
 from ..core.xp import xp_of
 from . import pool
-from .shape import c_strides
+from .shape import c_strides, prod
 from .threads import run_parallel, split_index
 
 
@@ -157,10 +157,12 @@ def expand_copy(x, out_shape):
     with -1 resolved (:func:`kernels.infermeta.expand.resolve_expand`).
     """
     xp = xp_of(x)
-    out = pool.new_array(x, tuple(out_shape))
-    if xp is np and out.nbytes <= SMALL_COPY_BYTES:
+    if xp is np and prod(out_shape) * x.itemsize < min(SMALL_COPY_BYTES, pool.MIN_BYTES):
+        out = np.empty(out_shape, x.dtype)
         np.copyto(out, x)            # numpy's broadcasting is expand's rule
-    elif out.size:
+        return out
+    out = pool.new_array(x, tuple(out_shape))
+    if out.size:
         stride = expand_output_stride(x.shape, out.shape, x.strides)
         copy_into(out, xp.lib.stride_tricks.as_strided(x, out.shape, stride))
     return out

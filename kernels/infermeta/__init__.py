@@ -12,10 +12,12 @@ from .elementwise import (binary_grad_infer_meta, binary_infer_meta, broadcast_s
                           unary_infer_meta)
 from .gather import (batch_gather_infer_meta, batch_gather_sbp_physical, gather_infer_meta,
                      gather_sbp_physical)
-from .expand import (expand_infer_meta, repeat_grad_axes, repeat_grad_shape,
-                     repeat_infer_meta, resolve_expand, resolve_repeat)
+from .expand import expand_infer_meta, repeat_infer_meta, resolve_expand, resolve_repeat
 from .reduce import sum_infer_meta, sum_keepdim_shape
 from .reshape import reshape_infer_meta, resolve_reshape
+from .structure import (each_unchanged_infer_meta, sparse_concat_infer_meta,
+                        sparse_index_select_infer_meta, sparse_slice_infer_meta,
+                        sparse_stack_infer_meta, sparse_transpose_infer_meta)
 from .sparse_values import (mask_as_infer_meta, require_sparse, values_infer_meta,
                             with_values_infer_meta)
 from .sparse import (coo_reshape_sparse_dim, sparse_reshape_infer_meta, to_dense_infer_meta,
@@ -23,11 +25,13 @@ from .sparse import (coo_reshape_sparse_dim, sparse_reshape_infer_meta, to_dense
 
 __all__ = ["unchanged_infer_meta", "sum_infer_meta", "sum_keepdim_shape",
            "reshape_infer_meta", "resolve_reshape",
-           "expand_infer_meta", "repeat_infer_meta", "resolve_expand", "resolve_repeat",
-           "repeat_grad_shape", "repeat_grad_axes"]
+           "expand_infer_meta", "repeat_infer_meta", "resolve_expand", "resolve_repeat"]
 __all__ += ["sparse_reshape_infer_meta", "coo_reshape_sparse_dim", "to_dense_infer_meta",
             "to_sparse_coo_infer_meta", "to_sparse_csr_infer_meta"]
 __all__ += ["gather_infer_meta", "batch_gather_infer_meta"]
+__all__ += ["sparse_transpose_infer_meta", "sparse_slice_infer_meta",
+            "sparse_index_select_infer_meta", "sparse_concat_infer_meta",
+            "sparse_stack_infer_meta", "each_unchanged_infer_meta"]
 __all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse"]
 __all__ += ["unary_infer_meta", "binary_infer_meta", "binary_grad_infer_meta",
             "broadcast_shape"]

@@ -5,9 +5,12 @@ are remapped (:func:`kernels.funcs.restride.restride`) and the values are
 shared, not copied.  Otherwise the dense dims are folded into sparse dims
 first, so every valid reshape works and the result has no dense dims.
 """
+import numpy as np
+
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
-from ..funcs.restride import restride
+from ..funcs.restride import INT64_SAFE, SMALL_NNZ, index_dtype, restride
+from ..funcs.shape import prod
 from ..gpu.backend import device
 from ..gpu.coo_restride import coo_restride
 from ..infermeta.sparse import coo_reshape_sparse_dim
@@ -35,7 +38,13 @@ def _restride_gpu(indices, old_shape, new_shape, order):
 
 
 def restride_indices(indices, old_shape, new_shape, order):
-    """An index matrix's coordinates after the reshape (:func:`restride`)."""
+    """An index matrix's coordinates after the reshape (:func:`restride`; a few
+    entries by one ``np.ravel_multi_index`` and ``np.unravel_index`` pair)."""
+    nnz = indices.shape[1]
+    if type(indices) is np.ndarray and 0 < nnz <= SMALL_NNZ and prod(old_shape) <= INT64_SAFE:
+        flat = np.ravel_multi_index(indices, old_shape, order=order)
+        return np.array(np.unravel_index(flat, new_shape, order=order),
+                        dtype=index_dtype(new_shape, indices.dtype))
     return restride(index_rows(indices), old_shape, new_shape, order)
 
 

@@ -107,7 +107,7 @@ def environment(spec, metas, attrs, out_metas, cls=SimpleNamespace):
 
 def candidates(spec, metas, attrs, out_metas):
     """Every signature the op's table allows for these logical inputs."""
-    table = spec.extra.get("sbp")
+    table = spec.sbp
     found = [Signature((broadcast,) * len(metas), (broadcast,) * len(out_metas))]
     if table is None:
         return found

@@ -10,6 +10,7 @@ import importlib
 
 from .. import dispatch, registry
 from ..dtypes import ALL
+from ..meta import Canonical
 from ..opspec import Arg, OpSpec
 from . import boxing, comm, layouts, rules
 from .sbp import broadcast, check_sbp, shard_shape, shard_sizes, shard_start
@@ -210,7 +211,7 @@ def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
     signature's shards and returns a dict: entries naming a YAML attribute
     replace its logical value; the others are kernel-only attributes.
     """
-    table = spec.extra.get("sbp")
+    table = spec.sbp
     if table is None or table.physical is None:
         return attrs, {}
     env = rules.environment(spec, metas, attrs, out_metas, rules.Shards)
@@ -236,7 +237,8 @@ def _run_with_kernel_attrs(spec, shards, attrs, extra):
     """
     metas = [t.meta for t in shards]
     out_meta = dispatch.infer(spec, metas, attrs)[0]
-    data = _kernel(spec, metas)(*(t._data() for t in shards), *attrs, **extra)
+    kernel_attrs = _canonical_attrs(spec, metas, attrs)
+    data = _kernel(spec, metas)(*(t._data() for t in shards), *kernel_attrs, **extra)
     out = layouts.local_tensor(data, out_meta)
     if spec.backward is None or all(t.stop_gradient for t in shards):
         return out
@@ -250,15 +252,24 @@ def _run_with_kernel_attrs(spec, shards, attrs, extra):
         known = {**dict(zip((a.name for a in spec.tensor_args), node.inputs)), **values,
                  f"{spec.outputs[0]}_grad": out_grad}
         ins = [known[a.name] for a in grad_spec.tensor_args]
-        kernel = _kernel(grad_spec, [t.meta for t in ins])
-        grad = kernel(*(t._data() for t in ins), *(known[a.name] for a in grad_spec.attr_args),
-                      **extra)
+        metas = [t.meta for t in ins]
+        grad_attrs = [known[a.name] for a in grad_spec.attr_args]
+        grad_attrs = _canonical_attrs(grad_spec, metas, grad_attrs)
+        grad = _kernel(grad_spec, metas)(*(t._data() for t in ins), *grad_attrs, **extra)
         first = grad_spec.outputs[0].removesuffix("_grad")
         return {first: layouts.local_tensor(grad, known[first].meta)}
 
     node_spec = OpSpec(name=spec.name, namespace="dist", args=spec.tensor_args,
                        outputs=spec.outputs, backward_fn=backward_fn)
     return layouts.record(node_spec, shards, out, {})
+
+
+def _canonical_attrs(spec, metas, attrs):
+    """``attrs`` with the infer-meta's canonical values in place, as dispatch hands them."""
+    result = spec.infer_meta(*metas, *attrs)
+    if type(result) is not Canonical:
+        return attrs
+    return [result.attrs.get(a.name, v) for a, v in zip(spec.attr_args, attrs)]
 
 
 def _kernel(spec, metas):

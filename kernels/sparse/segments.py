@@ -1,0 +1,150 @@
+"""Entry bookkeeping shared by the sparse structure ops (transpose, slice, index_select).
+
+The structure ops move stored entries without computing on them: each
+output entry is one input entry (its *source*).  These helpers find the
+sources: runs of consecutive entries (CSR rows), entries grouped by a key
+(a counting sort), and entries repeated once per index that selects them.
+Their gradients send each output entry's value back to its source, summing
+where an entry was repeated.  All are xp-generic (numpy or cupy) except
+:func:`group_by_key`, which runs scipy's compiled counting sort on the CPU.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from ..core.xp import xp_of
+
+
+def expand_ranges(starts, lengths):
+    """The concatenation of ``arange(s, s + n)`` over ``zip(starts, lengths)``, as int64.
+
+    Examples
+    --------
+    >>> expand_ranges(np.array([5, 0, 9]), np.array([2, 0, 3])).tolist()
+    [5, 6, 9, 10, 11]
+    """
+    xp = xp_of(lengths)
+    keep = lengths > 0
+    starts, lengths = starts[keep].astype(xp.int64), lengths[keep].astype(xp.int64)
+    ends = xp.cumsum(lengths)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    steps = xp.ones(total, dtype=xp.int64)
+    if total:
+        steps[0] = starts[0]
+        steps[ends[:-1]] = starts[1:] - starts[:-1] - lengths[:-1] + 1
+    return xp.cumsum(steps)
+
+
+def row_ranges(crows, batch, rows):
+    """Global start and length of every row of a CSR (``batch * rows`` of each), int64."""
+    xp = xp_of(crows)
+    c2 = crows.reshape(batch, rows + 1).astype(xp.int64)
+    offsets = xp.cumsum(c2[:, -1]) - c2[:, -1]
+    lengths = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
+    return (c2[:, :-1] + offsets[:, None]).reshape(-1), lengths
+
+
+def crows_of_lengths(lengths, batch, rows, dtype):
+    """Paddle's crows (restarting in every batch) from each row's entry count."""
+    xp = xp_of(lengths)
+    counts = lengths.reshape(batch, rows)
+    crows = xp.zeros((batch, rows + 1), dtype=dtype)
+    xp.cumsum(counts, axis=1, out=crows[:, 1:])
+    return crows.reshape(-1)
+
+
+def segment_counts(mask_or_counts, lengths):
+    """Per-segment sums of ``mask_or_counts`` over consecutive segments of ``lengths``."""
+    xp = xp_of(lengths)
+    cs = xp.zeros(mask_or_counts.shape[0] + 1, dtype=xp.int64)
+    xp.cumsum(mask_or_counts, out=cs[1:])
+    ends = xp.cumsum(lengths.astype(xp.int64))
+    return cs[ends] - cs[ends - lengths]
+
+
+def select_expansion(coord, index, size):
+    """Sources and new coordinates of the entries index_select keeps along one axis.
+
+    Parameters
+    ----------
+    coord : 1-D integer array
+        Each stored entry's coordinate along the selected axis.
+    index : 1-D integer array
+        The selection, values in ``[0, size)`` (checked by the caller).
+    size : int
+        The axis' length.
+
+    Returns
+    -------
+    src, new
+        ``src[k]`` is the stored entry that output entry ``k`` copies and
+        ``new[k]`` its coordinate (a position in ``index``).  An entry is
+        repeated once per position selecting its coordinate, in index order,
+        and entries keep their storage order, so ``src`` is non-decreasing.
+
+    Examples
+    --------
+    >>> src, new = select_expansion(np.array([2, 0, 1]), np.array([2, 2, 1]), 3)
+    >>> src.tolist(), new.tolist()
+    ([0, 0, 2], [0, 1, 2])
+    """
+    xp = xp_of(coord)
+    hits = xp.bincount(index, minlength=size)
+    if index.shape[0] == 0 or int(hits.max()) <= 1:
+        where = xp.full(size, -1, dtype=xp.int64)
+        where[index] = xp.arange(index.shape[0])
+        new = where[coord]
+        src = xp.flatnonzero(new >= 0)
+        return src, new[src]
+    counts = hits[coord]
+    src = xp.repeat(xp.arange(coord.shape[0]), counts)
+    first = xp.cumsum(counts) - counts
+    rank = xp.arange(src.shape[0]) - xp.repeat(first, counts)
+    starts = (xp.cumsum(hits) - hits)[coord]
+    return src, xp.argsort(index, kind="stable")[xp.repeat(starts, counts) + rank]
+
+
+def group_by_key(row_starts, keys, n_keys, payload):
+    """Stably regroup entries by ``keys``: a counting sort (CSR to CSC).
+
+    Entries come in rows (``row_starts``, a crows of global offsets); each has
+    a key in ``[0, n_keys)`` and a payload value.  On the CPU this is scipy's
+    ``csr_tocsc`` (O(nnz + rows + keys)); elsewhere a stable argsort.
+
+    Returns
+    -------
+    bounds, rows, payload
+        ``bounds`` (n_keys + 1, int64): where each key's entries start in the
+        regrouped order; ``rows``: each regrouped entry's row; ``payload`` in
+        the regrouped order.  Within a key, entries keep their storage order.
+    """
+    if xp_of(keys) is np:
+        n_rows = row_starts.shape[0] - 1
+        view = payload.view(np.int16) if payload.dtype == np.float16 else payload
+        m = sp.csr_array((view, keys, row_starts), shape=(n_rows, n_keys), copy=False).tocsc()
+        return (m.indptr.astype(np.int64, copy=False), m.indices,
+                m.data.view(payload.dtype))
+    return group_by_argsort(row_starts, keys, n_keys, payload)
+
+
+def group_by_argsort(row_starts, keys, n_keys, payload):
+    """:func:`group_by_key` by a stable argsort: the path for cupy (any xp)."""
+    xp = xp_of(keys)
+    order = xp.argsort(keys, kind="stable")
+    bounds = xp.searchsorted(keys[order], xp.arange(n_keys + 1), side="left")
+    rows = xp.repeat(xp.arange(row_starts.shape[0] - 1), xp.diff(row_starts))[order]
+    return bounds.astype(xp.int64), rows, payload[order]
+
+
+def scatter_back(n, src, grad):
+    """The gradient of a gather by ``src``: ``out[src] += grad`` on zeros of length ``n``.
+
+    ``src`` may be a slice (a run of entries) or an index array; repeated
+    sources are summed.
+    """
+    xp = xp_of(grad)
+    out = xp.zeros((n,) + tuple(grad.shape[1:]), dtype=grad.dtype)
+    if isinstance(src, slice):
+        out[src] = grad
+    else:
+        xp.add.at(out, src, grad)
+    return out

@@ -1,0 +1,262 @@
+"""Sparse slice and index_select (COO with dense dims; CSR 2-D and batched 3-D), with backward.
+
+Both keep some stored entries (index_select may repeat them) and renumber
+their coordinates; every output entry copies one input entry, its source.
+The bounds and index checks are :mod:`kernels.funcs.slicing`'s, shared with
+dense slice and index_select.
+
+- Along a COO sparse dim: slice keeps the entries inside the window (a
+  mask); index_select repeats each entry once per position of ``index``
+  naming its coordinate (:func:`kernels.sparse.segments.select_expansion`).
+  Entries keep their storage order, so slice keeps the coalesced flag and
+  index_select keeps it when ``index`` is strictly increasing.
+- Along a COO dense dim: the values are sliced or taken; indices are shared.
+- CSR, along the batch or row axis: each output row is one input row, a run
+  of consecutive entries, so only crows are computed and the runs are
+  copied (a contiguous row slice of a 2-D CSR shares its buffers).  Along
+  the col axis: a mask (slice) or the expansion (index_select) within rows.
+
+Gradient: each stored entry of x gets the upstream value at its image, zero
+where it was cut away, summed over its images where it was repeated.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from ..core.dtypes import ALL
+from ..core.registry import register_kernel
+from ..core.xp import xp_of
+from ..funcs.restride import index_dtype
+from ..funcs.slicing import check_select_values, resolve_index_select, resolve_slice
+from .data import CooData, CsrData
+from .segments import (crows_of_lengths, expand_ranges, row_ranges, scatter_back,
+                       segment_counts, select_expansion)
+
+COO, CSR = "sparse_coo", "sparse_csr"
+#: Entries from which a CSR row gather goes through scipy's compiled loop on the CPU.
+SCIPY_MIN_NNZ = 1 << 16
+
+
+def _cut(window, shape, axis):
+    return (window[axis].start, window[axis].stop) != (0, shape[axis])
+
+
+def _dense_part(values, window, sparse_dim):
+    """``values`` restricted to the dense dims' window (shared when nothing is cut)."""
+    inner = tuple(window[sparse_dim:])
+    if all((s.start, s.stop) == (0, n) for s, n in zip(inner, values.shape[1:])):
+        return values
+    return values[(slice(None),) + inner]
+
+
+# ---------------------------------------------------------------- COO slice
+def coo_slice_sources(x, window):
+    """The entries of COO x inside the window's sparse part: a slice (all) or int64 positions."""
+    xp = xp_of(x.indices)
+    keep = None
+    for d in range(x.sparse_dim):
+        if _cut(window, x.shape, d):
+            row = x.indices[d]
+            inside = (row >= window[d].start) & (row < window[d].stop)
+            keep = inside if keep is None else keep & inside
+    return slice(0, x.nnz) if keep is None else xp.flatnonzero(keep)
+
+
+@register_kernel("slice_coo", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
+def slice_coo(x, axes, starts, ends):
+    """The stored entries of x inside the window, coordinates shifted to its origin."""
+    window = resolve_slice(x.shape, axes, starts, ends)
+    src = coo_slice_sources(x, window)
+    indices = x.indices[:, src]
+    shift = [w.start for w in window[:x.sparse_dim]]
+    if any(shift):
+        xp = xp_of(indices)
+        indices = indices - xp.asarray(shift, dtype=indices.dtype)[:, None]
+    values = _dense_part(x.values[src], window, x.sparse_dim)
+    shape = tuple(w.stop - w.start for w in window)
+    return CooData(indices, values, shape, x.coalesced)
+
+
+@register_kernel("slice_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
+def slice_coo_grad(x, out_grad, axes, starts, ends):
+    """out_grad at each kept entry of x (inside the dense window), zero elsewhere."""
+    window = resolve_slice(x.shape, axes, starts, ends, "slice_grad")
+    src = coo_slice_sources(x, window)
+    xp = xp_of(out_grad.values)
+    g = xp.zeros(x.values.shape, dtype=out_grad.values.dtype)
+    g[(src,) + tuple(window[x.sparse_dim:])] = out_grad.values
+    return x._replace(values=g)
+
+
+# ---------------------------------------------------------------- CSR rows
+def _first_of_run(xp, grows):
+    """The first row when ``grows`` are consecutive rows (one run of entries), else None."""
+    if grows.shape[0] and bool(xp.all(xp.diff(grows) == 1)):
+        return int(grows[0])
+    return None
+
+
+def csr_runs(x, grows):
+    """Crows lengths and sources of a CSR whose output rows copy x's global rows ``grows``.
+
+    Returns
+    -------
+    lengths, src
+        Each output row's entry count, and the input entry of every output
+        entry: a slice when the rows are one consecutive run of x's rows.
+    """
+    return runs_of(*row_ranges(x.crows, x.batch, x.shape[-2]), grows)
+
+
+def runs_of(starts, lengths, grows):
+    """:func:`csr_runs` from every row's global start and length."""
+    g0 = _first_of_run(xp_of(grows), grows)
+    if g0 is not None:
+        n = lengths[g0:g0 + grows.shape[0]]
+        return n, slice(int(starts[g0]), int(starts[g0]) + int(n.sum()))
+    return lengths[grows], expand_ranges(starts[grows], lengths[grows])
+
+
+def take_rows(x, grows):
+    """Row lengths, cols and values of the CSR whose rows are x's global rows ``grows``.
+
+    The forward of :func:`csr_runs`: on the CPU the runs are copied by
+    scipy's compiled row gather (``csr_row_index``, behind its fancy row
+    indexing) over x seen as one ``[batch * rows, cols]`` matrix, once x
+    holds :data:`SCIPY_MIN_NNZ` entries (below, scipy's fixed cost is
+    more than the copy); a consecutive run of rows shares x's buffers.
+    """
+    xp = xp_of(x.cols)
+    starts, lengths = row_ranges(x.crows, x.batch, x.shape[-2])
+    if xp is not np or x.nnz < SCIPY_MIN_NNZ or _first_of_run(xp, grows) is not None:
+        out_lengths, src = runs_of(starts, lengths, grows)
+        return out_lengths, x.cols[src], x.values[src]
+    bounds = np.append(starts, x.nnz)
+    view = x.values.view(np.int16) if x.values.dtype == np.float16 else x.values
+    m = sp.csr_array((view, x.cols, bounds), shape=(starts.shape[0], x.shape[-1]), copy=False)
+    m = m[grows]
+    return lengths[grows], m.indices, m.data.view(x.values.dtype)
+
+
+def _global_rows(xp, shape, batches, rows):
+    """x's global row ids (``batch * rows + row``) for every (batch, row) pair, batch-major."""
+    return (batches[:, None] * shape[-2] + rows[None, :]).reshape(-1)
+
+
+def csr_build(x, lengths, cols, values, out_shape):
+    """A CsrData of ``out_shape`` from row lengths, cols and values in output order."""
+    xp = xp_of(x.cols)
+    batch = out_shape[0] if len(out_shape) == 3 else 1
+    dtype = index_dtype(out_shape, x.cols.dtype, extent=int(lengths.sum()), xp=xp)
+    crows = crows_of_lengths(lengths.astype(dtype), batch, out_shape[-2], dtype)
+    return CsrData(crows, cols.astype(dtype, copy=False), values, tuple(out_shape))
+
+
+def csr_slice_parts(x, window):
+    """Row lengths, sources and cols of the entries of CSR x inside the window."""
+    xp = xp_of(x.cols)
+    b = window[0] if len(x.shape) == 3 else slice(0, 1)
+    rows = window[-2]
+    grows = _global_rows(xp, x.shape, xp.arange(b.start, b.stop), xp.arange(rows.start, rows.stop))
+    lengths, src = csr_runs(x, grows)
+    cols = x.cols[src]
+    if _cut(window, x.shape, len(x.shape) - 1):
+        c = window[-1]
+        keep = (cols >= c.start) & (cols < c.stop)
+        lengths = segment_counts(keep, lengths)
+        src = xp.flatnonzero(keep) + src.start if isinstance(src, slice) else src[keep]
+        cols = cols[keep] - c.start
+    return lengths, src, cols
+
+
+@register_kernel("slice_csr", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
+def slice_csr(x, axes, starts, ends):
+    """The entries of x inside the window, as CSR; see the module docstring."""
+    window = resolve_slice(x.shape, axes, starts, ends)
+    lengths, src, cols = csr_slice_parts(x, window)
+    return csr_build(x, lengths, cols, x.values[src], tuple(w.stop - w.start for w in window))
+
+
+@register_kernel("slice_csr_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
+def slice_csr_grad(x, out_grad, axes, starts, ends):
+    """out_grad at each kept entry of x, zero elsewhere."""
+    window = resolve_slice(x.shape, axes, starts, ends, "slice_grad")
+    src = csr_slice_parts(x, window)[1]
+    return x._replace(values=scatter_back(x.nnz, src, out_grad.values))
+
+
+# ---------------------------------------------------------------- index_select
+def _checked(x, index, axis, op="index_select"):
+    axis = resolve_index_select(x.shape, index, axis, op)
+    check_select_values(index, x.shape[axis], axis, op)
+    return axis
+
+
+@register_kernel("index_select_coo", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
+def index_select_coo(x, index, axis=0):
+    """x's entries whose coordinate along ``axis`` is selected, once per selecting position."""
+    axis = _checked(x, index, axis)
+    shape = x.shape[:axis] + (index.shape[0],) + tuple(x.shape[axis + 1:])
+    xp = xp_of(x.indices)
+    if axis >= x.sparse_dim:
+        values = xp.take(x.values, index, axis=axis - x.sparse_dim + 1)
+        return CooData(x.indices, values, shape, x.coalesced)
+    src, new = select_expansion(x.indices[axis], index, x.shape[axis])
+    indices = x.indices[:, src].astype(index_dtype(shape[:x.sparse_dim], x.indices.dtype, xp=xp),
+                                       copy=False)
+    indices[axis] = new
+    increasing = index.shape[0] < 2 or bool(xp.all(index[1:] > index[:-1]))
+    return CooData(indices, x.values[src], shape, x.coalesced and increasing)
+
+
+@register_kernel("index_select_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
+def index_select_coo_grad(x, index, out_grad, axis=0):
+    """Each entry's upstream values summed over its images (zero where none)."""
+    axis = _checked(x, index, axis, "index_select_grad")
+    xp = xp_of(out_grad.values)
+    g = out_grad.values
+    if axis >= x.sparse_dim:
+        d = axis - x.sparse_dim + 1
+        out = xp.zeros(x.values.shape, dtype=g.dtype)
+        xp.add.at(out, (slice(None),) * d + (index,), g)
+        return x._replace(values=out)
+    src = select_expansion(x.indices[axis], index, x.shape[axis])[0]
+    return x._replace(values=scatter_back(x.nnz, src, g))
+
+
+def select_rows(x, index, axis):
+    """x's global rows, in output order, of an index_select along the batch or row axis."""
+    xp = xp_of(x.cols)
+    index = index.astype(xp.int64, copy=False)
+    if axis == len(x.shape) - 2:
+        return _global_rows(xp, x.shape, xp.arange(x.batch), index)
+    return _global_rows(xp, x.shape, index, xp.arange(x.shape[-2]))
+
+
+def select_cols(x, index):
+    """Row lengths, sources and new cols of an index_select along the col axis."""
+    xp = xp_of(x.cols)
+    lengths = row_ranges(x.crows, x.batch, x.shape[-2])[1]
+    src, new = select_expansion(x.cols, index, x.shape[-1])
+    return segment_counts(xp.bincount(src, minlength=x.nnz), lengths), src, new
+
+
+@register_kernel("index_select_csr", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
+def index_select_csr(x, index, axis=0):
+    """x's batches, rows or cols selected by ``index``, as CSR; see the module docstring."""
+    axis = _checked(x, index, axis)
+    shape = x.shape[:axis] + (index.shape[0],) + tuple(x.shape[axis + 1:])
+    if axis == len(x.shape) - 1:
+        lengths, src, cols = select_cols(x, index)
+        return csr_build(x, lengths, cols, x.values[src], shape)
+    return csr_build(x, *take_rows(x, select_rows(x, index, axis)), shape)
+
+
+@register_kernel("index_select_csr_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
+def index_select_csr_grad(x, index, out_grad, axis=0):
+    """Each entry's upstream values summed over its images (zero where none)."""
+    axis = _checked(x, index, axis, "index_select_grad")
+    if axis == len(x.shape) - 1:
+        src = select_cols(x, index)[1]
+    else:
+        src = csr_runs(x, select_rows(x, index, axis))[1]
+    return x._replace(values=scatter_back(x.nnz, src, out_grad.values))
