@@ -180,12 +180,18 @@ def _batch_gather_out(p):
     return tuple(p["index_shape"]) + tuple(p["shape"][len(p["index_shape"]):])
 
 
+def _matmul_out(p):
+    return (p["m"], p["n"])
+
+
 OUT_SHAPE = {
     "reshape": lambda p: tuple(p["new_shape"]),
     "expand": lambda p: tuple(p["new_shape"]),
     "repeat": lambda p: tuple(n * r for n, r in zip(p["shape"], p["repeats"])),
     "gather": _gather_out,
     "batch_gather": _batch_gather_out,
+    "add": lambda p: tuple(p["shape"]),
+    "mean": lambda p: tuple(s for i, s in enumerate(p["shape"]) if i != p["axis"]),
 }
 
 _INDEX_BYTES = {
@@ -200,6 +206,8 @@ def _dense_traffic(op, p, grad):
     index = _INDEX_BYTES.get(op, lambda p: 0)(p)
     if op in _INDEX_BYTES:  # a gather reads only the rows it gathers
         return (out + index, x) if grad else (out + index, out)
+    if op == "add":  # the broadcast operand is read once
+        return x + math.prod(p["y_shape"]) * F32, out
     return (out, x) if grad else (x, out)
 
 
@@ -218,9 +226,14 @@ BUILD = {
     "batch_gather": lambda p, rng: {
         "x": _random(p["shape"], rng),
         "index": _index(p["shape"][len(p["index_shape"]) - 1], p["index_shape"], rng)},
+    "add": lambda p, rng: {"x": _random(p["shape"], rng), "y": _random(p["y_shape"], rng)},
+    "matmul": lambda p, rng: {"x": _random((p["m"], p["k"]), rng),
+                              "y": _random((p["k"], p["n"]), rng)},
+    "mean": lambda p, rng: {"x": _random(p["shape"], rng)},
 }
 
 TRAFFIC = {"coo_reshape": _coo_traffic, "csr_reshape": _csr_traffic,
+           "matmul": lambda p: ((p["m"] * p["k"] + p["k"] * p["n"]) * F32, p["m"] * p["n"] * F32),
            **{op: _struct_traffic for op in STRUCT_OPS}}
 
 DESCRIBE = {
@@ -234,6 +247,9 @@ DESCRIBE = {
                          f"{p['n_index']} indices"),
     "batch_gather": lambda p: (f"batch_gather {list(p['shape'])} f32, "
                                f"index {list(p['index_shape'])}"),
+    "add": lambda p: f"add {list(p['shape'])} + {list(p['y_shape'])} f32 (broadcast)",
+    "matmul": lambda p: f"matmul [{p['m']}, {p['k']}] @ [{p['k']}, {p['n']}] f32",
+    "mean": lambda p: f"mean {list(p['shape'])} f32 over axis {p['axis']}",
 }
 
 
@@ -350,6 +366,18 @@ for _kind in ("spmm", "spgemm", "sddmm", "spmv"):
 
 
 
+def _dense_compute_workloads():
+    """Issue 19's rows: a broadcast add, a 1024^2 matmul and a mean over an axis (32 MiB)."""
+    return [
+        Workload("add/broadcast", "add", {"shape": (8192, 1024), "y_shape": (1024,)},
+                 {"shape": (64, 32), "y_shape": (32,)}),
+        Workload("matmul/1024", "matmul", {"m": 1024, "k": 1024, "n": 1024},
+                 {"m": 32, "k": 16, "n": 8}),
+        Workload("mean/axis1", "mean", {"shape": (8192, 1024), "axis": 1},
+                 {"shape": (64, 32), "axis": 1}),
+    ]
+
+
 def _struct_workloads():
     """Transpose, row slice, row index_select and vstack at nnz 1e6 and 1e7."""
     big, small = (20000, 20000), (200, 200)
@@ -380,10 +408,13 @@ def _tiny_workloads():
         "repeat": {"shape": (10,), "repeats": (2,)},
         "gather": {"shape": (10,), "axis": 0, "n_index": 3},
         "coo_reshape": {"shape": (10, 10), "new_shape": (100,), "nnz": 10, "dense": ()},
+        "add": {"shape": (10,), "y_shape": (10,)},
+        "matmul": {"m": 2, "k": 5, "n": 2},
+        "mean": {"shape": (2, 5), "axis": 1},
     }
     return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS) for op, p in params.items()]
 
 
 WORKLOADS = (_coo_workloads() + _csr_workloads() + _struct_workloads() + _dense_workloads()
-             + _matmul_workloads() + _tiny_workloads())
+             + _dense_compute_workloads() + _matmul_workloads() + _tiny_workloads())
 BY_NAME = {w.name: w for w in WORKLOADS}

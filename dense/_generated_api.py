@@ -4,7 +4,7 @@
 from kernels._generated import op_table as _table
 from kernels.core import dispatch as _d
 
-__all__ = ['reshape', 'sum', 'expand', 'repeat', 'gather', 'batch_gather', 'abs', 'neg', 'exp', 'log', 'sqrt', 'square', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'add', 'subtract', 'multiply', 'divide', 'pow', 'maximum', 'minimum', 'equal', 'not_equal', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'clip']
+__all__ = ['reshape', 'sum', 'expand', 'repeat', 'gather', 'batch_gather', 'abs', 'neg', 'exp', 'log', 'sqrt', 'square', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'add', 'subtract', 'multiply', 'divide', 'pow', 'maximum', 'minimum', 'equal', 'not_equal', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'clip', 'where', 'matmul', 'transpose', 'squeeze', 'unsqueeze', 'flatten', 'concat', 'stack', 'slice', 'strided_slice', 'index_select', 'mean', 'max', 'min', 'prod', 'argmax', 'argmin', 'zeros', 'ones', 'full', 'arange', 'zeros_like', 'ones_like', 'full_like', 'cast']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'dense'}
 
 
@@ -1124,3 +1124,878 @@ def clip(x, min=None, max=None):
 
 
 clip.infer_meta = _d.meta_binding(_SPECS['clip'])
+
+
+def where(condition, x, y):
+    r"""Choose x where ``condition`` holds and y elsewhere (numpy.where).
+
+    The three broadcast together; x or y may be a Python scalar (weak, as in
+    numpy).  Each branch's gradient is out_grad where it was chosen, summed
+    back to its shape; condition gets none.
+
+    Parameters
+    ----------
+    condition : Tensor of bool
+    x, y : Tensor, numpy array or scalar
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape; numpy's common dtype of x and y.
+
+    Raises
+    ------
+    TypeError
+        A condition that is not bool.
+    ValueError
+        Shapes that do not broadcast.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor([-1.0, 2.0, -3.0])
+    >>> dense.where(x > 0, x, 0.0).numpy()
+    array([0., 2., 0.])
+    """
+    return _d.run(_SPECS['where'], [condition, x, y], [])
+
+
+where.infer_meta = _d.meta_binding(_SPECS['where'])
+
+
+def matmul(x, y, transpose_x=False, transpose_y=False):
+    r"""Matrix product of x and y (numpy.matmul), after optional transposes of their last two dims.
+
+    Leading dims are batch dims and broadcast as in numpy.  A 1-D x is a row
+    vector and a 1-D y a column vector, and that dim is dropped from the
+    result, as numpy does; transposing a 1-D operand does nothing (Paddle).
+    The product runs in BLAS through numpy (cupy on the GPU).
+
+    Parameters
+    ----------
+    x, y : Tensor
+        Rank >= 1.
+    transpose_x, transpose_y : bool
+        Swap the last two dims of that operand first.
+
+    Returns
+    -------
+    Tensor
+        numpy.matmul's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        A 0-d operand, inner dims that differ, or batch dims that do not
+        broadcast; the message gives both shapes.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    >>> dense.matmul(x, x, transpose_y=True).numpy()
+    array([[ 5., 14.],
+           [14., 50.]])
+    >>> (x @ dense.to_tensor(np.ones(3))).numpy()
+    array([ 3., 12.])
+    """
+    return _d.run(_SPECS['matmul'], [x, y], [transpose_x, transpose_y])
+
+
+matmul.infer_meta = _d.meta_binding(_SPECS['matmul'])
+
+
+def transpose(x, perm):
+    r"""Permute x's dims: ``out.shape[k] == x.shape[perm[k]]`` (a view, no copy).
+
+    Parameters
+    ----------
+    x : Tensor
+    perm : list of int
+        A permutation of ``range(x.ndim)``; negative entries count from the end.
+
+    Returns
+    -------
+    Tensor
+        Its gradient is out_grad transposed by the inverse permutation.
+
+    Raises
+    ------
+    ValueError
+        perm of the wrong length, out of range, or with a repeated axis.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.zeros((2, 3, 4)))
+    >>> dense.transpose(x, [2, 0, 1]).shape
+    [4, 2, 3]
+    """
+    return _d.run(_SPECS['transpose'], [x], [perm])
+
+
+transpose.infer_meta = _d.meta_binding(_SPECS['transpose'])
+
+
+def squeeze(x, axis=None):
+    r"""Drop dims of size 1 (Paddle's squeeze; a view).
+
+    With ``axis`` None every size-1 dim goes; otherwise only the listed
+    axes that have size 1 (a listed axis of another size stays, as Paddle).
+
+    Parameters
+    ----------
+    x : Tensor
+    axis : int or list of int, optional
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        An axis out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.zeros((1, 3, 1)))
+    >>> dense.squeeze(x).shape, dense.squeeze(x, axis=[0, 1]).shape
+    ([3], [3, 1])
+    """
+    return _d.run(_SPECS['squeeze'], [x], [axis])
+
+
+squeeze.infer_meta = _d.meta_binding(_SPECS['squeeze'])
+
+
+def unsqueeze(x, axis):
+    r"""Insert dims of size 1 at ``axis`` (Paddle's unsqueeze; a view).
+
+    With several axes, each is inserted in turn into the growing shape;
+    a negative axis counts from the end of the shape it is inserted into.
+
+    Parameters
+    ----------
+    x : Tensor
+    axis : int or list of int
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        An axis out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.zeros(3))
+    >>> dense.unsqueeze(x, [0, -1]).shape
+    [1, 3, 1]
+    """
+    return _d.run(_SPECS['unsqueeze'], [x], [axis])
+
+
+unsqueeze.infer_meta = _d.meta_binding(_SPECS['unsqueeze'])
+
+
+def flatten(x, start_axis=0, stop_axis=-1):
+    r"""Merge dims ``start_axis`` to ``stop_axis`` into one (Paddle's flatten).
+
+    A 0-d x becomes shape [1].  The result is a view when x's strides allow.
+
+    Parameters
+    ----------
+    x : Tensor
+    start_axis, stop_axis : int
+        Inclusive; negative values count from the end.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        An axis out of range or start_axis after stop_axis.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.zeros((2, 3, 4)))
+    >>> dense.flatten(x).shape, dense.flatten(x, 1).shape, dense.flatten(x, 0, 1).shape
+    ([24], [2, 12], [6, 4])
+    """
+    return _d.run(_SPECS['flatten'], [x], [start_axis, stop_axis])
+
+
+flatten.infer_meta = _d.meta_binding(_SPECS['flatten'])
+
+
+def concat(xs, axis=0):
+    r"""Join a list of tensors along an existing axis (numpy.concatenate).
+
+    Parameters
+    ----------
+    xs : list of Tensor
+        Equal shapes except along ``axis``; rank >= 1.
+    axis : int
+
+    Returns
+    -------
+    Tensor
+        numpy's common dtype of the inputs.  Each input's gradient is its
+        block of out_grad.
+
+    Raises
+    ------
+    ValueError
+        An empty list, 0-d inputs, shapes that differ off ``axis``, or an
+        axis out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> a, b = dense.to_tensor([[1, 2]]), dense.to_tensor([[3, 4], [5, 6]])
+    >>> dense.concat([a, b]).numpy()
+    array([[1, 2],
+           [3, 4],
+           [5, 6]])
+    """
+    return _d.run(_SPECS['concat'], [xs], [axis])
+
+
+concat.infer_meta = _d.meta_binding(_SPECS['concat'])
+
+
+def stack(xs, axis=0):
+    r"""Join a list of equal-shape tensors along a new axis (numpy.stack).
+
+    Parameters
+    ----------
+    xs : list of Tensor
+    axis : int
+        In ``[-(ndim + 1), ndim + 1)``.
+
+    Returns
+    -------
+    Tensor
+        numpy's common dtype of the inputs.
+
+    Raises
+    ------
+    ValueError
+        An empty list, shapes that differ, or an axis out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> a, b = dense.to_tensor([1, 2]), dense.to_tensor([3, 4])
+    >>> dense.stack([a, b], axis=1).numpy()
+    array([[1, 3],
+           [2, 4]])
+    """
+    return _d.run(_SPECS['stack'], [xs], [axis])
+
+
+stack.infer_meta = _d.meta_binding(_SPECS['stack'])
+
+
+def slice(x, axes, starts, ends):
+    r"""The window ``starts[k]:ends[k]`` along each of ``axes`` (paddle.slice; a view).
+
+    A negative bound has the dim added, then bounds clamp to ``[0, dim]``;
+    an end before its start gives an empty dim.  Negative axes count from
+    the end.
+
+    Parameters
+    ----------
+    x : Tensor
+    axes, starts, ends : list of int
+        One entry each per sliced axis; axes distinct.
+
+    Returns
+    -------
+    Tensor
+        Its gradient is zeros of x's shape with out_grad in the window.
+
+    Raises
+    ------
+    ValueError
+        Lists of different lengths, or an axis out of range or repeated.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(12).reshape(3, 4))
+    >>> dense.slice(x, [1, 0], [-3, 1], [100, 2]).numpy()
+    array([[5, 6, 7]])
+    """
+    return _d.run(_SPECS['slice'], [x], [axes, starts, ends])
+
+
+slice.infer_meta = _d.meta_binding(_SPECS['slice'])
+
+
+def strided_slice(x, axes, starts, ends, strides):
+    r"""``x[start:end:stride]`` along each of ``axes`` (paddle.strided_slice; a view).
+
+    Each axis follows Python's slice rules: negative bounds count from the
+    end, bounds clamp, and a negative stride walks backwards.  Tensor
+    indexing with slices (``x[::-2, 1:]``) lowers to this op.
+
+    Parameters
+    ----------
+    x : Tensor
+    axes, starts, ends, strides : list of int
+        One entry each per sliced axis; strides nonzero.
+
+    Returns
+    -------
+    Tensor
+        Its gradient is zeros of x's shape with out_grad at the strided positions.
+
+    Raises
+    ------
+    ValueError
+        Lists of different lengths, an axis out of range or repeated, or a
+        zero stride.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(6))
+    >>> dense.strided_slice(x, [0], [-1], [-7], [-2]).numpy()
+    array([5, 3, 1])
+    """
+    return _d.run(_SPECS['strided_slice'], [x], [axes, starts, ends, strides])
+
+
+strided_slice.infer_meta = _d.meta_binding(_SPECS['strided_slice'])
+
+
+def index_select(x, index, axis=0):
+    r"""The slices of x along ``axis`` at ``index`` (paddle.index_select).
+
+    Repeated indices repeat slices, and their gradients add up.
+
+    Parameters
+    ----------
+    x : Tensor
+        Rank >= 1.
+    index : Tensor or numpy array
+        1-D, int32 or int64, values in ``[0, x.shape[axis])``.
+    axis : int
+
+    Returns
+    -------
+    Tensor
+        x's shape with dim ``axis`` replaced by ``len(index)``.
+
+    Raises
+    ------
+    TypeError
+        An index dtype other than int32 or int64.
+    ValueError
+        An index that is not 1-D, or an axis out of range.
+    IndexError
+        An index value out of range, named with its position.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(6).reshape(2, 3))
+    >>> dense.index_select(x, np.array([2, 0, 2]), axis=1).numpy()
+    array([[2, 0, 2],
+           [5, 3, 5]])
+    """
+    return _d.run(_SPECS['index_select'], [x, index], [axis])
+
+
+index_select.infer_meta = _d.meta_binding(_SPECS['index_select'])
+
+
+def mean(x, axis=None, keepdim=False):
+    r"""The arithmetic mean over ``axis`` (numpy.mean; integers give float64).
+
+    Its gradient spreads out_grad / count evenly over each slice.
+
+    Parameters
+    ----------
+    x : Tensor
+    axis : int or list of int, optional
+        The reduced axes; None or ``[]`` reduce every axis (Paddle).
+    keepdim : bool
+        Keep the reduced axes with size 1.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        An axis out of range or repeated.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    >>> dense.mean(x, axis=1).numpy()
+    array([1., 4.])
+    """
+    return _d.run(_SPECS['mean'], [x], [axis, keepdim])
+
+
+mean.infer_meta = _d.meta_binding(_SPECS['mean'])
+
+
+def max(x, axis=None, keepdim=False):
+    r"""The largest element over ``axis``; x's dtype is kept.
+
+    The gradient of each slice goes to one element, the first arg-maximum in
+    C order (as Paddle: ties do not share it).
+
+    Parameters
+    ----------
+    x : Tensor
+    axis : int or list of int, optional
+        The reduced axes; None or ``[]`` reduce every axis (Paddle).
+    keepdim : bool
+        Keep the reduced axes with size 1.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        An axis out of range or repeated, or a reduced dim of size 0.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    >>> dense.max(x, axis=0).numpy()
+    array([3., 4., 5.])
+    """
+    return _d.run(_SPECS['max'], [x], [axis, keepdim])
+
+
+max.infer_meta = _d.meta_binding(_SPECS['max'])
+
+
+def min(x, axis=None, keepdim=False):
+    r"""The smallest element over ``axis``; x's dtype is kept.
+
+    The gradient of each slice goes to one element, the first arg-minimum in
+    C order (as Paddle: ties do not share it).
+
+    Parameters
+    ----------
+    x : Tensor
+    axis : int or list of int, optional
+        The reduced axes; None or ``[]`` reduce every axis (Paddle).
+    keepdim : bool
+        Keep the reduced axes with size 1.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        An axis out of range or repeated, or a reduced dim of size 0.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    >>> dense.min(x).item()
+    0.0
+    """
+    return _d.run(_SPECS['min'], [x], [axis, keepdim])
+
+
+min.infer_meta = _d.meta_binding(_SPECS['min'])
+
+
+def prod(x, axis=None, keepdim=False):
+    r"""The product over ``axis`` (numpy.prod; small integers accumulate in 64 bits).
+
+    Its gradient is out_grad times the product of the slice's other elements
+    (computed without dividing, so zeros are fine).
+
+    Parameters
+    ----------
+    x : Tensor
+    axis : int or list of int, optional
+        The reduced axes; None or ``[]`` reduce every axis (Paddle).
+    keepdim : bool
+        Keep the reduced axes with size 1.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        An axis out of range or repeated.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    >>> dense.prod(x + 1, axis=1).numpy()
+    array([  6., 120.])
+    """
+    return _d.run(_SPECS['prod'], [x], [axis, keepdim])
+
+
+prod.infer_meta = _d.meta_binding(_SPECS['prod'])
+
+
+def argmax(x, axis=None, keepdim=False):
+    r"""The index of the first largest element along ``axis`` (int64; not differentiable).
+
+    With axis None, the flat index into x as a 0-d tensor (shape ``[1] * x.ndim``
+    with keepdim).  The result has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x : Tensor
+        Not complex; at least one element.
+    axis : int, optional
+    keepdim : bool
+
+    Returns
+    -------
+    Tensor of int64
+
+    Raises
+    ------
+    ValueError
+        An empty x or an axis out of range.
+    TypeError
+        A complex x.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    >>> dense.argmax(x, axis=1).numpy()
+    array([2, 2])
+    >>> dense.argmax(x).numpy()
+    array(5)
+    """
+    return _d.run(_SPECS['argmax'], [x], [axis, keepdim])
+
+
+argmax.infer_meta = _d.meta_binding(_SPECS['argmax'])
+
+
+def argmin(x, axis=None, keepdim=False):
+    r"""The index of the first smallest element along ``axis`` (int64; not differentiable).
+
+    With axis None, the flat index into x as a 0-d tensor (shape ``[1] * x.ndim``
+    with keepdim).  The result has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x : Tensor
+        Not complex; at least one element.
+    axis : int, optional
+    keepdim : bool
+
+    Returns
+    -------
+    Tensor of int64
+
+    Raises
+    ------
+    ValueError
+        An empty x or an axis out of range.
+    TypeError
+        A complex x.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    >>> dense.argmin(x, axis=0, keepdim=True).numpy()
+    array([[0, 0, 0]])
+    """
+    return _d.run(_SPECS['argmin'], [x], [axis, keepdim])
+
+
+argmin.infer_meta = _d.meta_binding(_SPECS['argmin'])
+
+
+def zeros(shape, dtype=None):
+    r"""A tensor of zeros (float64 unless ``dtype`` is given, as numpy).
+
+    Parameters
+    ----------
+    shape : list of int
+        Sizes >= 0.
+    dtype : numpy dtype or its name, optional
+
+    Returns
+    -------
+    Tensor
+        On the CPU, with ``stop_gradient=True``.
+
+    Raises
+    ------
+    ValueError
+        A negative size.
+    TypeError
+        An unknown dtype.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.zeros([2, 3]).dtype.name, dense.zeros([2], 'int32').numpy()
+    ('float64', array([0, 0], dtype=int32))
+    """
+    return _d.run(_SPECS['zeros'], [], [shape, dtype])
+
+
+zeros.infer_meta = _d.meta_binding(_SPECS['zeros'])
+
+
+def ones(shape, dtype=None):
+    r"""A tensor of ones (float64 unless ``dtype`` is given, as numpy).
+
+    Parameters
+    ----------
+    shape : list of int
+        Sizes >= 0.
+    dtype : numpy dtype or its name, optional
+
+    Returns
+    -------
+    Tensor
+        On the CPU, with ``stop_gradient=True``.
+
+    Raises
+    ------
+    ValueError
+        A negative size.
+    TypeError
+        An unknown dtype.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.ones([2]).numpy()
+    array([1., 1.])
+    """
+    return _d.run(_SPECS['ones'], [], [shape, dtype])
+
+
+ones.infer_meta = _d.meta_binding(_SPECS['ones'])
+
+
+def full(shape, fill_value, dtype=None):
+    r"""A tensor filled with ``fill_value`` (its numpy dtype unless ``dtype`` is given: an int gives int64).
+
+    Parameters
+    ----------
+    shape : list of int
+        Sizes >= 0.
+    fill_value : bool, int, float or complex
+    dtype : numpy dtype or its name, optional
+
+    Returns
+    -------
+    Tensor
+        On the CPU, with ``stop_gradient=True``.
+
+    Raises
+    ------
+    ValueError
+        A negative size.
+    TypeError
+        An unknown dtype.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.full([2], 7).numpy(), dense.full([1], 0.5, 'float32').numpy()
+    (array([7, 7]), array([0.5], dtype=float32))
+    """
+    return _d.run(_SPECS['full'], [], [shape, fill_value, dtype])
+
+
+full.infer_meta = _d.meta_binding(_SPECS['full'])
+
+
+def arange(start, end=None, step=1, dtype=None):
+    r"""Evenly spaced values in ``[start, end)`` by ``step`` (numpy.arange; end None: ``[0, start)``).
+
+    Integers give int64 and floats float64 unless ``dtype`` is given; the
+    length is ``ceil((end - start) / step)``, at least 0.
+
+    Parameters
+    ----------
+    start, end, step : int or float
+    dtype : numpy dtype or its name, optional
+
+    Returns
+    -------
+    Tensor
+        1-D, on the CPU.
+
+    Raises
+    ------
+    ValueError
+        A step of 0.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.arange(5).numpy(), dense.arange(1, 2, 0.25).numpy()
+    (array([0, 1, 2, 3, 4]), array([1.  , 1.25, 1.5 , 1.75]))
+    """
+    return _d.run(_SPECS['arange'], [], [start, end, step, dtype])
+
+
+arange.infer_meta = _d.meta_binding(_SPECS['arange'])
+
+
+def zeros_like(x, dtype=None):
+    r"""Zeros in x's shape, with x's dtype unless ``dtype`` is given, on x's place.
+
+    Not differentiable: the result has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x : Tensor
+    dtype : numpy dtype or its name, optional
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        An unknown dtype.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x = dense.to_tensor([1, 2])
+    >>> dense.zeros_like(x).numpy()
+    array([0, 0])
+    """
+    return _d.run(_SPECS['zeros_like'], [x], [dtype])
+
+
+zeros_like.infer_meta = _d.meta_binding(_SPECS['zeros_like'])
+
+
+def ones_like(x, dtype=None):
+    r"""Ones in x's shape, with x's dtype unless ``dtype`` is given, on x's place.
+
+    Not differentiable: the result has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x : Tensor
+    dtype : numpy dtype or its name, optional
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        An unknown dtype.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x = dense.to_tensor([1, 2])
+    >>> dense.ones_like(x, 'float32').numpy()
+    array([1., 1.], dtype=float32)
+    """
+    return _d.run(_SPECS['ones_like'], [x], [dtype])
+
+
+ones_like.infer_meta = _d.meta_binding(_SPECS['ones_like'])
+
+
+def full_like(x, fill_value, dtype=None):
+    r"""``fill_value`` in x's shape, with x's dtype unless ``dtype`` is given, on x's place.
+
+    Not differentiable: the result has ``stop_gradient=True``.
+
+    Parameters
+    ----------
+    x : Tensor
+    fill_value : bool, int, float or complex
+    dtype : numpy dtype or its name, optional
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        An unknown dtype.
+
+    Examples
+    --------
+    >>> import dense
+    >>> x = dense.to_tensor([1, 2])
+    >>> dense.full_like(x, 9).numpy()
+    array([9, 9])
+    """
+    return _d.run(_SPECS['full_like'], [x], [fill_value, dtype])
+
+
+full_like.infer_meta = _d.meta_binding(_SPECS['full_like'])
+
+
+def cast(x, dtype):
+    r"""x converted to ``dtype`` (numpy's astype: casts to integers truncate).
+
+    The gradient flows back across floating and complex dtypes (cast to x's
+    dtype); a cast to an integer or bool dtype is not differentiable and
+    returns ``stop_gradient=True``.  ``Tensor.astype`` calls this op.
+
+    Parameters
+    ----------
+    x : Tensor
+    dtype : numpy dtype or its name
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        An unknown dtype, naming ``cast``.
+
+    Examples
+    --------
+    >>> import dense
+    >>> dense.cast(dense.to_tensor([1.7, -1.7]), 'int32').numpy()
+    array([ 1, -1], dtype=int32)
+    """
+    return _d.run(_SPECS['cast'], [x], [dtype])
+
+
+cast.infer_meta = _d.meta_binding(_SPECS['cast'])

@@ -17,6 +17,15 @@ def _freeze(array):
     return array
 
 
+_UFUNC_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
+              "divide": "divide", "power": "pow", "maximum": "maximum", "minimum": "minimum",
+              "equal": "equal", "not_equal": "not_equal", "less": "less_than",
+              "less_equal": "less_equal", "greater": "greater_than",
+              "greater_equal": "greater_equal", "negative": "neg", "absolute": "abs",
+              "exp": "exp", "log": "log", "sqrt": "sqrt", "square": "square", "sin": "sin",
+              "cos": "cos", "tanh": "tanh", "matmul": "matmul"}
+
+
 def _is_operand(value):
     return isinstance(value, (Tensor, np.ndarray, numbers.Number, np.bool_)) \
         or type(value).__module__.startswith("cupy")
@@ -179,8 +188,19 @@ class Tensor(TensorBase):
     # (issue 19) Operators call the generated ops; a Python scalar on either
     # side is a weak 0-d operand (NEP 50).  Anything else (a sparse tensor, a
     # list) gets NotImplemented, so Python asks the other operand.
-    __array_ufunc__ = None      # np.float64(2) * t and ndarray + t come here
     __hash__ = object.__hash__  # == is elementwise; tensors stay hashable by identity
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """A numpy ufunc phisparse has as an op runs that op (``ndarray + t``,
+        ``np.float64(2) * t``, ``np.exp(t)`` give differentiable tensors); any
+        other ufunc or method sees the tensors as numpy arrays and returns arrays.
+        """
+        name = _UFUNC_OPS.get(ufunc.__name__)
+        if method == "__call__" and name is not None and not kwargs:
+            from . import _generated_api as api
+            return getattr(api, name)(*inputs)
+        host = [np.asarray(i) if isinstance(i, Tensor) else i for i in inputs]
+        return getattr(ufunc, method)(*host, **kwargs)
 
     __add__, __radd__ = _binary("add"), _binary("add", True)
     __sub__, __rsub__ = _binary("subtract"), _binary("subtract", True)
@@ -199,6 +219,23 @@ class Tensor(TensorBase):
     def __abs__(self):
         from . import _generated_api as api
         return api.abs(self)
+
+    @property
+    def T(self):
+        """The tensor with its dims reversed (the matrix transpose of a 2-D tensor), a view."""
+        from . import _generated_api as api
+        return api.transpose(self, list(range(self.ndim))[::-1])
+
+    def __getitem__(self, key):
+        """numpy's indexing, differentiable: ints, slices (any step), None, ``...``, and one
+        integer array or tensor.
+
+        Basic indexing is a ``strided_slice``, ``squeeze`` and ``unsqueeze``, all views
+        of this tensor's data (no copy, as numpy); an integer array index is
+        then a ``gather`` along its dim, a copy.
+        """
+        from ._indexing import getitem
+        return getitem(self, key)
 
 
 def _sizes(args):

@@ -292,7 +292,8 @@ def _dense(out):
 @pytest.mark.parametrize("name", ["coo_reshape/3d-2d/nnz1e6", "coo_reshape/2d-3d/nnz1e6/dense4",
                                   "csr_reshape/2d/nnz1e7", "csr_reshape/3d/nnz5e6", "expand",
                                   "expand_grad", "repeat", "repeat_grad", "gather",
-                                  "gather_grad", "batch_gather", "batch_gather_grad"])
+                                  "gather_grad", "batch_gather", "batch_gather_grad",
+                                  "add/broadcast", "matmul/1024", "mean/axis1"])
 def test_peers_compute_the_same_result(name):
     w = workloads.BY_NAME[name]
     if w.op in ("coo_reshape", "csr_reshape"):
@@ -308,6 +309,12 @@ def test_peers_compute_the_same_result(name):
 def _reference(w, inp):
     """The dense op or its gradient from numpy loops and closed forms."""
     x, p = inp["x"], w.quick
+    if w.op == "add":
+        return x + inp["y"][None, :]
+    if w.op == "matmul":
+        return np.einsum("ik,kj->ij", x.astype(np.float64), inp["y"].astype(np.float64))
+    if w.op == "mean":
+        return x.sum(axis=p["axis"], dtype=np.float64) / x.shape[p["axis"]]
     if w.op == "expand":
         return np.broadcast_to(x, p["new_shape"])
     if w.op == "expand_grad":
@@ -432,7 +439,11 @@ def test_tiny_workloads_agree_with_numpy(name):
         expected = {"reshape": lambda x: x.reshape(p["new_shape"]),
                     "expand": lambda x: np.broadcast_to(x, p["new_shape"]),
                     "repeat": lambda x: np.tile(x, p["repeats"]),
-                    "gather": lambda x: np.take(x, inp["index"], axis=p["axis"])}[w.op](inp["x"])
+                    "gather": lambda x: np.take(x, inp["index"], axis=p["axis"]),
+                    "add": lambda x: x + inp.get("y"),
+                    "matmul": lambda x: np.einsum("ik,kj->ij", x, inp.get("y")),
+                    "mean": lambda x: x.sum(axis=p.get("axis")) / x.shape[p.get("axis")]
+                    }[w.op](inp["x"])
     outputs = [o for peer in (US, "numpy", "scipy") for o in _outputs(peer, w)]
     assert outputs
     for impl, out in outputs:

@@ -7,23 +7,10 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 import dense
 from kernels.codegen import CodegenError, load_yaml_dir
 from kernels.funcs.elementwise import BINARY, UNARY
+from opdb import numeric_vjp
 
 DIFFERENTIABLE = [n for n in ("add", "subtract", "multiply", "divide", "pow", "maximum",
                               "minimum")]
-
-
-def _fd(f, arrays, k, w, eps=1e-6):
-    x = arrays[k]
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        vals = []
-        for sign in (1, -1):
-            shifted = x.copy()
-            shifted[i] += sign * eps
-            args = arrays[:k] + [shifted] + arrays[k + 1:]
-            vals.append(np.sum(f(*args) * w))
-        grad[i] = (vals[0] - vals[1]) / (2 * eps)
-    return grad
 
 
 @given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
@@ -41,7 +28,7 @@ def test_broadcast_pairs_forward_and_gradient(shapes, name, seed):
     w = rng.standard_normal(shapes.result_shape)
     out.backward(dense.to_tensor(w))
     for k, t in enumerate((tx, ty)):
-        np.testing.assert_allclose(t.grad.numpy(), _fd(ref, [x, y], k, w), rtol=1e-6,
+        np.testing.assert_allclose(t.grad.numpy(), numeric_vjp(ref, [x, y], k, w), rtol=1e-6,
                                    atol=1e-7)
 
 
@@ -140,7 +127,7 @@ def test_table_derivatives_match_finite_differences(name, params):
     out = entry.fn(np, x, *params)
     g = np.random.default_rng(1).standard_normal(7)
     got = entry.grad(np, x, out, g, *params)
-    want = _fd(lambda v: entry.fn(np, v, *params), [x], 0, g)
+    want = numeric_vjp(lambda v: entry.fn(np, v, *params), [x], 0, g)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
 
 
@@ -175,3 +162,49 @@ def test_family_entry_expands_to_forward_backward_and_sbp(tmp_path):
     assert fwd.backward == "neg_grad" and bwd.forward[0] == "neg"
     assert [a.name for a in bwd.args] == ["x", "out", "out_grad"]
     assert [r.text for r in fwd.sbp.rules] == ["S(i) -> S(i)", "P -> P"]
+
+
+def test_numpy_ufuncs_on_tensors_run_the_ops():
+    a = np.array([0.5, 2.0])
+    t = dense.to_tensor(a, stop_gradient=False)
+    out = np.exp(t) * np.ones(2) + np.float32(1)
+    assert isinstance(out, dense.Tensor) and out.dtype == np.float64
+    out.sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), np.exp(a))
+    cum = np.add.accumulate(t)  # a method phisparse has no op for: numpy on the values
+    assert isinstance(cum, np.ndarray) and cum.tolist() == [0.5, 2.5]
+    assert isinstance(np.arctan2(t, t), np.ndarray)
+
+
+def test_result_dtype_cache_tells_equal_scalars_of_other_types_apart():
+    x = dense.to_tensor(np.arange(3))
+    assert dense.clip(x, 1).dtype == np.int64
+    assert dense.clip(x, 1.0).dtype == np.float64
+    assert dense.clip(x, True).dtype == np.int64
+
+
+@pytest.mark.parametrize("name,params", [
+    ("exp", ()), ("log", ()), ("sqrt", ()), ("square", ()), ("sin", ()), ("cos", ()),
+    ("tan", ()), ("sinh", ()), ("tanh", ()), ("asin", ()), ("asinh", ()), ("atan", ()),
+    ("atanh", ()), ("expm1", ()), ("log1p", ()), ("sigmoid", ()), ("pow", (3,)),
+    ("scale", (2.0, 1.0, True)), ("neg", ())])
+def test_complex_derivatives_are_conjugated(name, params):
+    """For holomorphic f the rule is g * conj(f'(z)) (PyTorch's and Paddle's convention)."""
+    entry = UNARY[name]
+    z = np.array([0.3 + 0.4j, -0.2 + 0.1j, 0.5 - 0.3j])
+    h = 1e-6
+    deriv = (entry.fn(np, z + h, *params) - entry.fn(np, z - h, *params)) / (2 * h)
+    got = entry.grad(np, z, entry.fn(np, z, *params), np.ones_like(z), *params)
+    np.testing.assert_allclose(got, np.conj(deriv), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "pow"])
+def test_complex_binary_derivatives_are_conjugated(name):
+    entry = BINARY[name]
+    x, y = np.array([0.3 + 0.4j, 1.2 - 0.5j]), np.array([0.7 - 0.2j, -0.4 + 0.9j])
+    h = 1e-6
+    dx = (entry.fn(np, x + h, y) - entry.fn(np, x - h, y)) / (2 * h)
+    dy = (entry.fn(np, x, y + h) - entry.fn(np, x, y - h)) / (2 * h)
+    gx, gy = entry.grad(np, x, y, entry.fn(np, x, y), np.ones_like(x))
+    np.testing.assert_allclose(gx, np.conj(dx), rtol=1e-6)
+    np.testing.assert_allclose(gy, np.conj(dy), rtol=1e-6)

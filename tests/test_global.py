@@ -17,6 +17,7 @@ from kernels.codegen.loader import CodegenError, Located
 from kernels.codegen.sbp import check_sbp, parse_sbp
 from kernels.core import dispatch
 from kernels.core.dist import rules
+from kernels.core.dist.runtime import canonical_attrs
 from kernels.core.dist.sbp import shard_shape, shard_sizes, shard_start
 from kernels.core.meta import MetaTensor
 
@@ -64,6 +65,7 @@ def _sigs(ns, name, *args, **kwargs):
                                                     spec.attr_args[len(args) - n:]
                                                     if a.name in kwargs])
     outs = dispatch.infer(spec, tensors, attrs)
+    attrs = canonical_attrs(spec, tensors, attrs)          # as the global path does
     return {(s.ins if n > 1 else s.ins[0], s.outs[0])
             for s in rules.candidates(spec, tensors, attrs, outs)}
 
@@ -102,9 +104,14 @@ def test_gather_signatures():
         ((S(2), B), S(3)),                                   # after it: d + k - bd - 1
         ((P, B), P)}
     batch = MetaTensor((5, 3), np.int64)                     # batch_dims 1, axis 2
-    assert _sigs("dense", "gather", (5, 4, 6), batch, 2, 1) == {
-        ((B, B), B), ((B, S(1)), S(2)), ((S(0), S(0)), S(0)), ((S(1), B), S(1)),
-        ((S(2), B), P), ((P, B), P)}
+    want = {((B, B), B), ((B, S(1)), S(2)), ((S(0), S(0)), S(0)), ((S(1), B), S(1)),
+            ((S(2), B), P), ((P, B), P)}
+    assert _sigs("dense", "gather", (5, 4, 6), batch, 2, 1) == want
+    # negative and default axes and batch_dims reach the rules canonical
+    assert _sigs("dense", "gather", (5, 4, 6), batch, -1, -1) == want
+    assert _sigs("dense", "gather", (5, 4, 6), MetaTensor((5,), np.int64), None, 0) == {
+        ((B, B), B), ((B, S(0)), S(0)), ((S(0), B), P), ((S(1), B), S(1)),
+        ((S(2), B), S(2)), ((P, B), P)}
 
 
 def test_batch_gather_signatures():

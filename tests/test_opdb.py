@@ -5,7 +5,7 @@ import pytest
 import dense
 from kernels.core.dtypes import FLOATS
 
-from opdb import all_ops
+from opdb import all_ops, numeric_vjp
 
 OPS = all_ops()
 
@@ -54,19 +54,9 @@ def test_infer_meta_matches_kernel_output(info, backend):
             assert info.op.infer_meta(*[x.meta for x in xs], *sample.attrs.values()) == meta
 
 
-def _numeric_vjp(info, sample, k, w, eps=1e-6):
+def _numeric_vjp(info, sample, k, w):
     arrays = [a.astype(np.float64) for a in sample.arrays]
-    x = arrays[k]
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        vals = []
-        for sign in (1, -1):
-            shifted = x.copy()
-            shifted[i] += sign * eps
-            args = arrays[:k] + [shifted] + arrays[k + 1:]
-            vals.append(np.sum(np.asarray(info.ref(*args, **sample.attrs)) * w))
-        grad[i] = (vals[0] - vals[1]) / (2 * eps)
-    return grad
+    return numeric_vjp(lambda *a: info.ref(*a, **sample.attrs), arrays, k, w)
 
 
 @pytest.mark.parametrize("info", OPS, ids=repr)

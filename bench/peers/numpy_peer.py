@@ -99,6 +99,21 @@ def batch_gather_grad(inp, be):
     return Case(run)
 
 
+def add(inp, be):
+    x, y = be.asarray(inp["x"]), be.asarray(inp["y"])
+    return Case(lambda: be.xp.add(x, y))
+
+
+def matmul(inp, be):
+    x, y = be.asarray(inp["x"]), be.asarray(inp["y"])
+    return Case(lambda: be.xp.matmul(x, y))
+
+
+def mean(inp, be):
+    x, axis = be.asarray(inp["x"]), inp["axis"]
+    return Case(lambda: be.xp.mean(x, axis=axis))
+
+
 IMPLS = {
     "reshape": {"reshape": reshape},
     "expand": {"broadcast_to().copy()": expand},
@@ -109,4 +124,7 @@ IMPLS = {
     "gather_grad": {"add.at": gather_grad},
     "batch_gather": {"take_along_axis": batch_gather, "flat take": batch_gather_flat},
     "batch_gather_grad": {"add.at": batch_gather_grad},
+    "add": {"add": add},
+    "matmul": {"matmul": matmul},
+    "mean": {"mean": mean},
 }

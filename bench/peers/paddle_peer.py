@@ -41,7 +41,11 @@ def csr_reshape(inp, be):
 def _forwards(inp):
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = paddle.to_tensor(inp["index"]) if "index" in inp else None
+    y = paddle.to_tensor(inp["y"]) if "y" in inp else None
     return {
+        "add": lambda x: paddle.add(x, y),
+        "matmul": lambda x: paddle.matmul(x, y),
+        "mean": lambda x: paddle.mean(x, axis=axis),
         "reshape": lambda x: paddle.reshape(x, list(new_shape)),
         "expand": lambda x: paddle.expand(x, list(new_shape)),
         "repeat": lambda x: paddle.tile(x, list(repeats)),
@@ -78,6 +82,8 @@ OPS = {"expand": "expand", "repeat": "tile", "gather": "gather",
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape},
          "reshape": {"reshape": forward("reshape")}}
+for _op in ("add", "matmul", "mean"):
+    IMPLS[_op] = {_op: forward(_op)}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

@@ -32,6 +32,9 @@ NEEDS = {
     "spgemm": ("sparse.matmul",),
     "sddmm": ("sparse.masked_matmul",),
     "spmv": ("sparse.mv",),
+    "add": ("dense.add",),
+    "matmul": ("dense.matmul",),
+    "mean": ("dense.mean",),
 }
 _MODULES = {"dense": dense, "sparse": sparse}
 
@@ -155,6 +158,19 @@ def spmv(inp, be):
     return Case(lambda: sparse.mv(x, v))
 
 
+def binary(op):
+    """A factory timing ``op(x, y)`` on two dense tensors."""
+    def factory(inp, be):
+        x, y, fn = _tensor(inp["x"], be), _tensor(inp["y"], be), getattr(dense, op)
+        return Case(lambda: fn(x, y))
+    return factory
+
+
+def mean(inp, be):
+    x, axis = _tensor(inp["x"], be), [inp["axis"]]
+    return Case(lambda: dense.mean(x, axis))
+
+
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape},
          "coo_transpose": {"sparse.transpose": coo_transpose},
@@ -164,7 +180,9 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_vstack": {"sparse.concat": csr_vstack},
          "reshape": {"reshape": forward("reshape")},
          "spmm": {"sparse.matmul": matmul}, "spgemm": {"sparse.matmul": matmul},
-         "sddmm": {"sparse.masked_matmul": sddmm}, "spmv": {"sparse.mv": spmv}}
+         "sddmm": {"sparse.masked_matmul": sddmm}, "spmv": {"sparse.mv": spmv},
+         "add": {"add": binary("add")}, "matmul": {"matmul": binary("matmul")},
+         "mean": {"mean": mean}}
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

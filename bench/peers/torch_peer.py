@@ -52,7 +52,11 @@ def _forwards(inp):
     """The forward of each dense op as a function of x."""
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
     index = torch.from_numpy(inp["index"]) if "index" in inp else None
+    y = torch.from_numpy(inp["y"]) if "y" in inp else None
     return {
+        "add": lambda x: torch.add(x, y),
+        "matmul": lambda x: torch.matmul(x, y),
+        "mean": lambda x: torch.mean(x, dim=axis),
         "reshape": lambda x: x.reshape(*new_shape),
         "expand": lambda x: x.expand(*new_shape).contiguous(),
         "repeat": lambda x: x.repeat(*repeats),
@@ -123,6 +127,7 @@ OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
 IMPLS = {"reshape": {"reshape": forward("reshape")},
          "coo_transpose": {"permute": coo_transpose},
          "csr_transpose": {"t().to_sparse_csr()": csr_transpose}}
+IMPLS.update({op: {op: forward(op)} for op in ("add", "matmul", "mean")})
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

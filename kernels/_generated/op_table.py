@@ -121,21 +121,21 @@ def _backward_dense_gather(node, out_grad):
 
 _sbp_dense_gather = _r.SbpTable(
     rules=(
-        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i + _r.gather_axis(e.x, e.index, e.axis, e.batch_dims) - _r.norm_axis(e.batch_dims, e.index.ndim)),),
-                   lambda e: e.i >= _r.norm_axis(e.batch_dims, e.index.ndim),
-                   'B, S(i) -> S(i + gather_axis(x, index, axis, batch_dims) - norm_axis(batch_dims, index.ndim)) if i >= norm_axis(batch_dims, index.ndim)'),
+        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.axis + e.i - e.batch_dims),),
+                   lambda e: e.i >= e.batch_dims,
+                   'B, S(i) -> S(axis + i - batch_dims) if i >= batch_dims'),
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < _r.norm_axis(e.batch_dims, e.index.ndim),
-                   'S(i), S(i) -> S(i) if i < norm_axis(batch_dims, index.ndim)'),
+                   lambda e: e.i < e.batch_dims,
+                   'S(i), S(i) -> S(i) if i < batch_dims'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: _r.norm_axis(e.batch_dims, e.index.ndim) <= e.d < _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
-                   'S(d), B -> S(d) if norm_axis(batch_dims, index.ndim) <= d < gather_axis(x, index, axis, batch_dims)'),
+                   lambda e: e.batch_dims <= e.d < e.axis,
+                   'S(d), B -> S(d) if batch_dims <= d < axis'),
         _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
-                   'S(d), B -> P if d == gather_axis(x, index, axis, batch_dims)'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - _r.norm_axis(e.batch_dims, e.index.ndim) - 1),),
-                   lambda e: e.d > _r.gather_axis(e.x, e.index, e.axis, e.batch_dims),
-                   'S(d), B -> S(d + index.ndim - norm_axis(batch_dims, index.ndim) - 1) if d > gather_axis(x, index, axis, batch_dims)'),
+                   lambda e: e.d == e.axis,
+                   'S(d), B -> P if d == axis'),
+        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - e.batch_dims - 1),),
+                   lambda e: e.d > e.axis,
+                   'S(d), B -> S(d + index.ndim - batch_dims - 1) if d > axis'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    None,
                    'P, B -> P'),
@@ -850,6 +850,462 @@ def _meta_dense_clip_grad(x, out, out_grad, min, max):
     return _im.unchanged_infer_meta(x)
 
 
+# dense.where  (yaml/ops.yaml:1104)
+def _meta_dense_where(condition, x, y):
+    return _im.where_infer_meta(condition, x, y)
+
+
+def _backward_dense_where(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'where_grad', node.saved['condition'], node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_where = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.condition.shape == e.x.shape == e.y.shape,
+                   'S(i), S(i), S(i) -> S(i) if condition.shape == x.shape == y.shape'),
+        _r.SbpRule(('B', 'P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P, P -> P'),
+    ),
+    physical=None)
+
+
+# dense.matmul  (yaml/ops.yaml:1148)
+def _meta_dense_matmul(x, y, transpose_x, transpose_y):
+    return _im.matmul_infer_meta(x, y, transpose_x, transpose_y)
+
+
+def _backward_dense_matmul(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('dense', 'matmul_grad', node.saved['x'], node.saved['y'], out_grad, node.attrs['transpose_x'], node.attrs['transpose_y'])
+    return {'x': _0, 'y': _1}
+
+
+_sbp_dense_matmul = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(0),),
+                   lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (1 if e.transpose_x else 0)),
+                   'S(i), B -> S(0) if x.ndim == 2 and y.ndim == 2 and i == (1 if transpose_x else 0)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(1),),
+                   lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.j == (0 if e.transpose_y else 1)),
+                   'B, S(j) -> S(1) if x.ndim == 2 and y.ndim == 2 and j == (0 if transpose_y else 1)'),
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+                   lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (0 if e.transpose_x else 1)) and (e.j == (1 if e.transpose_y else 0)),
+                   'S(i), S(j) -> P if x.ndim == 2 and y.ndim == 2 and i == (0 if transpose_x else 1) and j == (1 if transpose_y else 0)'),
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.ndim == e.y.ndim and e.x.ndim > 2 and (e.i == e.j) and (e.i < e.x.ndim - 2) and (e.x.shape[e.i] == e.y.shape[e.i]),
+                   'S(i), S(j) -> S(i) if x.ndim == y.ndim and x.ndim > 2 and i == j and i < x.ndim - 2 and x.shape[i] == y.shape[i]'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P -> P'),
+    ),
+    physical=None)
+
+
+# dense.transpose  (yaml/ops.yaml:1201)
+def _meta_dense_transpose(x, perm):
+    return _im.transpose_infer_meta(x, perm)
+
+
+def _backward_dense_transpose(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'transpose_grad', node.saved['x'], out_grad, node.attrs['perm'])
+    return {'x': result}
+
+
+_sbp_dense_transpose = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.transpose_axis')(e.perm, e.x.ndim, e.i)),),
+                   None,
+                   'S(i) -> S(kernels.infermeta.manip.transpose_axis(perm, x.ndim, i))'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.squeeze  (yaml/ops.yaml:1240)
+def _meta_dense_squeeze(x, axis):
+    return _im.squeeze_infer_meta(x, axis)
+
+
+def _backward_dense_squeeze(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'squeeze_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_squeeze = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.reshape_axis')(e.x.shape, e.out.shape, e.i)),),
+                   lambda e: e.x.shape[e.i] != 1,
+                   'S(i) -> S(kernels.infermeta.manip.reshape_axis(x.shape, out.shape, i)) if x.shape[i] != 1'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.unsqueeze  (yaml/ops.yaml:1280)
+def _meta_dense_unsqueeze(x, axis):
+    return _im.unsqueeze_infer_meta(x, axis)
+
+
+def _backward_dense_unsqueeze(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'unsqueeze_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_unsqueeze = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.reshape_axis')(e.x.shape, e.out.shape, e.i)),),
+                   lambda e: e.x.shape[e.i] != 1,
+                   'S(i) -> S(kernels.infermeta.manip.reshape_axis(x.shape, out.shape, i)) if x.shape[i] != 1'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.flatten  (yaml/ops.yaml:1320)
+def _meta_dense_flatten(x, start_axis, stop_axis):
+    return _im.flatten_infer_meta(x, start_axis, stop_axis)
+
+
+def _backward_dense_flatten(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'flatten_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+_sbp_dense_flatten = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.reshape_axis')(e.x.shape, e.out.shape, e.i)),),
+                   lambda e: e.x.shape[e.i] != 1,
+                   'S(i) -> S(kernels.infermeta.manip.reshape_axis(x.shape, out.shape, i)) if x.shape[i] != 1'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.concat  (yaml/ops.yaml:1360)
+def _meta_dense_concat(xs, axis):
+    return _im.concat_infer_meta(xs, axis)
+
+
+def _backward_dense_concat(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'concat_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# dense.stack  (yaml/ops.yaml:1399)
+def _meta_dense_stack(xs, axis):
+    return _im.stack_infer_meta(xs, axis)
+
+
+def _backward_dense_stack(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'stack_grad', node.saved['xs'], out_grad, node.attrs['axis'])
+    return {'xs': result}
+
+
+# dense.slice  (yaml/ops.yaml:1435)
+def _meta_dense_slice(x, axes, starts, ends):
+    return _im.slice_infer_meta(x, axes, starts, ends)
+
+
+def _backward_dense_slice(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'slice_grad', node.saved['x'], out_grad, node.attrs['axes'], node.attrs['starts'], node.attrs['ends'])
+    return {'x': result}
+
+
+_sbp_dense_slice = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
+                   'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.strided_slice  (yaml/ops.yaml:1478)
+def _meta_dense_strided_slice(x, axes, starts, ends, strides):
+    return _im.strided_slice_infer_meta(x, axes, starts, ends, strides)
+
+
+def _backward_dense_strided_slice(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'strided_slice_grad', node.saved['x'], out_grad, node.attrs['axes'], node.attrs['starts'], node.attrs['ends'], node.attrs['strides'])
+    return {'x': result}
+
+
+_sbp_dense_strided_slice = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
+                   'S(i) -> S(i) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.index_select  (yaml/ops.yaml:1522)
+def _meta_dense_index_select(x, index, axis):
+    return _im.index_select_infer_meta(x, index, axis)
+
+
+def _backward_dense_index_select(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'index_select_grad', node.saved['x'], node.saved['index'], out_grad, node.attrs['axis'])
+    return {'x': result}
+
+
+_sbp_dense_index_select = _r.SbpTable(
+    rules=(
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(_resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim)),),
+                   None,
+                   'B, S(j) -> S(kernels.infermeta.slice.select_axis(axis, x.ndim))'),
+        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
+                   lambda e: e.d != _resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim),
+                   'S(d), B -> S(d) if d != kernels.infermeta.slice.select_axis(axis, x.ndim)'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    physical=None)
+
+
+# dense.mean  (yaml/ops.yaml:1571)
+def _meta_dense_mean(x, axis, keepdim):
+    return _im.mean_infer_meta(x, axis, keepdim)
+
+
+def _backward_dense_mean(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'mean_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_dense_mean = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.max  (yaml/ops.yaml:1613)
+def _meta_dense_max(x, axis, keepdim):
+    return _im.max_infer_meta(x, axis, keepdim)
+
+
+def _backward_dense_max(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'max_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_dense_max = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.min  (yaml/ops.yaml:1655)
+def _meta_dense_min(x, axis, keepdim):
+    return _im.min_infer_meta(x, axis, keepdim)
+
+
+def _backward_dense_min(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'min_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_dense_min = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.prod  (yaml/ops.yaml:1697)
+def _meta_dense_prod(x, axis, keepdim):
+    return _im.prod_infer_meta(x, axis, keepdim)
+
+
+def _backward_dense_prod(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'prod_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_dense_prod = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.argmax  (yaml/ops.yaml:1739)
+def _meta_dense_argmax(x, axis, keepdim):
+    return _im.argmax_infer_meta(x, axis, keepdim)
+
+
+_sbp_dense_argmax = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
+                   lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.argmin  (yaml/ops.yaml:1783)
+def _meta_dense_argmin(x, axis, keepdim):
+    return _im.argmin_infer_meta(x, axis, keepdim)
+
+
+_sbp_dense_argmin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
+                   lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)'),
+    ),
+    physical=None)
+
+
+# dense.zeros  (yaml/ops.yaml:1825)
+def _meta_dense_zeros(shape, dtype):
+    return _im.zeros_infer_meta(shape, dtype)
+
+
+# dense.ones  (yaml/ops.yaml:1860)
+def _meta_dense_ones(shape, dtype):
+    return _im.ones_infer_meta(shape, dtype)
+
+
+# dense.full  (yaml/ops.yaml:1895)
+def _meta_dense_full(shape, fill_value, dtype):
+    return _im.full_infer_meta(shape, fill_value, dtype)
+
+
+# dense.arange  (yaml/ops.yaml:1931)
+def _meta_dense_arange(start, end, step, dtype):
+    return _im.arange_infer_meta(start, end, step, dtype)
+
+
+# dense.zeros_like  (yaml/ops.yaml:1966)
+def _meta_dense_zeros_like(x, dtype):
+    return _im.like_infer_meta(x, dtype)
+
+
+_sbp_dense_zeros_like = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.ones_like  (yaml/ops.yaml:2003)
+def _meta_dense_ones_like(x, dtype):
+    return _im.like_infer_meta(x, dtype)
+
+
+_sbp_dense_ones_like = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.full_like  (yaml/ops.yaml:2040)
+def _meta_dense_full_like(x, fill_value, dtype):
+    return _im.full_like_infer_meta(x, fill_value, dtype)
+
+
+_sbp_dense_full_like = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# dense.cast  (yaml/ops.yaml:2078)
+def _meta_dense_cast(x, dtype):
+    return _im.cast_infer_meta(x, dtype)
+
+
+def _backward_dense_cast(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'cast_grad', node.saved['x'], out_grad, node.attrs['dtype'])
+    return {'x': result}
+
+
+_sbp_dense_cast = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
 # dense.reshape_grad  (yaml/backward.yaml:3)
 def _meta_dense_reshape_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
@@ -877,6 +1333,86 @@ def _meta_dense_gather_grad(x, index, out_grad, axis, batch_dims):
 
 # dense.batch_gather_grad  (yaml/backward.yaml:68)
 def _meta_dense_batch_gather_grad(x, index, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.where_grad  (yaml/backward.yaml:81)
+def _meta_dense_where_grad(condition, x, y, out_grad):
+    return _im.where_grad_infer_meta(x, y)
+
+
+# dense.matmul_grad  (yaml/backward.yaml:94)
+def _meta_dense_matmul_grad(x, y, out_grad, transpose_x, transpose_y):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# dense.transpose_grad  (yaml/backward.yaml:106)
+def _invoke_dense_transpose_grad(x, out_grad, perm):
+    return _d.call('dense', 'transpose', out_grad, _resolve('inverse_perm')(perm, x.ndim))
+
+
+# dense.squeeze_grad  (yaml/backward.yaml:113)
+def _invoke_dense_squeeze_grad(x, out_grad):
+    return _d.call('dense', 'reshape_grad', x, out_grad)
+
+
+# dense.unsqueeze_grad  (yaml/backward.yaml:120)
+def _invoke_dense_unsqueeze_grad(x, out_grad):
+    return _d.call('dense', 'reshape_grad', x, out_grad)
+
+
+# dense.flatten_grad  (yaml/backward.yaml:127)
+def _invoke_dense_flatten_grad(x, out_grad):
+    return _d.call('dense', 'reshape_grad', x, out_grad)
+
+
+# dense.concat_grad  (yaml/backward.yaml:134)
+def _meta_dense_concat_grad(xs, out_grad, axis):
+    return _im.list_grad_infer_meta(xs)
+
+
+# dense.stack_grad  (yaml/backward.yaml:147)
+def _meta_dense_stack_grad(xs, out_grad, axis):
+    return _im.list_grad_infer_meta(xs)
+
+
+# dense.slice_grad  (yaml/backward.yaml:160)
+def _meta_dense_slice_grad(x, out_grad, axes, starts, ends):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.strided_slice_grad  (yaml/backward.yaml:173)
+def _meta_dense_strided_slice_grad(x, out_grad, axes, starts, ends, strides):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.index_select_grad  (yaml/backward.yaml:186)
+def _invoke_dense_index_select_grad(x, index, out_grad, axis):
+    return _d.call('dense', 'gather_grad', x, index, out_grad, axis)
+
+
+# dense.mean_grad  (yaml/backward.yaml:193)
+def _meta_dense_mean_grad(x, out_grad, axis, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.max_grad  (yaml/backward.yaml:206)
+def _meta_dense_max_grad(x, out_grad, axis, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.min_grad  (yaml/backward.yaml:218)
+def _meta_dense_min_grad(x, out_grad, axis, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.prod_grad  (yaml/backward.yaml:230)
+def _meta_dense_prod_grad(x, out_grad, axis, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.cast_grad  (yaml/backward.yaml:242)
+def _meta_dense_cast_grad(x, out_grad, dtype):
     return _im.unchanged_infer_meta(x)
 
 
@@ -1119,7 +1655,7 @@ def _backward_sparse_with_values(node, out_grad):
 
 # sparse.matmul  (yaml/sparse_ops.yaml:633)
 def _meta_sparse_matmul(x, y):
-    return _resolve('kernels.infermeta.matmul.sparse_matmul_infer_meta')(x, y)
+    return _resolve('kernels.infermeta.sparse_matmul.sparse_matmul_infer_meta')(x, y)
 
 
 def _backward_sparse_matmul(node, out_grad):
@@ -1155,7 +1691,7 @@ _sbp_sparse_matmul = _r.SbpTable(
 
 # sparse.mv  (yaml/sparse_ops.yaml:702)
 def _meta_sparse_mv(x, vec):
-    return _resolve('kernels.infermeta.matmul.sparse_mv_infer_meta')(x, vec)
+    return _resolve('kernels.infermeta.sparse_matmul.sparse_mv_infer_meta')(x, vec)
 
 
 def _backward_sparse_mv(node, out_grad):
@@ -1188,7 +1724,7 @@ _sbp_sparse_mv = _r.SbpTable(
 
 # sparse.addmm  (yaml/sparse_ops.yaml:749)
 def _meta_sparse_addmm(input, x, y, beta, alpha):
-    return _resolve('kernels.infermeta.matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
+    return _resolve('kernels.infermeta.sparse_matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
 
 
 def _backward_sparse_addmm(node, out_grad):
@@ -1221,7 +1757,7 @@ _sbp_sparse_addmm = _r.SbpTable(
 
 # sparse.masked_matmul  (yaml/sparse_ops.yaml:807)
 def _meta_sparse_masked_matmul(x, y, mask):
-    return _resolve('kernels.infermeta.matmul.masked_matmul_infer_meta')(x, y, mask)
+    return _resolve('kernels.infermeta.sparse_matmul.masked_matmul_infer_meta')(x, y, mask)
 
 
 def _backward_sparse_masked_matmul(node, out_grad):
@@ -1298,22 +1834,22 @@ def _meta_sparse_with_values_grad(x, out_grad):
 
 # sparse.matmul_grad  (yaml/sparse_backward.yaml:161)
 def _meta_sparse_matmul_grad(x, y, out_grad):
-    return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(x, y)
+    return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, y)
 
 
 # sparse.mv_grad  (yaml/sparse_backward.yaml:173)
 def _meta_sparse_mv_grad(x, vec, out_grad):
-    return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(x, vec)
+    return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, vec)
 
 
 # sparse.addmm_grad  (yaml/sparse_backward.yaml:185)
 def _meta_sparse_addmm_grad(input, x, y, out_grad, beta, alpha):
-    return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(input, x, y)
+    return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(input, x, y)
 
 
 # sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:198)
 def _meta_sparse_masked_matmul_grad(x, y, out_grad):
-    return _resolve('kernels.infermeta.matmul.inputs_infer_meta')(x, y)
+    return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, y)
 
 
 OPS = (
@@ -1898,6 +2434,314 @@ OPS = (
            layout_arg='x',
            data_type_arg='out_grad',
            module='kernels.dense.elementwise'),
+    OpSpec(name='where',
+           namespace='dense',
+           args=(Arg('condition', 'Tensor'), Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('where', ('dense', 'dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_where,
+           layout_arg='condition',
+           data_type_arg='condition',
+           module='kernels.dense.where',
+           backward='where_grad',
+           backward_fn=_backward_dense_where,
+           saved=('condition',),
+           saved_meta=('x', 'y'),
+           sbp=_sbp_dense_where),
+    OpSpec(name='matmul',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('transpose_x', 'bool', True, False), Arg('transpose_y', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('matmul', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_matmul,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.matmul',
+           backward='matmul_grad',
+           backward_fn=_backward_dense_matmul,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_dense_matmul),
+    OpSpec(name='transpose',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('transpose', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_transpose,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.manip',
+           backward='transpose_grad',
+           backward_fn=_backward_dense_transpose,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_transpose),
+    OpSpec(name='squeeze',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('squeeze', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_squeeze,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.manip',
+           backward='squeeze_grad',
+           backward_fn=_backward_dense_squeeze,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_squeeze),
+    OpSpec(name='unsqueeze',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('unsqueeze', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_unsqueeze,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.manip',
+           backward='unsqueeze_grad',
+           backward_fn=_backward_dense_unsqueeze,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_unsqueeze),
+    OpSpec(name='flatten',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('start_axis', 'int', True, 0), Arg('stop_axis', 'int', True, -1)),
+           outputs=('out',),
+           kernels=(KernelSig('flatten', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_flatten,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.manip',
+           backward='flatten_grad',
+           backward_fn=_backward_dense_flatten,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_flatten),
+    OpSpec(name='concat',
+           namespace='dense',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('concat', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_concat,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.dense.manip',
+           backward='concat_grad',
+           backward_fn=_backward_dense_concat,
+           saved=(),
+           saved_meta=('xs',)),
+    OpSpec(name='stack',
+           namespace='dense',
+           args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('stack', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_stack,
+           layout_arg='xs',
+           data_type_arg='xs',
+           module='kernels.dense.manip',
+           backward='stack_grad',
+           backward_fn=_backward_dense_stack,
+           saved=(),
+           saved_meta=('xs',)),
+    OpSpec(name='slice',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('slice', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_slice,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.slice',
+           backward='slice_grad',
+           backward_fn=_backward_dense_slice,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_slice),
+    OpSpec(name='strided_slice',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray'), Arg('strides', 'IntArray')),
+           outputs=('out',),
+           kernels=(KernelSig('strided_slice', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_strided_slice,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.slice',
+           backward='strided_slice_grad',
+           backward_fn=_backward_dense_strided_slice,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_strided_slice),
+    OpSpec(name='index_select',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('out',),
+           kernels=(KernelSig('index_select', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_index_select,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.slice',
+           backward='index_select_grad',
+           backward_fn=_backward_dense_index_select,
+           saved=('index',),
+           saved_meta=('x',),
+           sbp=_sbp_dense_index_select),
+    OpSpec(name='mean',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('mean', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_mean,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           backward='mean_grad',
+           backward_fn=_backward_dense_mean,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_mean),
+    OpSpec(name='max',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('max', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_max,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           backward='max_grad',
+           backward_fn=_backward_dense_max,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_dense_max),
+    OpSpec(name='min',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('min', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_min,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           backward='min_grad',
+           backward_fn=_backward_dense_min,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_dense_min),
+    OpSpec(name='prod',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('prod', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_prod,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           backward='prod_grad',
+           backward_fn=_backward_dense_prod,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_dense_prod),
+    OpSpec(name='argmax',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'int', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('argmax', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_argmax,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           sbp=_sbp_dense_argmax),
+    OpSpec(name='argmin',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'int', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('argmin', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_argmin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.reduce',
+           sbp=_sbp_dense_argmin),
+    OpSpec(name='zeros',
+           namespace='dense',
+           args=(Arg('shape', 'IntArray'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('zeros', (), ('dense',)),),
+           infer_meta=_meta_dense_zeros,
+           layout_arg=None,
+           data_type_arg=None,
+           module='kernels.dense.creation'),
+    OpSpec(name='ones',
+           namespace='dense',
+           args=(Arg('shape', 'IntArray'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('ones', (), ('dense',)),),
+           infer_meta=_meta_dense_ones,
+           layout_arg=None,
+           data_type_arg=None,
+           module='kernels.dense.creation'),
+    OpSpec(name='full',
+           namespace='dense',
+           args=(Arg('shape', 'IntArray'), Arg('fill_value', 'Scalar'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('full', (), ('dense',)),),
+           infer_meta=_meta_dense_full,
+           layout_arg=None,
+           data_type_arg=None,
+           module='kernels.dense.creation'),
+    OpSpec(name='arange',
+           namespace='dense',
+           args=(Arg('start', 'Scalar'), Arg('end', 'Scalar', True, None), Arg('step', 'Scalar', True, 1), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('arange', (), ('dense',)),),
+           infer_meta=_meta_dense_arange,
+           layout_arg=None,
+           data_type_arg=None,
+           module='kernels.dense.creation'),
+    OpSpec(name='zeros_like',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('zeros_like', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_zeros_like,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.creation',
+           sbp=_sbp_dense_zeros_like),
+    OpSpec(name='ones_like',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('ones_like', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_ones_like,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.creation',
+           sbp=_sbp_dense_ones_like),
+    OpSpec(name='full_like',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('fill_value', 'Scalar'), Arg('dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('full_like', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_full_like,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.creation',
+           sbp=_sbp_dense_full_like),
+    OpSpec(name='cast',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('dtype', 'DataType')),
+           outputs=('out',),
+           kernels=(KernelSig('cast', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_cast,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.creation',
+           backward='cast_grad',
+           backward_fn=_backward_dense_cast,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_cast),
     OpSpec(name='reshape_grad',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
@@ -1952,6 +2796,130 @@ OPS = (
            layout_arg='x',
            data_type_arg='out_grad',
            module='kernels.dense.gather'),
+    OpSpec(name='where_grad',
+           namespace='dense',
+           args=(Arg('condition', 'Tensor'), Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('where_grad', ('dense', 'dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_where_grad,
+           layout_arg='condition',
+           data_type_arg='out_grad',
+           module='kernels.dense.where'),
+    OpSpec(name='matmul_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('transpose_x', 'bool', True, False), Arg('transpose_y', 'bool', True, False)),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('matmul_grad', ('dense', 'dense', 'dense'), ('dense', 'dense')),),
+           infer_meta=_meta_dense_matmul_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.matmul'),
+    OpSpec(name='transpose_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('perm', 'IntArray')),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_transpose_grad),
+    OpSpec(name='squeeze_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_squeeze_grad),
+    OpSpec(name='unsqueeze_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_unsqueeze_grad),
+    OpSpec(name='flatten_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_flatten_grad),
+    OpSpec(name='concat_grad',
+           namespace='dense',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('concat_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_concat_grad,
+           layout_arg='xs',
+           data_type_arg='out_grad',
+           module='kernels.dense.manip'),
+    OpSpec(name='stack_grad',
+           namespace='dense',
+           args=(Arg('xs', 'Tensor[]'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('xs_grad',),
+           kernels=(KernelSig('stack_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_stack_grad,
+           layout_arg='xs',
+           data_type_arg='out_grad',
+           module='kernels.dense.manip'),
+    OpSpec(name='slice_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('slice_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_slice_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.slice'),
+    OpSpec(name='strided_slice_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray'), Arg('strides', 'IntArray')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('strided_slice_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_strided_slice_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.slice'),
+    OpSpec(name='index_select_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int', True, 0)),
+           outputs=('x_grad',),
+           invoke=_invoke_dense_index_select_grad),
+    OpSpec(name='mean_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('mean_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_mean_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.reduce'),
+    OpSpec(name='max_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('max_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_max_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.reduce'),
+    OpSpec(name='min_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('min_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_min_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.reduce'),
+    OpSpec(name='prod_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('prod_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_prod_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.reduce'),
+    OpSpec(name='cast_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('dtype', 'DataType')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('cast_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_cast_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.creation'),
     OpSpec(name='reshape',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('shape', 'IntArray'), Arg('order', 'str', True, 'C')),

@@ -80,32 +80,40 @@ def expand_family(entry, namespace):
     """A ``family`` YAML entry -> [forward OpDef] or [forward OpDef, backward OpDef]."""
     fields = entry.value
     kind, table_entry = _table_entry(fields, entry, namespace)
-    args = parse_args(fields["args"]) if "args" in fields else None
-    if args is None:
+    if "args" not in fields:
         raise entry.error("family entry: missing key 'args'")
+    args = parse_args(fields["args"])
     _check_args(args, kind, table_entry, fields["args"])
-    name, tensors = table_entry.name, _TENSORS[kind]
-    params = tuple(a.name for a in args if not a.is_tensor)
     common = dict(namespace=namespace, file=entry.file, line=entry.line, module=MODULE,
                   layout_arg="x")
-    backward = name + "_grad" if table_entry.grad is not None else None
-    forward = OpDef(
+    forward = _forward_def(kind, table_entry, args, entry, common)
+    return [forward] if forward.backward is None else [forward, _backward_def(
+        kind, table_entry, args, common)]
+
+
+def _forward_def(kind, table_entry, args, entry, common):
+    name, tensors = table_entry.name, _TENSORS[kind]
+    params = tuple(a.name for a in args if not a.is_tensor)
+    return OpDef(
         name=name, is_backward=False, args=args, outputs=("out",), data_type_arg="x",
         infer_meta=InferMetaDef(f"{kind}_infer_meta", (repr(name),) + tensors + params),
         kernels=(KernelSig(name, ("dense",) * len(tensors), ("dense",)),),
-        backward=backward, doc=_text(fields, "doc", entry), sbp=_sbp(kind, table_entry, entry),
-        **common)
-    if backward is None:
-        return [forward]
-    arg_of = {a.name: a for a in args}
-    bargs = tuple(arg_of[t] for t in tensors) + (Arg("out", "Tensor"), Arg("out_grad", "Tensor"))
-    bargs += tuple(arg_of[p] for p in params)
+        backward=name + "_grad" if table_entry.grad is not None else None,
+        doc=_text(entry.value, "doc", entry), sbp=_sbp(kind, table_entry, entry), **common)
+
+
+def _backward_def(kind, table_entry, args, common):
+    """``<name>_grad(x[, y], out, out_grad, params...) -> x_grad[, y_grad]``."""
+    tensors = _TENSORS[kind]
+    params = tuple(a for a in args if not a.is_tensor)
+    bargs = tuple(a for a in args if a.is_tensor) + (Arg("out", "Tensor"),
+                                                     Arg("out_grad", "Tensor")) + params
     grad_meta = (InferMetaDef("unchanged_infer_meta", ("x",)) if kind == "unary"
                  else InferMetaDef("binary_grad_infer_meta", ("x", "y")))
-    grad = OpDef(
-        name=backward, is_backward=True, args=bargs,
+    return OpDef(
+        name=table_entry.name + "_grad", is_backward=True, args=bargs,
         outputs=tuple(t + "_grad" for t in tensors), data_type_arg="out_grad",
-        forward=(name, args, ("out",)), infer_meta=grad_meta,
-        kernels=(KernelSig(backward, ("dense",) * (len(tensors) + 2), ("dense",) * len(tensors)),),
+        forward=(table_entry.name, args, ("out",)), infer_meta=grad_meta,
+        kernels=(KernelSig(table_entry.name + "_grad", ("dense",) * (len(tensors) + 2),
+                           ("dense",) * len(tensors)),),
         **common)
-    return [forward, grad]

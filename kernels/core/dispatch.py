@@ -16,10 +16,11 @@ import numbers
 import numpy as np
 
 from . import autograd, registry
-from .dtypes import canonical_dtype
+from .dtypes import canonical_dtype, is_differentiable
 from .meta import Canonical, MetaTensor
 from .registry import GENERATION
 from .tensor import TensorBase, global_runtime, layout_class
+from .xp import to_place
 
 _OPS = {}
 _SCALARS = (numbers.Number, np.bool_)
@@ -83,18 +84,20 @@ def _weak_scalars(spec, ins):
 
     A Python scalar is weak: its array takes the dtype numpy's promotion gives
     it next to the other tensor inputs (``float32 * 2.0`` stays float32); a
-    numpy scalar keeps its own dtype.
+    numpy scalar keeps its own dtype.  The array lives where the first tensor input does.
     """
     if not any(isinstance(t, _SCALARS) for t in ins):
         return ins
-    dtypes = [_meta(t).dtype for t in _flat(ins) if not isinstance(t, _SCALARS)]
+    metas = [_meta(t) for t in _flat(ins) if not isinstance(t, _SCALARS)]
+    dtypes = [m.dtype for m in metas]
+    place = metas[0].place if metas else "cpu"
     out = []
     for t in ins:
         if isinstance(t, _SCALARS):
             try:
                 dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
                     else np.asarray(t).dtype
-                t = layout_class("dense")(np.asarray(t, dtype=dt))
+                t = layout_class("dense")(to_place(np.asarray(t, dtype=dt), place))
             except (TypeError, OverflowError) as exc:
                 raise TypeError(f"{spec.name}: scalar {t!r} does not fit the inputs' dtypes "
                                 f"{[d.name for d in dtypes]}: {exc}") from None
@@ -461,6 +464,8 @@ def _record(spec, ins, outs, attrs):
     node = autograd.GradNode(spec, tuple(ins), saved,
                              {a.name: v for a, v in zip(spec.attr_args, attrs)})
     for i, out in enumerate(outs):
+        if not is_differentiable(out.dtype):
+            continue  # an integer or bool result (a cast to int) carries no gradient
         out._grad_fn = node
         out._out_index = i
         out._stop_gradient = False

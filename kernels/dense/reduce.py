@@ -1,9 +1,17 @@
-"""Dense sum: forward and backward kernels."""
+"""Dense reductions: sum, mean, max, min, prod, argmax, argmin, with backward.
+
+max and min send the gradient of each slice to one arg-extremum, the first
+in C order of the reduced dims (as Paddle: ties do not share it).  prod's
+gradient is the product of the other elements of the slice, from exclusive
+cumulative products on both sides, so zeros need no division.
+"""
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.broadcast import expand_copy
-from ..infermeta.reduce import sum_dtype, sum_keepdim_shape
+from ..infermeta.reduce import _axes, reduced_shape, sum_dtype, sum_keepdim_shape
+
+BACKENDS = ("cpu", "gpu")
 
 
 @register_kernel("sum", backends=("cpu", "gpu"), dtypes=ALL)
@@ -19,3 +27,118 @@ def sum_grad(x, out_grad, axis=None, keepdim=False):
     """Expand out_grad back over the summed axes, cast to x's dtype."""
     g = out_grad.reshape(sum_keepdim_shape(x.shape, axis)).astype(x.dtype, copy=False)
     return expand_copy(g, x.shape)
+
+
+def _grad_as(g, x):
+    if g.dtype.kind == "c" and x.dtype.kind != "c":
+        g = g.real
+    return g.astype(x.dtype, copy=False)
+
+
+@register_kernel("mean", backends=BACKENDS, dtypes=ALL)
+def mean(x, axis=None, keepdim=False):
+    """numpy's mean over ``axis`` (None and [] mean all axes)."""
+    axes = _axes(x.ndim, axis, "mean")
+    return xp_of(x).asarray(xp_of(x).mean(x, axis=axes, keepdims=keepdim))
+
+
+@register_kernel("mean_grad", backends=BACKENDS, dtypes=ALL)
+def mean_grad(x, out_grad, axis=None, keepdim=False):
+    """out_grad / count, spread over the reduced axes; x is metadata only."""
+    axes = _axes(x.ndim, axis, "mean")
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    g = out_grad.reshape(sum_keepdim_shape(x.shape, axis, "mean")) / max(count, 1)
+    return expand_copy(_grad_as(g, x), x.shape)
+
+
+def _extreme(name):
+    @register_kernel(name, backends=BACKENDS, dtypes=ALL)
+    def forward(x, axis=None, keepdim=False):
+        xp = xp_of(x)
+        return xp.asarray(getattr(xp, name)(x, axis=_axes(x.ndim, axis, name), keepdims=keepdim))
+    forward.__name__, forward.__doc__ = name, f"numpy's {name} over ``axis``; x's dtype."
+    return forward
+
+
+max_, min_ = _extreme("max"), _extreme("min")
+
+
+def _slices(x, axes):
+    """x with the reduced axes moved last and merged: shape (rest..., n)."""
+    xp = xp_of(x)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    moved = xp.transpose(x, kept + list(axes))
+    n = 1
+    for d in axes:
+        n *= x.shape[d]
+    return moved.reshape(tuple(x.shape[d] for d in kept) + (n,)), kept
+
+
+def _unslice(v, x, axes, kept):
+    """The inverse of :func:`_slices` for an array of v's shape."""
+    xp = xp_of(v)
+    v = v.reshape(tuple(x.shape[d] for d in kept) + tuple(x.shape[d] for d in axes))
+    order = kept + list(axes)
+    return xp.transpose(v, [order.index(d) for d in range(x.ndim)]).copy()
+
+
+def _extreme_grad(name, arg):
+    @register_kernel(name + "_grad", backends=BACKENDS, dtypes=ALL)
+    def backward(x, out_grad, axis=None, keepdim=False):
+        xp = xp_of(x)
+        axes = _axes(x.ndim, axis, name)
+        v, kept = _slices(x, axes)
+        pick = getattr(xp, arg)(v, axis=-1)[..., None]
+        g = _grad_as(out_grad.reshape(pick.shape), x)
+        grad = xp.where(xp.arange(v.shape[-1]) == pick, g, xp.zeros((), x.dtype))
+        return _unslice(grad, x, axes, kept)
+    backward.__name__ = name + "_grad"
+    backward.__doc__ = f"out_grad at the first arg{name} of each slice, zeros elsewhere."
+    return backward
+
+
+max_grad, min_grad = _extreme_grad("max", "argmax"), _extreme_grad("min", "argmin")
+
+
+@register_kernel("prod", backends=BACKENDS, dtypes=ALL)
+def prod(x, axis=None, keepdim=False):
+    """numpy's prod over ``axis`` (small integers accumulate in 64 bits)."""
+    xp = xp_of(x)
+    return xp.asarray(xp.prod(x, axis=_axes(x.ndim, axis, "prod"), keepdims=keepdim))
+
+
+@register_kernel("prod_grad", backends=BACKENDS, dtypes=ALL)
+def prod_grad(x, out_grad, axis=None, keepdim=False):
+    """out_grad times the product of the slice's other elements (exclusive cumprods)."""
+    xp = xp_of(x)
+    axes = _axes(x.ndim, axis, "prod")
+    v, kept = _slices(x, axes)
+    if v.shape[-1] == 0:
+        return xp.zeros(x.shape, x.dtype)
+    ones = xp.ones(v.shape[:-1] + (1,), v.dtype)
+    left = xp.cumprod(xp.concatenate([ones, v[..., :-1]], axis=-1), axis=-1)
+    right = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(v, -1)[..., :-1]], axis=-1),
+                               axis=-1), -1)
+    others = left * right
+    others = xp.conj(others) if others.dtype.kind == "c" else others
+    g = out_grad.reshape(v.shape[:-1] + (1,)) * others
+    return _unslice(_grad_as(g, x), x, axes, kept)
+
+
+def _arg(name):
+    @register_kernel(name, backends=BACKENDS, dtypes=ALL)
+    def forward(x, axis=None, keepdim=False):
+        xp = xp_of(x)
+        if axis is None:
+            flat = getattr(xp, name)(x.reshape(-1))
+            return xp.asarray(flat, dtype=xp.int64).reshape(reduced_shape(
+                x.shape, tuple(range(x.ndim)), keepdim))
+        return xp.asarray(getattr(xp, name)(x, axis=axis, keepdims=keepdim), dtype=xp.int64)
+    forward.__name__ = name
+    forward.__doc__ = f"numpy's {name} as int64; axis None gives the flat index."
+    return forward
+
+
+argmax, argmin = _arg("argmax"), _arg("argmin")

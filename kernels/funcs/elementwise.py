@@ -15,6 +15,7 @@ time.  Where the table's rules differ from a textbook, they follow Paddle:
 bounds; ``maximum`` sends a tie to y and ``minimum`` sends a tie to y.
 """
 import contextlib
+import functools
 import math
 from dataclasses import dataclass
 
@@ -217,7 +218,26 @@ def result_dtype(op, entry, *dtypes_and_params):
 
     This is numpy's own promotion (NEP 50: Python scalars among the params
     are weak).  A dtype the ufunc does not take raises TypeError naming ``op``.
+    The answer is cached per (op, dtypes, params).
     """
+    # typed keys: 1, 1.0 and True are equal as keys but promote differently
+    key = dtypes_and_params if len(dtypes_and_params) <= 2 and isinstance(entry, Binary) \
+        or len(dtypes_and_params) == 1 else tuple((type(v), v) for v in dtypes_and_params)
+    try:
+        return _cached_dtype(op, entry, key)
+    except TypeError as exc:  # an unhashable param
+        if "unhashable" not in str(exc):
+            raise
+        return _run_on_empty(op, entry, dtypes_and_params)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_dtype(op, entry, key):
+    params = key if all(isinstance(k, np.dtype) for k in key) else tuple(v for _, v in key)
+    return _run_on_empty(op, entry, params)
+
+
+def _run_on_empty(op, entry, dtypes_and_params):
     n = 1 if isinstance(entry, Unary) else 2
     dtypes, params = dtypes_and_params[:n], dtypes_and_params[n:]
     empties = [np.empty(0, d) for d in dtypes]

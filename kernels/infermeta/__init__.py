@@ -9,11 +9,19 @@ shard.
 """
 from .common import shard_out_shape, unchanged_infer_meta
 from .elementwise import (binary_grad_infer_meta, binary_infer_meta, broadcast_shape,
-                          unary_infer_meta)
+                          unary_infer_meta, where_grad_infer_meta, where_infer_meta)
+from .creation import (arange_infer_meta, cast_infer_meta, full_infer_meta,
+                       full_like_infer_meta, like_infer_meta, ones_infer_meta, zeros_infer_meta)
+from .manip import (concat_infer_meta, flatten_infer_meta, inverse_perm, list_grad_infer_meta,
+                    squeeze_infer_meta, stack_infer_meta, transpose_infer_meta,
+                    unsqueeze_infer_meta)
+from .matmul import matmul_infer_meta
+from .slice import (index_select_infer_meta, slice_infer_meta, strided_slice_infer_meta)
 from .gather import (batch_gather_infer_meta, batch_gather_sbp_physical, gather_infer_meta,
                      gather_sbp_physical)
 from .expand import expand_infer_meta, repeat_infer_meta, resolve_expand, resolve_repeat
-from .reduce import sum_infer_meta, sum_keepdim_shape
+from .reduce import (argmax_infer_meta, argmin_infer_meta, max_infer_meta, mean_infer_meta,
+                     min_infer_meta, prod_infer_meta, sum_infer_meta, sum_keepdim_shape)
 from .reshape import reshape_infer_meta, resolve_reshape
 from .structure import (each_unchanged_infer_meta, sparse_concat_infer_meta,
                         sparse_index_select_infer_meta, sparse_slice_infer_meta,
@@ -35,4 +43,12 @@ __all__ += ["sparse_transpose_infer_meta", "sparse_slice_infer_meta",
 __all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse"]
 __all__ += ["unary_infer_meta", "binary_infer_meta", "binary_grad_infer_meta",
             "broadcast_shape"]
+__all__ += ["where_infer_meta", "where_grad_infer_meta", "matmul_infer_meta",
+            "transpose_infer_meta", "inverse_perm", "squeeze_infer_meta", "unsqueeze_infer_meta",
+            "flatten_infer_meta", "concat_infer_meta", "stack_infer_meta",
+            "list_grad_infer_meta", "slice_infer_meta", "strided_slice_infer_meta",
+            "index_select_infer_meta", "mean_infer_meta", "max_infer_meta", "min_infer_meta",
+            "prod_infer_meta", "argmax_infer_meta", "argmin_infer_meta", "zeros_infer_meta",
+            "ones_infer_meta", "full_infer_meta", "arange_infer_meta", "like_infer_meta",
+            "full_like_infer_meta", "cast_infer_meta"]
 __all__ += ["shard_out_shape", "gather_sbp_physical", "batch_gather_sbp_physical"]

@@ -1,5 +1,6 @@
 """Shape rules of gather (tf.gather with batch_dims) and batch_gather (OneFlow)."""
 from ..core.dtypes import INDEX
+from ..core.meta import Canonical
 from ..funcs.gather_view import gather_view, resolve_gather_axes
 
 
@@ -11,13 +12,16 @@ def check_index_dtype(index, op):
 
 
 def gather_infer_meta(x, index, axis=None, batch_dims=0):
-    """Output meta of gather: ``x.shape[:axis] + index.shape[batch_dims:] + x.shape[axis+1:]``.
+    """Output meta of gather: ``x.shape[:axis] + index.shape[batch_dims:] + x.shape[axis+1:]``,
+    and ``axis`` and ``batch_dims`` normalised (non-negative, ``axis`` resolved
+    from None) as the kernel's and the SBP rules' canonical attributes.
 
     Checks run in the order axis/batch_dims, index dtype, batch prefixes.
     """
-    resolve_gather_axes(x.ndim, index.ndim, axis, batch_dims, "gather")
+    ax, bd = resolve_gather_axes(x.ndim, index.ndim, axis, batch_dims, "gather")
     check_index_dtype(index, "gather")
-    return x.with_(shape=gather_view(x.shape, index.shape, axis, batch_dims).out_shape)
+    out = x.with_(shape=gather_view(x.shape, index.shape, ax, bd).out_shape)
+    return Canonical(out, {"axis": ax, "batch_dims": bd})
 
 
 def batch_gather_infer_meta(x, index):
@@ -45,10 +49,10 @@ def gather_sbp_physical(s):
     ``bound`` (OneFlow's gather-primitive article: a split gathered axis gives
     partial sums, each rank zero-filling the rows it does not hold).
 
-    ``s`` is a :class:`kernels.core.dist.rules.Shards`.
+    ``s`` is a :class:`kernels.core.dist.rules.Shards`; its ``axis`` is
+    canonical (see :func:`gather_infer_meta`).
     """
-    ax, _ = resolve_gather_axes(s.x.ndim, s.index.ndim, s.axis, s.batch_dims)
-    return _split_gather(s, ax)
+    return _split_gather(s, s.axis)
 
 
 def batch_gather_sbp_physical(s):

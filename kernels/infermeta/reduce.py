@@ -8,7 +8,8 @@ from ..funcs.shape import normalize_axis
 
 
 def _axes(ndim, axis, op):
-    if axis is None:
+    """The reduced axes in [0, ndim); None and ``[]`` both mean every axis (Paddle)."""
+    if axis is None or len(axis) == 0:
         return tuple(range(ndim))
     axes = tuple(normalize_axis(a, ndim, op) for a in axis)
     if len(set(axes)) != len(axes):
@@ -22,9 +23,9 @@ def sum_dtype(dtype):
     return np.zeros(1, dtype=dtype).sum().dtype
 
 
-def sum_keepdim_shape(shape, axis):
+def sum_keepdim_shape(shape, axis, op="sum"):
     """``shape`` with the summed axes set to 1 (the keepdim=True shape)."""
-    axes = _axes(len(shape), axis, "sum")
+    axes = _axes(len(shape), axis, op)
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
@@ -37,3 +38,66 @@ def sum_infer_meta(x, axis=None, keepdim=False):
     else:
         shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
     return Canonical(x.with_(shape=shape, dtype=sum_dtype(x.dtype)), {"axis": axes})
+
+
+def reduced_shape(shape, axes, keepdim):
+    """``shape`` after reducing ``axes`` (kept as 1 with keepdim)."""
+    if keepdim:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _reduce_meta(op, x, axis, keepdim, dtype, nonempty=False):
+    axes = _axes(x.ndim, axis, op)
+    if nonempty and any(x.shape[a] == 0 for a in axes):
+        raise ValueError(f"{op}: cannot reduce axes {list(axes)} of shape {list(x.shape)}: "
+                         "a reduced dim has size 0 and the op has no identity")
+    return x.with_(shape=reduced_shape(x.shape, axes, keepdim), dtype=dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _np_dtype(op, func, dtype):
+    """The dtype numpy's ``func`` gives for ``dtype`` (cached: np.mean costs microseconds)."""
+    try:
+        return func(np.zeros(1, dtype)).dtype
+    except TypeError:
+        raise TypeError(f"{op}: dtype {np.dtype(dtype).name} is not supported") from None
+
+
+def mean_infer_meta(x, axis=None, keepdim=False):
+    """numpy's mean: integers and bool give float64."""
+    return _reduce_meta("mean", x, axis, keepdim, _np_dtype("mean", np.mean, x.dtype))
+
+
+def max_infer_meta(x, axis=None, keepdim=False):
+    """max keeps x's dtype; an empty reduced dim is a ValueError."""
+    return _reduce_meta("max", x, axis, keepdim, x.dtype, nonempty=True)
+
+
+def min_infer_meta(x, axis=None, keepdim=False):
+    """min keeps x's dtype; an empty reduced dim is a ValueError."""
+    return _reduce_meta("min", x, axis, keepdim, x.dtype, nonempty=True)
+
+
+def prod_infer_meta(x, axis=None, keepdim=False):
+    """numpy's prod: bool and small integers accumulate in 64 bits."""
+    return _reduce_meta("prod", x, axis, keepdim, _np_dtype("prod", np.prod, x.dtype))
+
+
+def arg_reduce_infer_meta(op, x, axis=None, keepdim=False):
+    """argmax/argmin: int64; axis None gives a 0-d flat index (ones with keepdim)."""
+    if x.dtype.kind == "c":
+        raise TypeError(f"{op}: complex dtype {x.dtype.name} has no order")
+    if x.size == 0:
+        raise ValueError(f"{op}: x has shape {list(x.shape)} with no elements; expected at "
+                         "least one")
+    axes = None if axis is None else (axis,)
+    return _reduce_meta(op, x, axes, keepdim, np.dtype(np.int64))
+
+
+def argmax_infer_meta(x, axis=None, keepdim=False):
+    return arg_reduce_infer_meta("argmax", x, axis, keepdim)
+
+
+def argmin_infer_meta(x, axis=None, keepdim=False):
+    return arg_reduce_infer_meta("argmin", x, axis, keepdim)

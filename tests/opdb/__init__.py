@@ -68,3 +68,18 @@ def make(shape, dtype, rng, low=-5, high=5):
     if dtype.kind == "c":
         out = out + 1j * rng.uniform(low, high, size=shape)
     return out.astype(dtype)
+
+
+def numeric_vjp(f, arrays, k, w, eps=1e-6):
+    """Central finite differences of ``sum(f(*arrays) * w)`` with respect to ``arrays[k]``."""
+    arrays = list(arrays)
+    x = arrays[k]
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        vals = []
+        for sign in (1, -1):
+            shifted = x.copy()
+            shifted[i] += sign * eps
+            vals.append(np.sum(np.asarray(f(*arrays[:k], shifted, *arrays[k + 1:])) * w))
+        grad[i] = (vals[0] - vals[1]) / (2 * eps)
+    return grad

@@ -8,8 +8,10 @@ condition holds is a candidate :class:`Signature`.  ``B, ..., B -> B, ..., B``
 is always a candidate: any op can run redundantly on whole copies.
 
 Expressions see the op's Tensor arguments (logical MetaTensors), its
-attributes (as dispatch converted them), ``out`` and the output names (the
-logical output metas), the rule's variables and the helpers below.
+attributes (canonical where the infer-meta returns
+:class:`kernels.core.meta.Canonical`, e.g. gather's non-negative ``axis``
+and ``batch_dims``), ``out`` and the output names (the logical output
+metas), the rule's variables and the helpers below.
 
 An op whose local kernel needs attributes other than the logical ones names
 a ``physical`` function (OneFlow's ``GetSbp`` and JAX's ``sharding_rule``
@@ -25,7 +27,7 @@ from types import SimpleNamespace
 
 from .sbp import Sbp, broadcast, partial_sum
 
-HELPERS = ("axes_of", "norm_axis", "count_below", "gather_axis")
+HELPERS = ("axes_of", "norm_axis", "count_below")
 B = broadcast
 P = partial_sum
 
@@ -36,8 +38,8 @@ def S(axis):
 
 
 def axes_of(axis, ndim):
-    """The reduced axes of ``axis`` (None: all), normalised to [0, ndim)."""
-    if axis is None:
+    """The reduced axes of ``axis`` (None or []: all, as Paddle), normalised to [0, ndim)."""
+    if axis is None or len(axis) == 0:
         return tuple(range(ndim))
     return tuple(a % ndim for a in axis)
 
@@ -50,11 +52,6 @@ def norm_axis(axis, ndim):
 def count_below(axes, i):
     """How many of ``axes`` are below ``i``."""
     return sum(a < i for a in axes)
-
-
-def gather_axis(x, index, axis, batch_dims):
-    """tf.gather's gathered axis of x, normalised (``batch_dims`` when ``axis`` is None)."""
-    return norm_axis(batch_dims, index.ndim) if axis is None else norm_axis(axis, x.ndim)
 
 
 @dataclass(frozen=True)

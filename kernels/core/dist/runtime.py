@@ -150,6 +150,7 @@ def run(spec, ins, attrs):
     out_metas = dispatch.infer(spec, metas, attrs)
     for m in out_metas:
         _check_layout_sbp(m, broadcast, spec.name)
+    attrs = canonical_attrs(spec, metas, attrs)
     sig = choose(spec, ins, metas, attrs, out_metas)
     boxed = [box(t, s) for t, s in zip(ins, sig.ins)]
     local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
@@ -237,8 +238,7 @@ def _run_with_kernel_attrs(spec, shards, attrs, extra):
     """
     metas = [t.meta for t in shards]
     out_meta = dispatch.infer(spec, metas, attrs)[0]
-    kernel_attrs = _canonical_attrs(spec, metas, attrs)
-    data = _kernel(spec, metas)(*(t._data() for t in shards), *kernel_attrs, **extra)
+    data = _kernel(spec, metas)(*(t._data() for t in shards), *attrs, **extra)
     out = layouts.local_tensor(data, out_meta)
     if spec.backward is None or all(t.stop_gradient for t in shards):
         return out
@@ -254,7 +254,7 @@ def _run_with_kernel_attrs(spec, shards, attrs, extra):
         ins = [known[a.name] for a in grad_spec.tensor_args]
         metas = [t.meta for t in ins]
         grad_attrs = [known[a.name] for a in grad_spec.attr_args]
-        grad_attrs = _canonical_attrs(grad_spec, metas, grad_attrs)
+        grad_attrs = canonical_attrs(grad_spec, metas, grad_attrs)
         grad = _kernel(grad_spec, metas)(*(t._data() for t in ins), *grad_attrs, **extra)
         first = grad_spec.outputs[0].removesuffix("_grad")
         return {first: layouts.local_tensor(grad, known[first].meta)}
@@ -264,8 +264,9 @@ def _run_with_kernel_attrs(spec, shards, attrs, extra):
     return layouts.record(node_spec, shards, out, {})
 
 
-def _canonical_attrs(spec, metas, attrs):
-    """``attrs`` with the infer-meta's canonical values in place, as dispatch hands them."""
+def canonical_attrs(spec, metas, attrs):
+    """``attrs`` with the infer-meta's canonical values in place, as dispatch hands
+    them to kernels; the SBP rules and ``physical`` functions see these too."""
     result = spec.infer_meta(*metas, *attrs)
     if type(result) is not Canonical:
         return attrs
@@ -298,4 +299,4 @@ def _wrap(spec, local, sbp, placement, meta):
     return GlobalTensor(local, sbp, placement, meta.with_(layout=local.layout))
 
 
-__all__ = ["to_global", "run", "choose", "physical_attrs"]
+__all__ = ["to_global", "run", "choose", "physical_attrs", "canonical_attrs"]

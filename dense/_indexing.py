@@ -1,0 +1,112 @@
+"""``Tensor.__getitem__``: numpy's indexing lowered to strided_slice, reshape and gather.
+
+A key is split into basic entries (ints, slices, None, ``...``) and at most
+one integer array or tensor.  The basic part is one ``strided_slice`` (ints
+become one-element windows), a ``squeeze`` of the ints' dims and an
+``unsqueeze`` for each None, all views.  An integer array then ``gather``s
+along its dim, where numpy keeps the result dims, unless ints and the array
+are apart in the key: numpy then puts the array's dims first (a transpose).
+"""
+import numbers
+
+import numpy as np
+
+from kernels.core.tensor import TensorBase
+
+OP = "getitem"
+
+
+def _is_int(k):
+    return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _as_index_array(k):
+    """An integer array index as a dense Tensor or numpy array, else None."""
+    if isinstance(k, TensorBase) or isinstance(k, (np.ndarray, list)):
+        dtype = k.dtype if isinstance(k, (TensorBase, np.ndarray)) else np.asarray(k).dtype
+        if dtype.kind not in "iu" or (isinstance(k, list) and not k):
+            raise TypeError(f"{OP}: an array index must hold integers, got dtype {dtype}")
+        return k if isinstance(k, (TensorBase, np.ndarray)) else np.asarray(k)
+    return None
+
+
+def _entries(key, ndim):
+    """The key as a list with ``...`` expanded to full slices; the array index's position."""
+    key = key if isinstance(key, tuple) else (key,)
+    arrays = [i for i, k in enumerate(key) if _as_index_array(k) is not None]
+    if len(arrays) > 1:
+        raise IndexError(f"{OP}: only one integer array index is supported, got {len(arrays)}")
+    for k in key:
+        if not (_is_int(k) or k is None or k is Ellipsis or isinstance(k, slice)
+                or _as_index_array(k) is not None):
+            raise TypeError(f"{OP}: index {k!r} of type {type(k).__name__} is not supported; "
+                            "expected ints, slices, None, ... or one integer array")
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError(f"{OP}: an index can only have a single ellipsis ('...')")
+    used = sum(k is not None and k is not Ellipsis for k in key)
+    if used > ndim:
+        raise IndexError(f"{OP}: too many indices: {used} for a tensor of rank {ndim}")
+    out = []
+    for k in key:
+        out.extend([slice(None)] * (ndim - used) if k is Ellipsis else [k])
+    if not any(k is Ellipsis for k in key):
+        out.extend([slice(None)] * (ndim - used))
+    return out
+
+
+def _plan(entries, shape):
+    """(strided_slice lists, int dims to squeeze, None dims to unsqueeze, array dim or None)."""
+    axes, starts, ends, strides = [], [], [], []
+    drop, new, pos, dim, out_dim = [], [], None, 0, 0
+    for k in entries:
+        if k is None:
+            new.append(out_dim)
+            out_dim += 1
+            continue
+        n = shape[dim]
+        if _is_int(k):
+            if not -n <= k < n:
+                raise IndexError(f"{OP}: index {k} is out of bounds for axis {dim} with size {n}")
+            k = int(k) % n
+            axes.append(dim), starts.append(k), ends.append(k + 1), strides.append(1)
+            drop.append(dim)
+        else:
+            if isinstance(k, slice) and k != slice(None):
+                step = 1 if k.step is None else k.step
+                if step == 0:
+                    raise ValueError(f"{OP}: slice step cannot be zero")
+                start, stop, _ = k.indices(n)
+                axes.append(dim), starts.append(start), strides.append(step)
+                ends.append(stop if stop >= 0 else -n - 1)  # -1 after indices(): before 0
+            elif not isinstance(k, slice):
+                pos = out_dim
+            out_dim += 1
+        dim += 1
+    return (axes, starts, ends, strides), drop, new, pos
+
+
+def _advanced_apart(entries):
+    """numpy puts the array's dims first when ints and the array are not adjacent."""
+    marks = [i for i, k in enumerate(entries) if _is_int(k) or _as_index_array(k) is not None]
+    return marks[-1] - marks[0] + 1 != len(marks)
+
+
+def getitem(x, key):
+    """``x[key]`` (see the module docstring)."""
+    from . import _generated_api as api
+    entries = _entries(key, x.ndim)
+    window, drop, new, pos = _plan(entries, x.shape)
+    out = api.strided_slice(x, *window) if window[0] else x
+    if drop:
+        out = api.squeeze(out, drop)
+    if new:
+        out = api.unsqueeze(out, new)
+    if pos is None:
+        return out
+    index = next(_as_index_array(k) for k in entries if _as_index_array(k) is not None)
+    out = api.gather(out, index, axis=pos)
+    if pos and _advanced_apart(entries):
+        k = np.ndim(index)
+        order = list(range(pos, pos + k)) + list(range(pos)) + list(range(pos + k, out.ndim))
+        out = api.transpose(out, order)
+    return out

@@ -1,0 +1,67 @@
+"""Shape rules of the creation ops and cast (defaults follow numpy's dtypes)."""
+import math
+import numbers
+
+import numpy as np
+
+from ..core.dtypes import canonical_dtype
+from ..core.meta import MetaTensor
+
+
+def _shape(shape, op):
+    for s in shape:
+        if s < 0:
+            raise ValueError(f"{op}: shape {list(shape)} has a negative dim {s}; expected "
+                             "sizes >= 0")
+    return tuple(shape)
+
+
+def _fill_dtype(fill_value, dtype, op):
+    return canonical_dtype(np.asarray(fill_value).dtype if dtype is None else dtype, op)
+
+
+def zeros_infer_meta(shape, dtype=None):
+    """float64 unless ``dtype`` is given (numpy's default)."""
+    return MetaTensor(_shape(shape, "zeros"), np.dtype(dtype or np.float64))
+
+
+def ones_infer_meta(shape, dtype=None):
+    return MetaTensor(_shape(shape, "ones"), np.dtype(dtype or np.float64))
+
+
+def full_infer_meta(shape, fill_value, dtype=None):
+    """The fill value's numpy dtype (an int gives int64) unless ``dtype`` is given."""
+    return MetaTensor(_shape(shape, "full"), _fill_dtype(fill_value, dtype, "full"))
+
+
+def arange_length(start, end, step, op="arange"):
+    """numpy's arange length: ``ceil((end - start) / step)``, at least 0."""
+    if step == 0:
+        raise ValueError(f"{op}: step is 0; expected a nonzero step")
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if not isinstance(v, (numbers.Real, np.bool_)):
+            raise TypeError(f"{op}: {name} must be a real number, got {v!r}")
+    return max(0, math.ceil((end - start) / step))
+
+
+def arange_infer_meta(start, end=None, step=1, dtype=None):
+    """[start, end) by step (end None: [0, start)); int64 for ints, numpy's dtype otherwise."""
+    if end is None:
+        start, end = 0, start
+    n = arange_length(start, end, step)
+    dt = np.result_type(np.asarray(start), np.asarray(end), np.asarray(step)) \
+        if dtype is None else dtype
+    return MetaTensor((n,), canonical_dtype(dt, "arange"))
+
+
+def like_infer_meta(x, dtype=None):
+    """x's shape and place; x's dtype unless ``dtype`` is given."""
+    return x.with_(dtype=x.dtype if dtype is None else dtype)
+
+
+def full_like_infer_meta(x, fill_value, dtype=None):
+    return x.with_(dtype=x.dtype if dtype is None else dtype)
+
+
+def cast_infer_meta(x, dtype):
+    return x.with_(dtype=dtype)

@@ -1,0 +1,81 @@
+"""Rank script: the SBP rules of the dense ops of issue 19, forward and backward.
+
+Run as ``mpiexec -n N python -m mpi4py tests/mpi/dense_checks.py`` (tests/
+test_dense_mpi.py does, for N = 2 and 3).  Each check runs the op on global
+inputs of the given sbps, compares the output's sbp, data (bit for bit) and
+gradients with one process, using global_checks' helpers.  Global tensors
+have no operators, so the checks call the ops by name.
+"""
+import numpy as np
+
+import dense
+from global_checks import B, CHECKS, P, RANK, S, check, data, glob
+
+
+def elementwise_checks():
+    x, y, col = data((6, 4)), data((6, 4), seed=1), data((6, 1), seed=2)
+    row = data((4,), seed=3)
+    check("add S(0),S(0)", dense.add, [(x, S(0)), (y, S(0))], S(0), (0, 1))
+    check("subtract S(1),B broadcast", dense.subtract, [(x, S(1)), (col, B)], S(1), (0, 1))
+    check("multiply B,S(0) over a new dim", dense.multiply, [(row, B), (x, S(0))], S(0),
+          (0, 1))
+    check("multiply S(0),B broadcast", dense.multiply, [(x, S(0)), (row, B)], S(0), (0, 1))
+    check("add P,P", dense.add, [(x, P), (y, P)], P, (0, 1))
+    check("multiply P,B", dense.multiply, [(x, P), (col, B)], P, (0, 1))
+    check("multiply B,P", dense.multiply, [(row, B), (x, P)], P, (0, 1))
+    pow2 = 2 ** (np.abs(col) % 3)  # exact quotients: the forward compares bit for bit
+    check("divide P,B", dense.divide, [(x, P), (pow2, B)], P, (0, 1))
+    check("neg P", dense.neg, [(x, P)], P)
+    check("relu S(1)", dense.relu, [(x, S(1))], S(1))
+    check("where S(0)", lambda a, b: dense.where(dense.greater_than(a, b), a, b), [(x, S(0)), (y, S(0))], S(0),
+          (0, 1))
+
+
+def matmul_checks():
+    x, y, z = data((6, 4)), data((4, 5), seed=1), data((5, 4), seed=2)
+    check("matmul S(0),B", dense.matmul, [(x, S(0)), (y, B)], S(0), (0, 1))
+    check("matmul B,S(1)", dense.matmul, [(x, B), (y, S(1))], S(1), (0, 1))
+    check("matmul S(1),S(0)", dense.matmul, [(x, S(1)), (y, S(0))], P, (0, 1))
+    check("matmul P,B", dense.matmul, [(x, P), (y, B)], P, (0, 1))
+    check("matmul transpose_y S(0),S(1)", lambda a, b: dense.matmul(a, b, transpose_y=True),
+          [(x, S(1)), (z, S(1))], P, (0, 1))
+    batched = data((3, 2, 4), seed=4), data((3, 4, 2), seed=5)
+    check("matmul batch S(0),S(0)", dense.matmul, [(batched[0], S(0)), (batched[1], S(0))],
+          S(0), (0, 1))
+
+
+def shape_checks():
+    x = data((5, 3, 4))
+    check("transpose S(0)", lambda t: dense.transpose(t, [2, 0, 1]), [(x, S(0))], S(1))
+    check("transpose S(2)", lambda t: dense.transpose(t, [2, 0, 1]), [(x, S(2))], S(0))
+    check("transpose reversed S(1)", lambda t: dense.transpose(t, [2, 1, 0]), [(x, S(1))], S(1))
+    check("transpose P", lambda t: dense.transpose(t, [1, 0, 2]), [(x, P)], P)
+    check("unsqueeze S(1)", lambda t: dense.unsqueeze(t, [0, 2]), [(x, S(1))], S(3))
+    check("flatten S(0)", lambda t: dense.flatten(t, 1), [(x, S(0))], S(0))
+    check("slice S(0)", lambda t: dense.slice(t, [1, 2], [1, 0], [3, 3]), [(x, S(0))], S(0))
+    check("cast S(2)", lambda t: dense.cast(t, "float64"), [(x, S(2))], S(2))
+
+
+def reduce_checks():
+    x = data((5, 3, 4))
+    check("mean S(0) axis 1", lambda t: dense.mean(t, [1]),
+          [(x, S(0))], S(0))
+    check("mean P", lambda t: dense.mean(t, [0, 2]), [(data((4, 3, 4)), P)], P)  # exact /16
+    check("max S(2) axis 0", lambda t: dense.max(t, [0]), [(x, S(2))], S(1))
+    check("prod S(1) keepdim", lambda t: dense.prod(t, [2], True), [(x, S(1))], S(1))
+    out = dense.argmax(glob(x, S(2))[1], axis=0)
+    assert out.sbp == S(1) and np.array_equal(out.numpy(), np.argmax(x, 0)), "argmax S(2)"
+    CHECKS.append("argmax S(2)")
+
+
+def main():
+    elementwise_checks()
+    matmul_checks()
+    shape_checks()
+    reduce_checks()
+    if RANK == 0:
+        print(f"{len(CHECKS)} passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""Dense ops of issue 19 beyond the op database: indexing, corners, settled details, errors."""
+import doctest
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import dense
+import dense._generated_api as api
+
+A = np.arange(60.0).reshape(3, 4, 5)
+KEYS = [0, -1, (1, 2), (slice(None), 1), (slice(None, None, -1),), (Ellipsis, 2),
+        (None, 0, None), (1, slice(4, 0, -2), None, Ellipsis), (slice(-2, None), Ellipsis, 0),
+        np.array([2, 0, 2]), (slice(None), np.array([[3, -1], [0, 0]])),
+        (1, Ellipsis, np.array([4, 1])), (0, [1, 2]), (), Ellipsis, (slice(5, 9),),
+        (slice(None), slice(None), slice(None, None, 3))]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=repr)
+def test_getitem_matches_numpy_and_its_gradient_is_a_scatter(key):
+    x = dense.to_tensor(A, stop_gradient=False)
+    out = x[key]
+    want = A[key]
+    assert out.shape == list(want.shape)
+    np.testing.assert_array_equal(out.numpy(), want)
+    w = np.random.default_rng(0).standard_normal(want.shape)
+    out.backward(dense.to_tensor(w))
+    expect = np.zeros_like(A)
+    np.add.at(expect, key, w)
+    np.testing.assert_allclose(x.grad.numpy(), expect)
+
+
+@given(st.tuples(*[st.one_of(st.integers(-3, 2), st.slices(3), st.none())] * 2))
+def test_getitem_basic_keys_match_numpy(key):
+    a = np.arange(9).reshape(3, 3)
+    key = tuple(k for k in key)
+    try:
+        want = a[key]
+    except IndexError:
+        with pytest.raises(IndexError):
+            dense.to_tensor(a)[key]
+        return
+    np.testing.assert_array_equal(dense.to_tensor(a)[key].numpy(), want)
+
+
+def test_basic_indexing_is_a_view_and_array_indexing_a_copy():
+    x = dense.to_tensor(A)
+    assert np.shares_memory(np.asarray(x[1, ::-2, None]), np.asarray(x))
+    assert np.shares_memory(np.asarray(x[..., 3]), np.asarray(x))
+    assert not np.shares_memory(np.asarray(x[np.array([0, 1])]), np.asarray(x))
+
+
+def test_getitem_with_an_integer_tensor_index():
+    x = dense.to_tensor(A)
+    idx = dense.to_tensor(np.array([2, 0], np.int32))
+    np.testing.assert_array_equal(x[:, idx].numpy(), A[:, [2, 0]])
+
+
+@pytest.mark.parametrize("key,exc", [(1.5, TypeError), ((0, "a"), TypeError),
+                                     (np.array([0.5]), TypeError), (np.array([True]), TypeError),
+                                     (True, TypeError), ((0, 0, 0, 0), IndexError),
+                                     ((Ellipsis, Ellipsis), IndexError), (3, IndexError),
+                                     ((0, -5), IndexError), ((np.array([0]), np.array([1])),
+                                                             IndexError),
+                                     ((slice(None, None, 0),), ValueError)])
+def test_bad_keys_raise_naming_getitem(key, exc):
+    with pytest.raises(exc, match="getitem"):
+        dense.to_tensor(A)[key]
+
+
+def test_T_reverses_the_dims():
+    x = dense.to_tensor(np.arange(6).reshape(2, 3), stop_gradient=True)
+    np.testing.assert_array_equal(x.T.numpy(), np.arange(6).reshape(2, 3).T)
+    assert dense.to_tensor(A).T.shape == [5, 4, 3]
+
+
+# ---------------------------------------------------------------- settled details
+def test_creation_defaults_follow_numpy():
+    assert dense.zeros([2]).dtype == np.float64 and dense.ones([2]).dtype == np.float64
+    assert dense.full([2], 3).dtype == np.int64 and dense.full([2], 3.5).dtype == np.float64
+    assert dense.full([2], True).dtype == np.bool_ and dense.arange(4).dtype == np.int64
+    assert dense.arange(0.0, 1.0, 0.5).dtype == np.float64
+    assert dense.full([1], np.float32(2)).dtype == np.float32
+    np.testing.assert_array_equal(dense.arange(2, 11, 3).numpy(), np.arange(2, 11, 3))
+    assert dense.full_like(dense.to_tensor([1.0]), 2).dtype == np.float64
+
+
+@pytest.mark.parametrize("call,exc,text", [
+    (lambda: dense.zeros([2, -1]), ValueError, "zeros: shape [2, -1] has a negative dim"),
+    (lambda: dense.full([-3], 1.0), ValueError, "full:"),
+    (lambda: dense.arange(0, 5, 0), ValueError, "arange: step is 0"),
+    (lambda: dense.ones([2], "float17"), TypeError, "ones: dtype"),
+    (lambda: dense.cast(dense.to_tensor([1.0]), "float17"), TypeError, "cast: dtype"),
+    (lambda: dense.cast(dense.to_tensor([1.0]), object), TypeError, "cast"),
+])
+def test_creation_and_cast_errors(call, exc, text):
+    with pytest.raises(exc) as err:
+        call()
+    assert text in str(err.value)
+
+
+def test_cast_gradient_across_floating_dtypes_and_int_casts_stop_gradient():
+    x = dense.to_tensor(np.array([1.5, -2.25]), stop_gradient=False)
+    y = dense.cast(x, "float32")
+    assert y.dtype == np.float32 and not y.stop_gradient
+    (y * 2).sum().backward()
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+    i = dense.cast(x, np.int32)
+    assert i.stop_gradient and i.numpy().tolist() == [1, -2]
+
+
+def test_non_differentiable_results_stop_gradient():
+    x = dense.to_tensor(np.array([[1.0, 3.0], [2.0, 0.0]]), stop_gradient=False)
+    for out in (x > 1, dense.argmax(x), dense.argmin(x, 1), dense.zeros_like(x),
+                dense.cast(x, "int64"), dense.equal(x, x)):
+        assert out.stop_gradient
+
+
+def test_argmax_argmin_are_int64_and_flat_without_axis():
+    a = np.array([[1.0, 7.0, 7.0], [9.0, -1.0, 9.0]])
+    x = dense.to_tensor(a)
+    assert dense.argmax(x).shape == [] and dense.argmax(x).item() == 3
+    assert dense.argmin(x).item() == 4 and dense.argmax(x).dtype == np.int64
+    np.testing.assert_array_equal(dense.argmax(x, 1).numpy(), [1, 0])
+    assert dense.argmax(x, keepdim=True).shape == [1, 1]
+    with pytest.raises(ValueError, match="argmax"):
+        dense.argmax(dense.to_tensor(np.zeros((2, 0))))
+
+
+def test_max_min_keep_int_dtypes_and_send_the_gradient_to_one_extremum():
+    assert dense.max(dense.to_tensor(np.array([3, 1], np.int8))).dtype == np.int8
+    a = np.array([[1.0, 7.0, 7.0], [9.0, -1.0, 9.0]])
+    x = dense.to_tensor(a, stop_gradient=False)
+    dense.max(x, axis=1).backward(dense.to_tensor([10.0, 20.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 10, 0], [20, 0, 0]])
+    x.clear_grad()
+    dense.min(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 0], [0, 1, 0]])
+    with pytest.raises(ValueError, match="max: cannot reduce"):
+        dense.max(dense.to_tensor(np.zeros((2, 0))), axis=1)
+
+
+def test_sum_with_empty_axis_reduces_everything():
+    x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    assert dense.sum(x, axis=[]).shape == [] and dense.sum(x, axis=[]).item() == 15.0
+    assert dense.mean(x, axis=[], keepdim=True).shape == [1, 1]
+
+
+def test_prod_gradient_with_zeros():
+    a = np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 4.0], [1.0, 2.0, 3.0]])
+    x = dense.to_tensor(a, stop_gradient=False)
+    dense.prod(x, axis=1).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 6, 0], [0, 0, 0], [6, 3, 2]])
+
+
+@pytest.mark.parametrize("sx,sy,tx,ty", [((2, 3), (4,), False, False), ((3, 2), (3, 2), False,
+                                                                          False),
+                                         ((2, 2, 3), (3, 2, 4), False, False), ((), (3,), False,
+                                                                                False)])
+def test_matmul_shape_errors_name_the_op(sx, sy, tx, ty):
+    with pytest.raises(ValueError, match="matmul"):
+        dense.matmul(np.ones(sx), np.ones(sy), tx, ty)
+
+
+@pytest.mark.parametrize("call,exc,text", [
+    (lambda x: dense.transpose(x, [0, 0, 1]), ValueError, "transpose: perm"),
+    (lambda x: dense.transpose(x, [0, 1]), ValueError, "transpose: perm"),
+    (lambda x: dense.squeeze(x, [3]), ValueError, "squeeze: axis 3"),
+    (lambda x: dense.unsqueeze(x, [5]), ValueError, "unsqueeze: axis 5"),
+    (lambda x: dense.flatten(x, 2, 1), ValueError, "flatten: start_axis 2"),
+    (lambda x: dense.concat([x, x[0]]), ValueError, "concat: tensor 1"),
+    (lambda x: dense.concat([]), ValueError, "concat: argument 'xs'"),
+    (lambda x: dense.concat(x), TypeError, "concat: argument 'xs'"),
+    (lambda x: dense.stack([x, x[:, :2]]), ValueError, "stack: tensor 1"),
+    (lambda x: dense.slice(x, [0, 0], [0, 1], [1, 2]), ValueError, "slice: axes"),
+    (lambda x: dense.slice(x, [0], [0], [1, 2]), ValueError, "slice:"),
+    (lambda x: dense.strided_slice(x, [0], [0], [1], [0]), ValueError, "strided_slice: stride"),
+    (lambda x: dense.index_select(x, np.array([0.0])), TypeError, "index_select: index dtype"),
+    (lambda x: dense.index_select(x, np.array([[0]])), ValueError, "index_select: index has"),
+    (lambda x: dense.index_select(x, np.array([3])), IndexError, "index_select: index 3"),
+    (lambda x: dense.mean(x, [0, 0]), ValueError, "mean: axis [0, 0] repeats"),
+    (lambda x: dense.prod(x, [3]), ValueError, "prod: axis 3"),
+    (lambda x: dense.where(x, x, x), TypeError, "where: condition"),
+    (lambda x: dense.where(x > 0, x, np.ones(7)), ValueError, "where: shapes"),
+])
+def test_shape_and_index_errors_name_the_op(call, exc, text):
+    x = dense.to_tensor(A)
+    with pytest.raises(exc) as err:
+        call(x)
+    assert text in str(err.value)
+
+
+def test_infer_meta_takes_lists_and_needs_no_data():
+    m = dense.MetaTensor((2, 3), np.float32)
+    assert dense.concat.infer_meta([m, m], 1).shape == (2, 6)
+    assert dense.stack.infer_meta([m, m, m]).shape == (3, 2, 3)
+    assert dense.matmul.infer_meta(m, dense.MetaTensor((3,), np.float64)).shape == (2,)
+    assert dense.full.infer_meta([2], 1).dtype == np.int64
+    assert dense.argmax.infer_meta(m).shape == ()
+    assert dense.strided_slice.infer_meta(m, [1], [-1], [-9], [-2]).shape == (2, 2)
+
+
+def test_shape_ops_are_views():
+    x = dense.to_tensor(A)
+    for out in (dense.transpose(x, [2, 0, 1]), dense.squeeze(dense.unsqueeze(x, [0])),
+                dense.flatten(x), dense.slice(x, [1], [1], [3]), x.T):
+        assert np.shares_memory(np.asarray(out), np.asarray(x))
+
+
+def test_concat_stack_promote_and_route_each_gradient():
+    a = dense.to_tensor(np.ones((1, 2), np.float32), stop_gradient=False)
+    b = dense.to_tensor(np.ones((2, 2)), stop_gradient=False)
+    out = dense.concat([a, b, a])
+    assert out.dtype == np.float64
+    out.backward(dense.to_tensor(np.arange(8.0).reshape(4, 2)))
+    np.testing.assert_array_equal(a.grad.numpy(), [[6.0, 8.0]])
+    assert a.grad.dtype == np.float32
+    np.testing.assert_array_equal(b.grad.numpy(), [[2.0, 3.0], [4.0, 5.0]])
+
+
+def test_generated_api_docstring_examples_run():
+    res = doctest.testmod(api)
+    assert res.failed == 0 and res.attempted > 100
+
+
+def test_readme_mlp_trains_with_a_decreasing_loss(capsys):
+    import os
+    import re
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    code = re.search(r"```python\n(# mlp\.py.*?)```", readme, re.S).group(1)
+    exec(compile(code, "README mlp.py", "exec"), {})
+    losses = [float(v) for v in re.findall(r"loss ([0-9.]+)", capsys.readouterr().out)]
+    assert len(losses) == 6 and all(b < a for a, b in zip(losses, losses[1:]))
+    assert f"step 5: loss {losses[-1]:.4f}" in readme  # the README shows this run's output
