@@ -121,6 +121,36 @@ def _csr_describe(p):
     return f"CSR {tuple(p['shape'])} -> {tuple(p['new_shape'])}, nnz {p['nnz']:.0e}"
 
 
+# ------------------------------------------------------------------ sparse arithmetic
+SPARSE_ARITH = ("sparse_add", "sparse_multiply", "sparse_sum", "sparse_abs")
+
+
+def _arith_build(p, rng):
+    """Two canonical COO operands x and y (sorted unique coordinates, independent draws)."""
+    out = {"shape": tuple(p["shape"]), "fmt": p["fmt"]}
+    for name in ("x", "y"):
+        flat = unique_flat(math.prod(p["shape"]), p["nnz"], rng)
+        out[name + "_indices"] = np.stack(np.unravel_index(flat, p["shape"])).astype(np.int64)
+        out[name + "_values"] = rng.random(p["nnz"], dtype=np.float32)
+    return out
+
+
+def _arith_traffic(op, p):
+    entry = len(p["shape"]) * I64 + F32
+    if op == "sparse_abs":          # values only: the indices are shared
+        return p["nnz"] * F32, p["nnz"] * F32
+    if op == "sparse_sum":
+        return p["nnz"] * F32, F32
+    out = 2 * p["nnz"] if op == "sparse_add" else 0
+    return 2 * p["nnz"] * entry, out * entry
+
+
+def _arith_describe(op, p):
+    return (f"{op.removeprefix('sparse_')} {p['fmt'].upper()} {tuple(p['shape'])} f32, "
+            f"nnz {p['nnz']:.0e}" + (" each" if op in ("sparse_add", "sparse_multiply")
+                                      else ""))
+
+
 # ------------------------------------------------------------------ sparse structure ops
 def _struct_build(p, rng):
     """Inputs of the structure ops: one 3-D COO, or ``parts`` 2-D CSR matrices of p's shape."""
@@ -235,6 +265,9 @@ BUILD = {
 TRAFFIC = {"coo_reshape": _coo_traffic, "csr_reshape": _csr_traffic,
            "matmul": lambda p: ((p["m"] * p["k"] + p["k"] * p["n"]) * F32, p["m"] * p["n"] * F32),
            **{op: _struct_traffic for op in STRUCT_OPS}}
+for _op in SPARSE_ARITH:
+    BUILD[_op] = _arith_build
+    TRAFFIC[_op] = lambda p, _op=_op: _arith_traffic(_op, p)
 
 DESCRIBE = {
     "coo_reshape": _coo_describe,
@@ -251,6 +284,7 @@ DESCRIBE = {
     "matmul": lambda p: f"matmul [{p['m']}, {p['k']}] @ [{p['k']}, {p['n']}] f32",
     "mean": lambda p: f"mean {list(p['shape'])} f32 over axis {p['axis']}",
 }
+DESCRIBE.update({op: (lambda p, op=op: _arith_describe(op, p)) for op in SPARSE_ARITH})
 
 
 # ------------------------------------------------------------------ the set
@@ -366,6 +400,24 @@ for _kind in ("spmm", "spgemm", "sddmm", "spmv"):
 
 
 
+
+
+def _arith_workloads():
+    """2-D COO and CSR at nnz 1e6 and 1e7 (scipy's ground), 3-D COO (pydata's)."""
+    out = []
+    for op in SPARSE_ARITH:
+        for fmt in ("coo", "csr"):
+            for nnz, tag in ((10**6, "1e6"), (10**7, "1e7")):
+                out.append(Workload(
+                    f"{op}/{fmt}2d/nnz{tag}", op,
+                    {"fmt": fmt, "shape": (1 << 16, 1 << 16), "nnz": nnz},
+                    {"fmt": fmt, "shape": (64, 64), "nnz": 200}))
+        out.append(Workload(f"{op}/coo3d/nnz1e6", op,
+                            {"fmt": "coo", "shape": (1024, 1024, 1024), "nnz": 10**6},
+                            {"fmt": "coo", "shape": (16, 16, 16), "nnz": 200}))
+    return out
+
+
 def _dense_compute_workloads():
     """Issue 19's rows: a broadcast add, a 1024^2 matmul and a mean over an axis (32 MiB)."""
     return [
@@ -416,5 +468,6 @@ def _tiny_workloads():
 
 
 WORKLOADS = (_coo_workloads() + _csr_workloads() + _struct_workloads() + _dense_workloads()
-             + _dense_compute_workloads() + _matmul_workloads() + _tiny_workloads())
+             + _dense_compute_workloads() + _tiny_workloads() + _arith_workloads()
+             + _matmul_workloads())
 BY_NAME = {w.name: w for w in WORKLOADS}

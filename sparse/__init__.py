@@ -7,6 +7,7 @@ from kernels.core.autograd import no_grad
 
 from ._generated_api import *  # noqa: F401,F403
 from ._generated_api import __all__ as _ops
+from .arith import add, divide, subtract  # noqa: F811  (the scalar rules)
 from .creation import from_scipy, sparse_coo_tensor, sparse_csr_tensor
 from .tensor import SparseCooTensor, SparseCsrTensor
 

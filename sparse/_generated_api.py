@@ -4,7 +4,7 @@
 from kernels._generated import op_table as _table
 from kernels.core import dispatch as _d
 
-__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'transpose', 'slice', 'index_select', 'concat', 'stack', 'mask_as', 'values', 'with_values', 'matmul', 'mv', 'addmm', 'masked_matmul']
+__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'transpose', 'slice', 'index_select', 'concat', 'stack', 'mask_as', 'values', 'with_values', 'add', 'subtract', 'multiply', 'divide', 'sum', 'softmax', 'abs', 'neg', 'sqrt', 'square', 'sin', 'sinh', 'tan', 'tanh', 'asin', 'asinh', 'atan', 'atanh', 'expm1', 'log1p', 'deg2rad', 'rad2deg', 'relu', 'relu6', 'leaky_relu', 'pow', 'scale', 'isnan', 'cast', 'matmul', 'mv', 'addmm', 'masked_matmul']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'sparse'}
 
 
@@ -103,8 +103,10 @@ def to_sparse_coo(x, sparse_dim):
     are stored (coalesced, int64 indices); the rest of the dims are dense.
     CSR x: ``sparse_dim`` must be x's rank; entries keep their order and the
     values are shared.  COO x: ``sparse_dim`` at least x's folds leading
-    dense dims into sparse dims.  The gradient of a dense x is zero where
-    nothing was stored.
+    dense dims into sparse dims.  From a dense x the conversion is the
+    identity on the logical tensor (Paddle's rule): ``backward(G)`` on the
+    result gives x the whole of G, made dense; a gradient coming from sparse
+    ops further down is on the result's pattern, so it is zero elsewhere.
 
     Parameters
     ----------
@@ -137,7 +139,9 @@ to_sparse_coo.infer_meta = _d.meta_binding(_SPECS['to_sparse_coo'])
 def to_sparse_csr(x):
     r"""A 2-D or batched 3-D x as a CSR tensor.
 
-    Dense x: its nonzeros, with int64 crows and cols.  COO x: dense dims
+    Dense x: its nonzeros, with int64 crows and cols; as for
+    ``to_sparse_coo``, ``backward(G)`` on the result gives x the whole of G.
+    COO x: dense dims
     are folded first; entries are stably sorted by row where needed and
     duplicates are kept, one CSR entry per COO entry; the index dtype is
     kept unless a dim or nnz needs int64.
@@ -563,6 +567,1062 @@ def with_values(x, values):
 
 
 with_values.infer_meta = _d.meta_binding(_SPECS['with_values'])
+
+
+def add(x, y):
+    r"""Add two tensors elementwise (``x + y``), at least one of them sparse, with numpy broadcasting.
+
+    Sparse with sparse (one layout, COO with COO or CSR with CSR): the
+    result has the union of the patterns, each coordinate stored once (coalesced), computed on
+    the logical values (duplicates summed first).  Broadcasting covers
+    sparse and dense dims; broadcasting a sparse dim repeats entries.
+    Add and subtract with a dense operand give a dense result.  A Python or numpy scalar y is accepted
+    by the operators and by this function (see ``sparse.arith``).  int32
+    indices stay int32 when both operands have them.  Each sparse operand's
+    gradient keeps its pattern, entry for entry.
+
+    Parameters
+    ----------
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Returns
+    -------
+    SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Raises
+    ------
+    TypeError
+        Mixed sparse layouts, two dense operands, or dtypes numpy's add rejects.
+    ValueError
+        Shapes that do not broadcast, or a CSR result above 3-D.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2])
+    >>> y = sparse.sparse_coo_tensor([[0], [0]], [5.0], [1, 2])     # broadcast over rows
+    >>> z = sparse.add(x, y)
+    >>> z.indices().numpy().tolist(), z.values().numpy().tolist()
+    ([[0, 0, 1], [0, 1, 0]], [5.0, 1.0, 7.0])
+    >>> (x + y).to_dense().numpy().tolist()
+    [[5.0, 1.0], [7.0, 0.0]]
+    """
+    return _d.run(_SPECS['add'], [x, y], [])
+
+
+add.infer_meta = _d.meta_binding(_SPECS['add'])
+
+
+def subtract(x, y):
+    r"""Subtract two tensors elementwise (``x - y``), at least one of them sparse, with numpy broadcasting.
+
+    Sparse with sparse (one layout, COO with COO or CSR with CSR): the
+    result has the union of the patterns, each coordinate stored once (coalesced), computed on
+    the logical values (duplicates summed first).  Broadcasting covers
+    sparse and dense dims; broadcasting a sparse dim repeats entries.
+    Add and subtract with a dense operand give a dense result.  A Python or numpy scalar y is accepted
+    by the operators and by this function (see ``sparse.arith``).  int32
+    indices stay int32 when both operands have them.  Each sparse operand's
+    gradient keeps its pattern, entry for entry.
+
+    Parameters
+    ----------
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Returns
+    -------
+    SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Raises
+    ------
+    TypeError
+        Mixed sparse layouts, two dense operands, or dtypes numpy's subtract rejects.
+    ValueError
+        Shapes that do not broadcast, or a CSR result above 3-D.
+
+    Examples
+    --------
+    >>> import numpy as np, dense, sparse
+    >>> x = sparse.sparse_csr_tensor([0, 1, 2], [1, 0], [1.0, 2.0], [2, 2])
+    >>> sparse.subtract(x, x).values().numpy().tolist()        # the union keeps its zeros
+    [0.0, 0.0]
+    >>> sparse.subtract(x, dense.to_tensor(np.ones(2))).numpy().tolist()   # dense result
+    [[-1.0, 0.0], [1.0, -1.0]]
+    """
+    return _d.run(_SPECS['subtract'], [x, y], [])
+
+
+subtract.infer_meta = _d.meta_binding(_SPECS['subtract'])
+
+
+def multiply(x, y):
+    r"""Multiply two tensors elementwise (``x * y``), at least one of them sparse, with numpy broadcasting.
+
+    Sparse with sparse (one layout, COO with COO or CSR with CSR): the
+    result has the intersection of the patterns, each coordinate stored once (coalesced), computed on
+    the logical values (duplicates summed first).  Broadcasting covers
+    sparse and dense dims; broadcasting a sparse dim repeats entries.
+    Multiply with a dense operand gives a sparse result on the sparse operand's pattern.  A Python or numpy scalar y is accepted
+    by the operators and by this function (see ``sparse.arith``).  int32
+    indices stay int32 when both operands have them.  Each sparse operand's
+    gradient keeps its pattern, entry for entry.
+
+    Parameters
+    ----------
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Returns
+    -------
+    SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Raises
+    ------
+    TypeError
+        Mixed sparse layouts, two dense operands, or dtypes numpy's multiply rejects.
+    ValueError
+        Shapes that do not broadcast, or a CSR result above 3-D.
+
+    Examples
+    --------
+    >>> import numpy as np, dense, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 2.0, 3.0], [2, 3])
+    >>> col = dense.to_tensor(np.array([10.0, 20.0, 30.0]))    # column scaling
+    >>> sparse.multiply(x, col).values().numpy().tolist()
+    [30.0, 20.0, 90.0]
+    >>> (x * 2.0).values().numpy().tolist()
+    [2.0, 4.0, 6.0]
+    """
+    return _d.run(_SPECS['multiply'], [x, y], [])
+
+
+multiply.infer_meta = _d.meta_binding(_SPECS['multiply'])
+
+
+def divide(x, y):
+    r"""Divide two tensors elementwise (``x / y``), at least one of them sparse, with numpy broadcasting.
+
+    Sparse with sparse (one layout, COO with COO or CSR with CSR): the
+    result has the union of the patterns, each coordinate stored once (coalesced), computed on
+    the logical values (duplicates summed first).  Broadcasting covers
+    sparse and dense dims; broadcasting a sparse dim repeats entries.
+    Divide with a dense operand gives a sparse result on the sparse operand's pattern.  A Python or numpy scalar y is accepted
+    by the operators and by this function (see ``sparse.arith``).  int32
+    indices stay int32 when both operands have them.  Each sparse operand's
+    gradient keeps its pattern, entry for entry.
+
+    Parameters
+    ----------
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Returns
+    -------
+    SparseCooTensor, SparseCsrTensor or dense.Tensor
+
+    Raises
+    ------
+    TypeError
+        Mixed sparse layouts, two dense operands, or dtypes numpy's divide rejects.
+    ValueError
+        Shapes that do not broadcast, or a CSR result above 3-D.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1]], [6.0, 3.0], [3])
+    >>> y = sparse.sparse_coo_tensor([[0, 2]], [2.0, 4.0], [3])
+    >>> z = sparse.divide(x, y)
+    >>> z.indices().numpy().tolist(), z.values().numpy().tolist()
+    ([[0, 1, 2]], [3.0, inf, 0.0])
+    >>> (x / 3.0).values().numpy().tolist()
+    [2.0, 1.0]
+    """
+    return _d.run(_SPECS['divide'], [x, y], [])
+
+
+divide.infer_meta = _d.meta_binding(_SPECS['divide'])
+
+
+def sum(x, axis=None, dtype=None, keepdim=False):
+    r"""Sum a sparse tensor over ``axis`` (None: every dim), as ``paddle.sparse.sum``.
+
+    Any mix of sparse and dense dims may be summed.  Summed dense dims are
+    summed inside the values; summed sparse dims leave the coordinates and
+    the entries that then share one are added, so the result is coalesced
+    (summing only dense dims keeps x's indices).  The result keeps x's
+    layout: a COO result keeps at least one sparse dim, so a full reduction
+    has shape [1] ([1, ..., 1] with ``keepdim``); a CSR result stays 2-D or
+    3-D (a rank-1 result gets a trailing 1: [rows, 1] for the last axis of a
+    2-D tensor, [1, 1] for a full reduction).  bool and int values sum to
+    int64 unless ``dtype`` is given.  nnz 0 gives nnz 0.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    axis : int or list of int, optional
+    dtype : str or numpy dtype, optional
+    keepdim : bool
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        The gradient of each stored entry of x is the output gradient at
+        the coordinate it was summed into.
+
+    Raises
+    ------
+    ValueError
+        An axis out of range or repeated.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 2.0, 3.0], [2, 3])
+    >>> sparse.sum(x).values().numpy().tolist()
+    [6.0]
+    >>> rows = sparse.sum(x, axis=1)
+    >>> rows.shape, rows.indices().numpy().tolist(), rows.values().numpy().tolist()
+    ([2], [[0, 1]], [1.0, 5.0])
+    >>> c = sparse.sum(x.to_sparse_csr(), axis=-1)
+    >>> c.shape, c.to_dense().numpy().tolist()
+    ([2, 1], [[1.0], [5.0]])
+    """
+    return _d.run(_SPECS['sum'], [x], [axis, dtype, keepdim])
+
+
+sum.infer_meta = _d.meta_binding(_SPECS['sum'])
+
+
+def softmax(x, axis=-1):
+    r"""Softmax over the stored entries of each slice along ``axis``, as ``paddle.sparse.nn.functional.softmax``.
+
+    Implicit zeros take no part: each stored entry's result is
+    ``exp(v) / sum(exp(v'))`` over the stored entries v' of its slice (the
+    entries sharing every coordinate but ``axis``; duplicates count as
+    entries).  The result keeps x's pattern, and slices with no entries
+    stay empty.  CSR takes only the last axis.  On a COO tensor, an axis
+    that is a dense dim is an ordinary softmax of each stored entry's values.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+        Floating values.
+    axis : int
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    ValueError
+        An axis out of range, or other than the last for CSR.
+    TypeError
+        Values that are not floating.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_csr_tensor([0, 2, 2, 3], [0, 2, 1], np.log([1.0, 3.0, 5.0]), [3, 3])
+    >>> sparse.softmax(x).values().numpy().tolist()
+    [0.25, 0.75, 1.0]
+    """
+    return _d.run(_SPECS['softmax'], [x], [axis])
+
+
+softmax.infer_meta = _d.meta_binding(_SPECS['softmax'])
+
+
+def abs(x):
+    r"""Absolute value of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.abs(x).values().numpy(), 4).tolist()
+    [1.5, 2.0]
+    """
+    return _d.run(_SPECS['abs'], [x], [])
+
+
+abs.infer_meta = _d.meta_binding(_SPECS['abs'])
+
+
+def neg(x):
+    r"""Negation (the unary ``-`` operator) of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.neg(x).values().numpy(), 4).tolist()
+    [1.5, -2.0]
+    """
+    return _d.run(_SPECS['neg'], [x], [])
+
+
+neg.infer_meta = _d.meta_binding(_SPECS['neg'])
+
+
+def sqrt(x):
+    r"""Square root of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [4.0, 9.0], [3])
+    >>> np.round(sparse.sqrt(x).values().numpy(), 4).tolist()
+    [2.0, 3.0]
+    """
+    return _d.run(_SPECS['sqrt'], [x], [])
+
+
+sqrt.infer_meta = _d.meta_binding(_SPECS['sqrt'])
+
+
+def square(x):
+    r"""Square of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.square(x).values().numpy(), 4).tolist()
+    [2.25, 4.0]
+    """
+    return _d.run(_SPECS['square'], [x], [])
+
+
+square.infer_meta = _d.meta_binding(_SPECS['square'])
+
+
+def sin(x):
+    r"""Sine of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.sin(x).values().numpy(), 4).tolist()
+    [0.0, 0.4794]
+    """
+    return _d.run(_SPECS['sin'], [x], [])
+
+
+sin.infer_meta = _d.meta_binding(_SPECS['sin'])
+
+
+def sinh(x):
+    r"""Hyperbolic sine of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.sinh(x).values().numpy(), 4).tolist()
+    [0.0, 0.5211]
+    """
+    return _d.run(_SPECS['sinh'], [x], [])
+
+
+sinh.infer_meta = _d.meta_binding(_SPECS['sinh'])
+
+
+def tan(x):
+    r"""Tangent of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.tan(x).values().numpy(), 4).tolist()
+    [0.0, 0.5463]
+    """
+    return _d.run(_SPECS['tan'], [x], [])
+
+
+tan.infer_meta = _d.meta_binding(_SPECS['tan'])
+
+
+def tanh(x):
+    r"""Hyperbolic tangent of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.tanh(x).values().numpy(), 4).tolist()
+    [0.0, 0.4621]
+    """
+    return _d.run(_SPECS['tanh'], [x], [])
+
+
+tanh.infer_meta = _d.meta_binding(_SPECS['tanh'])
+
+
+def asin(x):
+    r"""Inverse sine of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.asin(x).values().numpy(), 4).tolist()
+    [0.0, 0.5236]
+    """
+    return _d.run(_SPECS['asin'], [x], [])
+
+
+asin.infer_meta = _d.meta_binding(_SPECS['asin'])
+
+
+def asinh(x):
+    r"""Inverse hyperbolic sine of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.asinh(x).values().numpy(), 4).tolist()
+    [0.0, 0.4812]
+    """
+    return _d.run(_SPECS['asinh'], [x], [])
+
+
+asinh.infer_meta = _d.meta_binding(_SPECS['asinh'])
+
+
+def atan(x):
+    r"""Inverse tangent of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 1.0], [3])
+    >>> np.round(sparse.atan(x).values().numpy(), 4).tolist()
+    [0.0, 0.7854]
+    """
+    return _d.run(_SPECS['atan'], [x], [])
+
+
+atan.infer_meta = _d.meta_binding(_SPECS['atan'])
+
+
+def atanh(x):
+    r"""Inverse hyperbolic tangent of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 0.5], [3])
+    >>> np.round(sparse.atanh(x).values().numpy(), 4).tolist()
+    [0.0, 0.5493]
+    """
+    return _d.run(_SPECS['atanh'], [x], [])
+
+
+atanh.infer_meta = _d.meta_binding(_SPECS['atanh'])
+
+
+def expm1(x):
+    r"""``exp(x) - 1`` of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 1.0], [3])
+    >>> np.round(sparse.expm1(x).values().numpy(), 4).tolist()
+    [0.0, 1.7183]
+    """
+    return _d.run(_SPECS['expm1'], [x], [])
+
+
+expm1.infer_meta = _d.meta_binding(_SPECS['expm1'])
+
+
+def log1p(x):
+    r"""``log(1 + x)`` of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.0, 1.0], [3])
+    >>> np.round(sparse.log1p(x).values().numpy(), 4).tolist()
+    [0.0, 0.6931]
+    """
+    return _d.run(_SPECS['log1p'], [x], [])
+
+
+log1p.infer_meta = _d.meta_binding(_SPECS['log1p'])
+
+
+def deg2rad(x):
+    r"""Degrees to radians of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [90.0, 180.0], [3])
+    >>> np.round(sparse.deg2rad(x).values().numpy(), 4).tolist()
+    [1.5708, 3.1416]
+    """
+    return _d.run(_SPECS['deg2rad'], [x], [])
+
+
+deg2rad.infer_meta = _d.meta_binding(_SPECS['deg2rad'])
+
+
+def rad2deg(x):
+    r"""Radians to degrees of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [0.5, 1.0], [3])
+    >>> np.round(sparse.rad2deg(x).values().numpy(), 4).tolist()
+    [28.6479, 57.2958]
+    """
+    return _d.run(_SPECS['rad2deg'], [x], [])
+
+
+rad2deg.infer_meta = _d.meta_binding(_SPECS['rad2deg'])
+
+
+def relu(x):
+    r"""``max(x, 0)`` of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.relu(x).values().numpy(), 4).tolist()
+    [0.0, 2.0]
+    """
+    return _d.run(_SPECS['relu'], [x], [])
+
+
+relu.infer_meta = _d.meta_binding(_SPECS['relu'])
+
+
+def relu6(x):
+    r"""``min(max(x, 0), 6)`` of each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 8.0], [3])
+    >>> np.round(sparse.relu6(x).values().numpy(), 4).tolist()
+    [0.0, 6.0]
+    """
+    return _d.run(_SPECS['relu6'], [x], [])
+
+
+relu6.infer_meta = _d.meta_binding(_SPECS['relu6'])
+
+
+def leaky_relu(x, negative_slope=0.01):
+    r"""``x`` where positive, else ``negative_slope * x`` for each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    negative_slope : float
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.leaky_relu(x, 0.1).values().numpy(), 4).tolist()
+    [-0.15, 2.0]
+    """
+    return _d.run(_SPECS['leaky_relu'], [x], [negative_slope])
+
+
+leaky_relu.infer_meta = _d.meta_binding(_SPECS['leaky_relu'])
+
+
+def pow(x, factor):
+    r"""``x ** factor`` for each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    factor : float
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.pow(x, 3.0).values().numpy(), 4).tolist()
+    [-3.375, 8.0]
+    """
+    return _d.run(_SPECS['pow'], [x], [factor])
+
+
+pow.infer_meta = _d.meta_binding(_SPECS['pow'])
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True):
+    r"""``x * scale + bias`` (``(x + bias) * scale`` if not ``bias_after_scale``) for each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    scale, bias : float
+    bias_after_scale : bool
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [-1.5, 2.0], [3])
+    >>> np.round(sparse.scale(x, 2.0, bias=1.0).values().numpy(), 4).tolist()
+    [-2.0, 5.0]
+    """
+    return _d.run(_SPECS['scale'], [x], [scale, bias, bias_after_scale])
+
+
+scale.infer_meta = _d.meta_binding(_SPECS['scale'])
+
+
+def isnan(x):
+    r"""Whether it is NaN (not differentiable) for each stored value of a sparse tensor.
+
+    Value-wise, as in Paddle: each stored entry (each duplicate separately)
+    is mapped and the indices are kept entry for entry; implicit zeros stay
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        x's layout and pattern.
+
+    Raises
+    ------
+    TypeError
+        A dense x, or a dtype the op does not take.
+
+    Examples
+    --------
+    >>> import numpy as np, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [float('nan'), 2.0], [3])
+    >>> sparse.isnan(x).values().numpy().tolist()
+    [True, False]
+    """
+    return _d.run(_SPECS['isnan'], [x], [])
+
+
+isnan.infer_meta = _d.meta_binding(_SPECS['isnan'])
+
+
+def cast(x, index_dtype=None, value_dtype=None):
+    r"""A sparse tensor with its indices and/or values converted to new dtypes (Paddle's ``sparse.cast``).
+
+    ``index_dtype`` converts the indices (COO) or crows and cols (CSR);
+    ``value_dtype`` the values, as numpy's ``astype`` does (int casts
+    truncate).  None keeps a dtype.  The pattern and coalesced flag are
+    kept.  The gradient is cast back to x's value dtype; a cast to a
+    non-floating dtype is not differentiable.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    index_dtype : str or numpy dtype, optional
+        An integer dtype that holds every dim.
+    value_dtype : str or numpy dtype, optional
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    TypeError
+        A non-integer ``index_dtype``, an unknown dtype, or a dense x.
+    ValueError
+        An ``index_dtype`` too small for x's dims.
+
+    Examples
+    --------
+    >>> import sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 2]], [1.7, -2.5], [3])
+    >>> y = sparse.cast(x, index_dtype="int32", value_dtype="int64")
+    >>> y.indices().numpy().dtype.name, y.values().numpy().tolist()
+    ('int32', [1, -2])
+    """
+    return _d.run(_SPECS['cast'], [x], [index_dtype, value_dtype])
+
+
+cast.infer_meta = _d.meta_binding(_SPECS['cast'])
 
 
 def matmul(x, y):

@@ -4,6 +4,7 @@ import numbers
 import numpy as np
 
 import dense
+from kernels.core.autograd import grad_enabled
 from kernels.core.dtypes import INDEX
 from kernels.core.meta import PLACES
 from kernels.core.tensor import TensorBase
@@ -59,7 +60,8 @@ def sparse_coo_tensor(indices, values, shape=None, dtype=None, place=None,
     >>> x.shape, x.nnz(), x.sparse_dim(), x.dense_dim()
     ([2, 3], 3, 2, 0)
     """
-    return SparseCooTensor(_coo_data(indices, values, shape, dtype, place), stop_gradient)
+    x = SparseCooTensor(_coo_data(indices, values, shape, dtype, place), stop_gradient)
+    return _differentiable_in(x, values)
 
 
 def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_gradient=True):
@@ -110,10 +112,11 @@ def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_g
     cols = _index_buffer(cols, op, "cols", place)
     if crows.dtype != cols.dtype:
         crows, cols = crows.astype(np.int64), cols.astype(np.int64)
-    values = _value_buffer(values, dtype, place)
+    value_buffer = _value_buffer(values, dtype, place)
     shape = _shape(shape, op)
-    check_csr(crows, cols, values, shape, op)
-    return SparseCsrTensor(CsrData(crows, cols, values, shape), stop_gradient)
+    check_csr(crows, cols, value_buffer, shape, op)
+    x = SparseCsrTensor(CsrData(crows, cols, value_buffer, shape), stop_gradient)
+    return _differentiable_in(x, values)
 
 
 def from_scipy(m, place=None, stop_gradient=True):
@@ -146,6 +149,22 @@ def from_scipy(m, place=None, stop_gradient=True):
 
 
 # ---------------------------------------------------------------- inputs
+def _differentiable_in(x, values):
+    """x as a function of ``values`` when they are a tensor that needs a gradient (Paddle).
+
+    The constructor's ``stop_gradient`` does not matter then: the result is
+    ``with_values(x, values)``, whose gradient flows to ``values``.  Values
+    that were cast or moved to build x are a copy and stay cut from the graph.
+    """
+    if not (isinstance(values, TensorBase) and values.layout == "dense"
+            and not values.stop_gradient and grad_enabled()
+            and values._data() is x._data().values):
+        return x
+    pattern = type(x)(x._data())
+    from . import _generated_api
+    return _generated_api.with_values(pattern, values)
+
+
 def _coo_data(indices, values, shape, dtype, place, op="sparse_coo_tensor"):
     """Validated COO buffers owned by the new tensor (coalesced not yet known)."""
     place = _check_place(place, op)

@@ -10,6 +10,7 @@ import numpy as np
 
 import dense
 from kernels.core import dispatch
+from kernels.core.autograd import grad_enabled
 from kernels.core.meta import MetaTensor
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
@@ -27,6 +28,11 @@ def _freeze(array):
 def _op(name, *args):
     """Run sparse op ``name`` through dispatch (how every tensor method reaches its op)."""
     return dispatch.call("sparse", name, *args)
+
+
+def _arith():
+    from . import arith
+    return arith
 
 
 class _SparseTensor(TensorBase):
@@ -59,6 +65,9 @@ class _SparseTensor(TensorBase):
         if g.shape != self.shape:
             raise ValueError(f"backward: grad_tensor has shape {g.shape}, expected "
                              f"{self.shape} (the tensor's shape)")
+        if self._takes_dense_grad():
+            g = g if g.layout == "dense" else g.to_dense()
+            return dense.Tensor(to_place(g._data(), self.place).astype(values.dtype, copy=False))
         if g.layout == "dense":
             got = gather_dense(to_place(g._data(), self.place), self._coords(), "backward")
         elif g.layout == self.layout and self._unique() and g._same_pattern(self):
@@ -66,6 +75,26 @@ class _SparseTensor(TensorBase):
         else:
             got = lookup_values(self._coords(), self._d.shape, g._coo(), "backward")
         return self._with_values(to_place(got, self.place).astype(values.dtype, copy=False))
+
+    def _takes_dense_grad(self):
+        """True if the op that made this tensor has a backward kernel for a dense gradient.
+
+        Such an op (a dense -> sparse conversion) is the identity on the
+        logical tensor, so a ``backward(G)`` seed reaches it whole instead of
+        being read at this tensor's stored entries.
+        """
+        node = self._grad_fn
+        if node is None or node.spec.backward is None:
+            return False
+        bwd = dispatch.get_op(node.spec.namespace, node.spec.backward)
+        layouts = []
+        for a in bwd.tensor_args:
+            t = node.saved.get(a.name) if a.name != "out_grad" else None
+            t = t[0] if isinstance(t, (list, tuple)) and t else t   # a Tensor[] by its first
+            if a.name != "out_grad" and (t is None or isinstance(t, (list, tuple))):
+                return False
+            layouts.append("dense" if t is None else t.layout)
+        return any(sig.in_layouts == tuple(layouts) for sig in bwd.kernels)
 
     def _add_grad(self, other):
         if not (other.layout == self.layout and other._same_pattern(self)):
@@ -98,8 +127,15 @@ class _SparseTensor(TensorBase):
         return int(self._d.nnz)
 
     def values(self):
-        """The stored values as a dense Tensor sharing this tensor's memory."""
-        return dense.Tensor(self._d.values)
+        """The stored values as a dense Tensor sharing this tensor's memory.
+
+        Differentiable (see :func:`sparse.values`): when this tensor needs a
+        gradient, the result does too, and its gradient reaches the stored
+        entries.
+        """
+        if self.stop_gradient or not grad_enabled():
+            return dense.Tensor(self._d.values)
+        return _op("values", self)
 
     def is_sparse_coo(self):
         return self.layout == "sparse_coo"
@@ -119,6 +155,45 @@ class _SparseTensor(TensorBase):
     def reshape(self, shape, order="C"):
         """See :func:`sparse.reshape`."""
         return _op("reshape", self, shape, order)
+
+    # ------------------------------------------------------------ operators
+    __array_ufunc__ = None     # numpy defers: np.float64(2) * s calls s.__rmul__
+
+    def __add__(self, other):
+        return _arith().add(self, other)
+
+    def __radd__(self, other):
+        return _arith().add(other, self)
+
+    def __sub__(self, other):
+        return _arith().subtract(self, other)
+
+    def __rsub__(self, other):
+        return _arith().subtract(other, self)
+
+    def __mul__(self, other):
+        return _op("multiply", self, other)
+
+    def __rmul__(self, other):
+        return _op("multiply", other, self)
+
+    def __truediv__(self, other):
+        return _arith().divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _arith().divide(other, self)
+
+    def __pow__(self, factor):
+        return _arith().power(self, factor)
+
+    def __neg__(self):
+        return _op("neg", self)
+
+    def __abs__(self):
+        return _op("abs", self)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("np.asarray of a sparse tensor is not defined; use to_dense() first")
 
     def __matmul__(self, other):
         """``self @ other``: :func:`sparse.matmul`."""

@@ -1,6 +1,6 @@
 """phisparse, from this checkout: sparse.reshape, transpose, slice, index_select, concat;
-expand, repeat, gather, batch_gather; sparse.matmul (SpMM, SpGEMM), sparse.masked_matmul
-(SDDMM) and sparse.mv.
+expand, repeat, gather, batch_gather; sparse add, multiply, sum and abs; sparse.matmul (SpMM,
+SpGEMM), sparse.masked_matmul (SDDMM) and sparse.mv.
 
 Gradients run through phisparse's autograd: ``out.backward(out_grad)`` on a
 graph built once, untimed (``retain_graph=True``), with ``x.grad`` cleared
@@ -32,6 +32,10 @@ NEEDS = {
     "spgemm": ("sparse.matmul",),
     "sddmm": ("sparse.masked_matmul",),
     "spmv": ("sparse.mv",),
+    "sparse_add": ("sparse.add",),
+    "sparse_multiply": ("sparse.multiply",),
+    "sparse_sum": ("sparse.sum",),
+    "sparse_abs": ("sparse.abs",),
     "add": ("dense.add",),
     "matmul": ("dense.matmul",),
     "mean": ("dense.mean",),
@@ -69,6 +73,25 @@ def csr_reshape(inp, be):
                                  be.asarray(inp["values"]), list(inp["shape"]))
     new = list(inp["new_shape"])
     return Case(lambda: sparse.reshape(x, new))
+
+
+def _operand(inp, name, be):
+    """Operand ``name`` ('x' or 'y') as a COO tensor flagged coalesced, or as CSR."""
+    x = sparse.sparse_coo_tensor(be.asarray(inp[name + "_indices"]),
+                                 be.asarray(inp[name + "_values"]), list(inp["shape"]))
+    return sparse.coalesce(x) if inp["fmt"] == "coo" else x.to_sparse_csr()
+
+
+ARITH = {"sparse_add": lambda x, y: x + y, "sparse_multiply": lambda x, y: x * y,
+         "sparse_sum": lambda x, y: sparse.sum(x), "sparse_abs": lambda x, y: sparse.abs(x)}
+
+
+def arith(op):
+    """A factory timing the sparse arithmetic op on the operands built untimed."""
+    def factory(inp, be):
+        x, y, fn = _operand(inp, "x", be), _operand(inp, "y", be), ARITH[op]
+        return Case(lambda: fn(x, y))
+    return factory
 
 
 def _csr(m, be):
@@ -183,6 +206,7 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "sddmm": {"sparse.masked_matmul": sddmm}, "spmv": {"sparse.mv": spmv},
          "add": {"add": binary("add")}, "matmul": {"matmul": binary("matmul")},
          "mean": {"mean": mean}}
+IMPLS.update({op: {f"sparse.{op.removeprefix('sparse_')}": arith(op)} for op in ARITH})
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

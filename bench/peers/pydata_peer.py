@@ -1,4 +1,5 @@
-"""pydata ``sparse``: ``COO.reshape`` and 2-D ``GCXS.reshape`` (its CSR).
+"""pydata ``sparse``: ``COO.reshape`` and 2-D ``GCXS.reshape`` (its CSR); add,
+multiply, sum and abs of COO (n-D) and GCXS.
 
 Runs only from its own virtual environment: installed beside phisparse, it
 would replace our ``sparse`` package.
@@ -27,6 +28,25 @@ def unsupported(op, p):
     return None
 
 
+def _operand(inp, name):
+    x = sparse.COO(inp[name + "_indices"], inp[name + "_values"], shape=inp["shape"],
+                   has_duplicates=False, sorted=True)
+    return x if inp["fmt"] == "coo" else sparse.GCXS(x, compressed_axes=(0,))
+
+
+ARITH = {"sparse_add": ("x + y", lambda x, y: x + y),
+         "sparse_multiply": ("x * y", lambda x, y: x * y),
+         "sparse_sum": ("x.sum()", lambda x, y: x.sum()),
+         "sparse_abs": ("abs(x)", lambda x, y: abs(x))}
+
+
+def arith(op):
+    def factory(inp, be):
+        x, y, fn = _operand(inp, "x"), _operand(inp, "y"), ARITH[op][1]
+        return Case(lambda: fn(x, y))
+    return factory
+
+
 def coo_reshape(inp, be):
     x = sparse.COO(inp["indices"], inp["values"], shape=inp["shape"],
                    has_duplicates=False, sorted=True)
@@ -45,3 +65,4 @@ IMPLS = {
     "coo_reshape": {"COO.reshape": coo_reshape},
     "csr_reshape": {"GCXS.reshape": csr_reshape},
 }
+IMPLS.update({op: {label: arith(op)} for op, (label, _) in ARITH.items()})

@@ -1,8 +1,9 @@
 """scipy.sparse: 2-D CSR products (``@`` with a dense matrix or vector, or a CSR
 matrix), n-D ``coo_array.reshape``, 2-D ``csr_array.reshape`` (made CSR
 again: scipy returns COO), the gather gradients as a one-hot sparse matrix
-times the dense ``out_grad``, and the structure ops (n-D ``coo_array.transpose``,
-``.T.tocsr()``, row slicing and fancy row indexing, ``vstack``).
+times the dense ``out_grad``, the structure ops (n-D ``coo_array.transpose``,
+``.T.tocsr()``, row slicing and fancy row indexing, ``vstack``), and 2-D add,
+multiply, sum and abs.
 
 scipy stores indices as int32 whenever they fit; that is its own choice and
 counts in its favour.
@@ -31,7 +32,28 @@ def unsupported(op, p):
         return "scipy.sparse CSR is 2-D only (no batched CSR)"
     if op == "sddmm":
         return "scipy.sparse has no SDDMM (sampled dense-dense product)"
+    if op.startswith("sparse_") and len(p["shape"]) != 2:
+        return "scipy.sparse arithmetic is 2-D only"
     return None
+
+
+def _operand(inp, name):
+    a = sp.coo_array((inp[name + "_values"], tuple(inp[name + "_indices"])), shape=inp["shape"])
+    a.has_canonical_format = True      # the bench builds sorted unique coordinates
+    return a if inp["fmt"] == "coo" else a.tocsr()
+
+
+ARITH = {"sparse_add": ("a + b", lambda a, b: a + b),
+         "sparse_multiply": ("a.multiply(b)", lambda a, b: a.multiply(b)),
+         "sparse_sum": ("a.sum()", lambda a, b: a.sum()),
+         "sparse_abs": ("abs(a)", lambda a, b: abs(a))}
+
+
+def arith(op):
+    def factory(inp, be):
+        a, b, fn = _operand(inp, "x"), _operand(inp, "y"), ARITH[op][1]
+        return Case(lambda: fn(a, b))
+    return factory
 
 
 def coo_reshape(inp, be):
@@ -131,3 +153,4 @@ IMPLS = {
     "gather_grad": {"one-hot csc @ dense": gather_grad},
     "batch_gather_grad": {"one-hot csc @ dense": batch_gather_grad},
 }
+IMPLS.update({op: {label: arith(op)} for op, (label, _) in ARITH.items()})

@@ -1,6 +1,6 @@
 """PyTorch (CPU): expand().contiguous(), repeat, index_select, take_along_dim; sparse COO
-``permute`` and CSR ``t().to_sparse_csr()``; torch.sparse.mm, bmm, sampled_addmm and mv
-on sparse CSR (COO for bmm).
+``permute`` and CSR ``t().to_sparse_csr()``; torch.sparse COO add and sum; torch.sparse.mm,
+bmm, sampled_addmm and mv on sparse CSR (COO for bmm).
 
 Gradients run through torch's autograd: ``out.backward(out_grad)`` on a graph
 built once, untimed, with ``x.grad`` cleared between calls.
@@ -22,6 +22,8 @@ def unsupported(op, p):
         return "torch has no reshape for sparse tensors ('not implemented for sparse tensors')"
     if op in ("sddmm", "spgemm") and len(p["shape"]) == 3:
         return "torch has no batched CSR product (pytorch#98675)"
+    if op in ("sparse_multiply", "sparse_abs") or (op.startswith("sparse_") and p["fmt"] != "coo"):
+        return "timed for torch.sparse COO add and sum only"
     return CSR_MISSING.get(op)
 
 
@@ -46,6 +48,23 @@ def csr_transpose(inp, be):
                                 torch.from_numpy(inp["values"]), tuple(inp["shape"]))
     # t() gives CSC sharing the buffers; to_sparse_csr() does the transpose's real work
     return Case(lambda: x.t().to_sparse_csr())
+
+
+def _operand(inp, name):
+    return torch.sparse_coo_tensor(torch.from_numpy(inp[name + "_indices"]),
+                                   torch.from_numpy(inp[name + "_values"]),
+                                   inp["shape"], is_coalesced=True)
+
+
+ARITH = {"sparse_add": ("x + y", lambda x, y: x + y),
+         "sparse_sum": ("torch.sparse.sum", lambda x, y: torch.sparse.sum(x))}
+
+
+def arith(op):
+    def factory(inp, be):
+        x, y, fn = _operand(inp, "x"), _operand(inp, "y"), ARITH[op][1]
+        return Case(lambda: fn(x, y))
+    return factory
 
 
 def _forwards(inp):
@@ -128,6 +147,7 @@ IMPLS = {"reshape": {"reshape": forward("reshape")},
          "coo_transpose": {"permute": coo_transpose},
          "csr_transpose": {"t().to_sparse_csr()": csr_transpose}}
 IMPLS.update({op: {op: forward(op)} for op in ("add", "matmul", "mean")})
+IMPLS.update({op: {label: arith(op)} for op, (label, _) in ARITH.items()})
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

@@ -1485,7 +1485,7 @@ _sbp_sparse_to_sparse_coo = _r.SbpTable(
     physical=None)
 
 
-# sparse.to_sparse_csr  (yaml/sparse_ops.yaml:150)
+# sparse.to_sparse_csr  (yaml/sparse_ops.yaml:152)
 def _meta_sparse_to_sparse_csr(x):
     return _im.to_sparse_csr_infer_meta(x)
 
@@ -1497,7 +1497,7 @@ def _backward_sparse_to_sparse_csr(node, out_grad):
     return {'x': result}
 
 
-# sparse.coalesce  (yaml/sparse_ops.yaml:188)
+# sparse.coalesce  (yaml/sparse_ops.yaml:192)
 def _meta_sparse_coalesce(x):
     return _im.unchanged_infer_meta(x)
 
@@ -1521,7 +1521,7 @@ _sbp_sparse_coalesce = _r.SbpTable(
     physical=None)
 
 
-# sparse.transpose  (yaml/sparse_ops.yaml:224)
+# sparse.transpose  (yaml/sparse_ops.yaml:228)
 def _meta_sparse_transpose(x, perm):
     return _im.sparse_transpose_infer_meta(x, perm)
 
@@ -1545,7 +1545,7 @@ _sbp_sparse_transpose = _r.SbpTable(
     physical=None)
 
 
-# sparse.slice  (yaml/sparse_ops.yaml:283)
+# sparse.slice  (yaml/sparse_ops.yaml:287)
 def _meta_sparse_slice(x, axes, starts, ends):
     return _im.sparse_slice_infer_meta(x, axes, starts, ends)
 
@@ -1569,7 +1569,7 @@ _sbp_sparse_slice = _r.SbpTable(
     physical=None)
 
 
-# sparse.index_select  (yaml/sparse_ops.yaml:338)
+# sparse.index_select  (yaml/sparse_ops.yaml:342)
 def _meta_sparse_index_select(x, index, axis):
     return _im.sparse_index_select_infer_meta(x, index, axis)
 
@@ -1593,7 +1593,7 @@ _sbp_sparse_index_select = _r.SbpTable(
     physical=None)
 
 
-# sparse.concat  (yaml/sparse_ops.yaml:399)
+# sparse.concat  (yaml/sparse_ops.yaml:403)
 def _meta_sparse_concat(xs, axis):
     return _im.sparse_concat_infer_meta(xs, axis)
 
@@ -1605,7 +1605,7 @@ def _backward_sparse_concat(node, out_grad):
     return {'xs': result}
 
 
-# sparse.stack  (yaml/sparse_ops.yaml:457)
+# sparse.stack  (yaml/sparse_ops.yaml:461)
 def _meta_sparse_stack(xs, axis):
     return _im.sparse_stack_infer_meta(xs, axis)
 
@@ -1617,7 +1617,7 @@ def _backward_sparse_stack(node, out_grad):
     return {'xs': result}
 
 
-# sparse.mask_as  (yaml/sparse_ops.yaml:504)
+# sparse.mask_as  (yaml/sparse_ops.yaml:508)
 def _meta_sparse_mask_as(x, mask):
     return _im.mask_as_infer_meta(x, mask)
 
@@ -1629,7 +1629,7 @@ def _backward_sparse_mask_as(node, out_grad):
     return {'x': result}
 
 
-# sparse.values  (yaml/sparse_ops.yaml:550)
+# sparse.values  (yaml/sparse_ops.yaml:554)
 def _meta_sparse_values(x):
     return _im.values_infer_meta(x)
 
@@ -1641,7 +1641,7 @@ def _backward_sparse_values(node, out_grad):
     return {'x': result}
 
 
-# sparse.with_values  (yaml/sparse_ops.yaml:587)
+# sparse.with_values  (yaml/sparse_ops.yaml:591)
 def _meta_sparse_with_values(x, values):
     return _im.with_values_infer_meta(x, values)
 
@@ -1653,7 +1653,747 @@ def _backward_sparse_with_values(node, out_grad):
     return {'values': result}
 
 
-# sparse.matmul  (yaml/sparse_ops.yaml:633)
+# sparse.add  (yaml/sparse_ops.yaml:637)
+def _meta_sparse_add(x, y):
+    return _im.sparse_add_infer_meta(x, y)
+
+
+def _backward_sparse_add(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'add_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_add = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.subtract  (yaml/sparse_ops.yaml:688)
+def _meta_sparse_subtract(x, y):
+    return _im.sparse_subtract_infer_meta(x, y)
+
+
+def _backward_sparse_subtract(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'subtract_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_subtract = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.multiply  (yaml/sparse_ops.yaml:737)
+def _meta_sparse_multiply(x, y):
+    return _im.sparse_multiply_infer_meta(x, y)
+
+
+def _backward_sparse_multiply(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'multiply_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_multiply = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.divide  (yaml/sparse_ops.yaml:788)
+def _meta_sparse_divide(x, y):
+    return _im.sparse_divide_infer_meta(x, y)
+
+
+def _backward_sparse_divide(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'divide_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_divide = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.x.shape == e.y.shape,
+                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+    ),
+    physical=None)
+
+
+# sparse.sum  (yaml/sparse_ops.yaml:839)
+def _meta_sparse_sum(x, axis, dtype, keepdim):
+    return _im.sparse_sum_infer_meta(x, axis, dtype, keepdim)
+
+
+def _backward_sparse_sum(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sum_grad', node.saved['x'], out_grad, node.attrs['axis'], node.attrs['dtype'], node.attrs['keepdim'])
+    return {'x': result}
+
+
+_sbp_sparse_sum = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
+                   lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> P if i in axes_of(axis, x.ndim)'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.keepdim and e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i) if keepdim and i not in axes_of(axis, x.ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.softmax  (yaml/sparse_ops.yaml:897)
+def _meta_sparse_softmax(x, axis):
+    return _im.sparse_softmax_infer_meta(x, axis)
+
+
+def _backward_sparse_softmax(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'softmax_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['axis'])
+    return {'x': result}
+
+
+_sbp_sparse_softmax = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i != e.axis % e.x.ndim,
+                   'S(i) -> S(i) if i != axis % x.ndim'),
+    ),
+    physical=None)
+
+
+# sparse.abs  (yaml/sparse_ops.yaml:943)
+def _meta_sparse_abs(x):
+    return _im.sparse_unary_infer_meta('abs', x)
+
+
+def _backward_sparse_abs(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'abs_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_abs = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.abs_grad  (yaml/sparse_ops.yaml:943)
+def _meta_sparse_abs_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.neg  (yaml/sparse_ops.yaml:974)
+def _meta_sparse_neg(x):
+    return _im.sparse_unary_infer_meta('neg', x)
+
+
+def _backward_sparse_neg(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'neg_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_neg = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.neg_grad  (yaml/sparse_ops.yaml:974)
+def _meta_sparse_neg_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.sqrt  (yaml/sparse_ops.yaml:1005)
+def _meta_sparse_sqrt(x):
+    return _im.sparse_unary_infer_meta('sqrt', x)
+
+
+def _backward_sparse_sqrt(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sqrt_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_sqrt = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.sqrt_grad  (yaml/sparse_ops.yaml:1005)
+def _meta_sparse_sqrt_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.square  (yaml/sparse_ops.yaml:1036)
+def _meta_sparse_square(x):
+    return _im.sparse_unary_infer_meta('square', x)
+
+
+def _backward_sparse_square(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'square_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_square = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.square_grad  (yaml/sparse_ops.yaml:1036)
+def _meta_sparse_square_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.sin  (yaml/sparse_ops.yaml:1067)
+def _meta_sparse_sin(x):
+    return _im.sparse_unary_infer_meta('sin', x)
+
+
+def _backward_sparse_sin(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sin_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_sin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.sin_grad  (yaml/sparse_ops.yaml:1067)
+def _meta_sparse_sin_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.sinh  (yaml/sparse_ops.yaml:1098)
+def _meta_sparse_sinh(x):
+    return _im.sparse_unary_infer_meta('sinh', x)
+
+
+def _backward_sparse_sinh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'sinh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_sinh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.sinh_grad  (yaml/sparse_ops.yaml:1098)
+def _meta_sparse_sinh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.tan  (yaml/sparse_ops.yaml:1129)
+def _meta_sparse_tan(x):
+    return _im.sparse_unary_infer_meta('tan', x)
+
+
+def _backward_sparse_tan(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'tan_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_tan = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.tan_grad  (yaml/sparse_ops.yaml:1129)
+def _meta_sparse_tan_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.tanh  (yaml/sparse_ops.yaml:1160)
+def _meta_sparse_tanh(x):
+    return _im.sparse_unary_infer_meta('tanh', x)
+
+
+def _backward_sparse_tanh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'tanh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_tanh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.tanh_grad  (yaml/sparse_ops.yaml:1160)
+def _meta_sparse_tanh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.asin  (yaml/sparse_ops.yaml:1191)
+def _meta_sparse_asin(x):
+    return _im.sparse_unary_infer_meta('asin', x)
+
+
+def _backward_sparse_asin(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'asin_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_asin = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.asin_grad  (yaml/sparse_ops.yaml:1191)
+def _meta_sparse_asin_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.asinh  (yaml/sparse_ops.yaml:1222)
+def _meta_sparse_asinh(x):
+    return _im.sparse_unary_infer_meta('asinh', x)
+
+
+def _backward_sparse_asinh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'asinh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_asinh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.asinh_grad  (yaml/sparse_ops.yaml:1222)
+def _meta_sparse_asinh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.atan  (yaml/sparse_ops.yaml:1253)
+def _meta_sparse_atan(x):
+    return _im.sparse_unary_infer_meta('atan', x)
+
+
+def _backward_sparse_atan(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'atan_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_atan = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.atan_grad  (yaml/sparse_ops.yaml:1253)
+def _meta_sparse_atan_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.atanh  (yaml/sparse_ops.yaml:1284)
+def _meta_sparse_atanh(x):
+    return _im.sparse_unary_infer_meta('atanh', x)
+
+
+def _backward_sparse_atanh(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'atanh_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_atanh = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.atanh_grad  (yaml/sparse_ops.yaml:1284)
+def _meta_sparse_atanh_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.expm1  (yaml/sparse_ops.yaml:1315)
+def _meta_sparse_expm1(x):
+    return _im.sparse_unary_infer_meta('expm1', x)
+
+
+def _backward_sparse_expm1(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'expm1_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_expm1 = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.expm1_grad  (yaml/sparse_ops.yaml:1315)
+def _meta_sparse_expm1_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.log1p  (yaml/sparse_ops.yaml:1346)
+def _meta_sparse_log1p(x):
+    return _im.sparse_unary_infer_meta('log1p', x)
+
+
+def _backward_sparse_log1p(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'log1p_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_log1p = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.log1p_grad  (yaml/sparse_ops.yaml:1346)
+def _meta_sparse_log1p_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.deg2rad  (yaml/sparse_ops.yaml:1377)
+def _meta_sparse_deg2rad(x):
+    return _im.sparse_unary_infer_meta('deg2rad', x)
+
+
+def _backward_sparse_deg2rad(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'deg2rad_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_deg2rad = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1377)
+def _meta_sparse_deg2rad_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.rad2deg  (yaml/sparse_ops.yaml:1408)
+def _meta_sparse_rad2deg(x):
+    return _im.sparse_unary_infer_meta('rad2deg', x)
+
+
+def _backward_sparse_rad2deg(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'rad2deg_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_rad2deg = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1408)
+def _meta_sparse_rad2deg_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.relu  (yaml/sparse_ops.yaml:1439)
+def _meta_sparse_relu(x):
+    return _im.sparse_unary_infer_meta('relu', x)
+
+
+def _backward_sparse_relu(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'relu_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_relu = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.relu_grad  (yaml/sparse_ops.yaml:1439)
+def _meta_sparse_relu_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.relu6  (yaml/sparse_ops.yaml:1470)
+def _meta_sparse_relu6(x):
+    return _im.sparse_unary_infer_meta('relu6', x)
+
+
+def _backward_sparse_relu6(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'relu6_grad', node.saved['x'], node.saved['out'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_relu6 = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.relu6_grad  (yaml/sparse_ops.yaml:1470)
+def _meta_sparse_relu6_grad(x, out, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.leaky_relu  (yaml/sparse_ops.yaml:1501)
+def _meta_sparse_leaky_relu(x, negative_slope):
+    return _im.sparse_unary_infer_meta('leaky_relu', x, negative_slope)
+
+
+def _backward_sparse_leaky_relu(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'leaky_relu_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['negative_slope'])
+    return {'x': result}
+
+
+_sbp_sparse_leaky_relu = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1501)
+def _meta_sparse_leaky_relu_grad(x, out, out_grad, negative_slope):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.pow  (yaml/sparse_ops.yaml:1533)
+def _meta_sparse_pow(x, factor):
+    return _im.sparse_unary_infer_meta('pow', x, factor)
+
+
+def _backward_sparse_pow(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'pow_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['factor'])
+    return {'x': result}
+
+
+_sbp_sparse_pow = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.pow_grad  (yaml/sparse_ops.yaml:1533)
+def _meta_sparse_pow_grad(x, out, out_grad, factor):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.scale  (yaml/sparse_ops.yaml:1565)
+def _meta_sparse_scale(x, scale, bias, bias_after_scale):
+    return _im.sparse_unary_infer_meta('scale', x, scale, bias, bias_after_scale)
+
+
+def _backward_sparse_scale(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'scale_grad', node.saved['x'], node.saved['out'], out_grad, node.attrs['scale'], node.attrs['bias'], node.attrs['bias_after_scale'])
+    return {'x': result}
+
+
+_sbp_sparse_scale = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.scale_grad  (yaml/sparse_ops.yaml:1565)
+def _meta_sparse_scale_grad(x, out, out_grad, scale, bias, bias_after_scale):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.isnan  (yaml/sparse_ops.yaml:1598)
+def _meta_sparse_isnan(x):
+    return _im.sparse_unary_infer_meta('isnan', x)
+
+
+_sbp_sparse_isnan = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+    ),
+    physical=None)
+
+
+# sparse.cast  (yaml/sparse_ops.yaml:1629)
+def _meta_sparse_cast(x, index_dtype, value_dtype):
+    return _im.sparse_cast_infer_meta(x, index_dtype, value_dtype)
+
+
+def _backward_sparse_cast(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('sparse', 'cast_grad', node.saved['x'], out_grad)
+    return {'x': result}
+
+
+_sbp_sparse_cast = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   None,
+                   'S(i) -> S(i)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.matmul  (yaml/sparse_ops.yaml:1677)
 def _meta_sparse_matmul(x, y):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_matmul_infer_meta')(x, y)
 
@@ -1689,7 +2429,7 @@ _sbp_sparse_matmul = _r.SbpTable(
     physical=None)
 
 
-# sparse.mv  (yaml/sparse_ops.yaml:702)
+# sparse.mv  (yaml/sparse_ops.yaml:1746)
 def _meta_sparse_mv(x, vec):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_mv_infer_meta')(x, vec)
 
@@ -1722,7 +2462,7 @@ _sbp_sparse_mv = _r.SbpTable(
     physical=None)
 
 
-# sparse.addmm  (yaml/sparse_ops.yaml:749)
+# sparse.addmm  (yaml/sparse_ops.yaml:1793)
 def _meta_sparse_addmm(input, x, y, beta, alpha):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
 
@@ -1755,7 +2495,7 @@ _sbp_sparse_addmm = _r.SbpTable(
     physical=None)
 
 
-# sparse.masked_matmul  (yaml/sparse_ops.yaml:807)
+# sparse.masked_matmul  (yaml/sparse_ops.yaml:1851)
 def _meta_sparse_masked_matmul(x, y, mask):
     return _resolve('kernels.infermeta.sparse_matmul.masked_matmul_infer_meta')(x, y, mask)
 
@@ -1832,22 +2572,57 @@ def _meta_sparse_with_values_grad(x, out_grad):
     return _im.values_infer_meta(x)
 
 
-# sparse.matmul_grad  (yaml/sparse_backward.yaml:161)
+# sparse.add_grad  (yaml/sparse_backward.yaml:161)
+def _meta_sparse_add_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.subtract_grad  (yaml/sparse_backward.yaml:172)
+def _meta_sparse_subtract_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.multiply_grad  (yaml/sparse_backward.yaml:183)
+def _meta_sparse_multiply_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.divide_grad  (yaml/sparse_backward.yaml:194)
+def _meta_sparse_divide_grad(x, y, out_grad):
+    return _im.binary_grad_infer_meta(x, y)
+
+
+# sparse.sum_grad  (yaml/sparse_backward.yaml:205)
+def _meta_sparse_sum_grad(x, out_grad, axis, dtype, keepdim):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.softmax_grad  (yaml/sparse_backward.yaml:216)
+def _meta_sparse_softmax_grad(x, out, out_grad, axis):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.cast_grad  (yaml/sparse_backward.yaml:227)
+def _meta_sparse_cast_grad(x, out_grad):
+    return _im.unchanged_infer_meta(x)
+
+
+# sparse.matmul_grad  (yaml/sparse_backward.yaml:238)
 def _meta_sparse_matmul_grad(x, y, out_grad):
     return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, y)
 
 
-# sparse.mv_grad  (yaml/sparse_backward.yaml:173)
+# sparse.mv_grad  (yaml/sparse_backward.yaml:250)
 def _meta_sparse_mv_grad(x, vec, out_grad):
     return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, vec)
 
 
-# sparse.addmm_grad  (yaml/sparse_backward.yaml:185)
+# sparse.addmm_grad  (yaml/sparse_backward.yaml:262)
 def _meta_sparse_addmm_grad(input, x, y, out_grad, beta, alpha):
     return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(input, x, y)
 
 
-# sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:198)
+# sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:275)
 def _meta_sparse_masked_matmul_grad(x, y, out_grad):
     return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, y)
 
@@ -3096,6 +3871,597 @@ OPS = (
            backward_fn=_backward_sparse_with_values,
            saved=('x',),
            saved_meta=()),
+    OpSpec(name='add',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('add_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('add_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('add_coo_dense', ('sparse_coo', 'dense'), ('dense',)), KernelSig('add_csr_dense', ('sparse_csr', 'dense'), ('dense',)), KernelSig('add_dense_coo', ('dense', 'sparse_coo'), ('dense',)), KernelSig('add_dense_csr', ('dense', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_add,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='add_grad',
+           backward_fn=_backward_sparse_add,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_add),
+    OpSpec(name='subtract',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('subtract_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('subtract_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('subtract_coo_dense', ('sparse_coo', 'dense'), ('dense',)), KernelSig('subtract_csr_dense', ('sparse_csr', 'dense'), ('dense',)), KernelSig('subtract_dense_coo', ('dense', 'sparse_coo'), ('dense',)), KernelSig('subtract_dense_csr', ('dense', 'sparse_csr'), ('dense',)),),
+           infer_meta=_meta_sparse_subtract,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='subtract_grad',
+           backward_fn=_backward_sparse_subtract,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_subtract),
+    OpSpec(name='multiply',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('multiply_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('multiply_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('multiply_coo_dense', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('multiply_csr_dense', ('sparse_csr', 'dense'), ('sparse_csr',)), KernelSig('multiply_dense_coo', ('dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('multiply_dense_csr', ('dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_multiply,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='multiply_grad',
+           backward_fn=_backward_sparse_multiply,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_multiply),
+    OpSpec(name='divide',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('divide_coo_coo', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('divide_csr_csr', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('divide_coo_dense', ('sparse_coo', 'dense'), ('sparse_coo',)), KernelSig('divide_csr_dense', ('sparse_csr', 'dense'), ('sparse_csr',)), KernelSig('divide_dense_coo', ('dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('divide_dense_csr', ('dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_divide,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='divide_grad',
+           backward_fn=_backward_sparse_divide,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_divide),
+    OpSpec(name='sum',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('dtype', 'DataType', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('out',),
+           kernels=(KernelSig('sum_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sum_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sum,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sum_grad',
+           backward_fn=_backward_sparse_sum,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_sparse_sum),
+    OpSpec(name='softmax',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('axis', 'int', True, -1)),
+           outputs=('out',),
+           kernels=(KernelSig('softmax_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('softmax_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_softmax,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='softmax_grad',
+           backward_fn=_backward_sparse_softmax,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_softmax),
+    OpSpec(name='abs',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('abs_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('abs_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_abs,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='abs_grad',
+           backward_fn=_backward_sparse_abs,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_abs),
+    OpSpec(name='abs_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('abs_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('abs_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_abs_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='neg',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('neg_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('neg_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_neg,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='neg_grad',
+           backward_fn=_backward_sparse_neg,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_neg),
+    OpSpec(name='neg_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('neg_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('neg_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_neg_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='sqrt',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sqrt_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sqrt_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sqrt,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sqrt_grad',
+           backward_fn=_backward_sparse_sqrt,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_sqrt),
+    OpSpec(name='sqrt_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sqrt_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sqrt_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sqrt_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='square',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('square_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('square_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_square,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='square_grad',
+           backward_fn=_backward_sparse_square,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_square),
+    OpSpec(name='square_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('square_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('square_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_square_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='sin',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sin_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sin_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sin_grad',
+           backward_fn=_backward_sparse_sin,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_sin),
+    OpSpec(name='sin_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sin_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sin_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sin_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='sinh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('sinh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('sinh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sinh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='sinh_grad',
+           backward_fn=_backward_sparse_sinh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_sinh),
+    OpSpec(name='sinh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sinh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sinh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sinh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='tan',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('tan_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('tan_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tan,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='tan_grad',
+           backward_fn=_backward_sparse_tan,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_tan),
+    OpSpec(name='tan_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('tan_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('tan_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tan_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='tanh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('tanh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('tanh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tanh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='tanh_grad',
+           backward_fn=_backward_sparse_tanh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_tanh),
+    OpSpec(name='tanh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('tanh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('tanh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_tanh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='asin',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('asin_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('asin_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asin,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='asin_grad',
+           backward_fn=_backward_sparse_asin,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_asin),
+    OpSpec(name='asin_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('asin_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('asin_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asin_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='asinh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('asinh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('asinh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asinh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='asinh_grad',
+           backward_fn=_backward_sparse_asinh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_asinh),
+    OpSpec(name='asinh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('asinh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('asinh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_asinh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='atan',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('atan_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('atan_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atan,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='atan_grad',
+           backward_fn=_backward_sparse_atan,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_atan),
+    OpSpec(name='atan_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('atan_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('atan_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atan_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='atanh',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('atanh_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('atanh_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atanh,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='atanh_grad',
+           backward_fn=_backward_sparse_atanh,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_atanh),
+    OpSpec(name='atanh_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('atanh_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('atanh_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_atanh_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='expm1',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('expm1_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('expm1_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_expm1,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='expm1_grad',
+           backward_fn=_backward_sparse_expm1,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_expm1),
+    OpSpec(name='expm1_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('expm1_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('expm1_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_expm1_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='log1p',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('log1p_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('log1p_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_log1p,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='log1p_grad',
+           backward_fn=_backward_sparse_log1p,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_log1p),
+    OpSpec(name='log1p_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('log1p_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('log1p_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_log1p_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='deg2rad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('deg2rad_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('deg2rad_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_deg2rad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='deg2rad_grad',
+           backward_fn=_backward_sparse_deg2rad,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_deg2rad),
+    OpSpec(name='deg2rad_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('deg2rad_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('deg2rad_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_deg2rad_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='rad2deg',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('rad2deg_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('rad2deg_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_rad2deg,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='rad2deg_grad',
+           backward_fn=_backward_sparse_rad2deg,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_rad2deg),
+    OpSpec(name='rad2deg_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('rad2deg_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('rad2deg_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_rad2deg_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='relu',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('relu_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('relu_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='relu_grad',
+           backward_fn=_backward_sparse_relu,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_relu),
+    OpSpec(name='relu_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('relu_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('relu_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='relu6',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('relu6_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('relu6_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu6,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='relu6_grad',
+           backward_fn=_backward_sparse_relu6,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_relu6),
+    OpSpec(name='relu6_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('relu6_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('relu6_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_relu6_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='leaky_relu',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('negative_slope', 'float', True, 0.01)),
+           outputs=('out',),
+           kernels=(KernelSig('leaky_relu_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('leaky_relu_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_leaky_relu,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='leaky_relu_grad',
+           backward_fn=_backward_sparse_leaky_relu,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_leaky_relu),
+    OpSpec(name='leaky_relu_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('negative_slope', 'float', True, 0.01)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('leaky_relu_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('leaky_relu_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_leaky_relu_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='pow',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('factor', 'float')),
+           outputs=('out',),
+           kernels=(KernelSig('pow_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('pow_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_pow,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='pow_grad',
+           backward_fn=_backward_sparse_pow,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_pow),
+    OpSpec(name='pow_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('factor', 'float')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('pow_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('pow_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_pow_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='scale',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('scale', 'float', True, 1.0), Arg('bias', 'float', True, 0.0), Arg('bias_after_scale', 'bool', True, True)),
+           outputs=('out',),
+           kernels=(KernelSig('scale_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('scale_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_scale,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='scale_grad',
+           backward_fn=_backward_sparse_scale,
+           saved=('x', 'out'),
+           saved_meta=(),
+           sbp=_sbp_sparse_scale),
+    OpSpec(name='scale_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('scale', 'float', True, 1.0), Arg('bias', 'float', True, 0.0), Arg('bias_after_scale', 'bool', True, True)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('scale_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('scale_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_scale_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='isnan',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'),),
+           outputs=('out',),
+           kernels=(KernelSig('isnan_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('isnan_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_isnan,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           sbp=_sbp_sparse_isnan),
+    OpSpec(name='cast',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('index_dtype', 'DataType', True, None), Arg('value_dtype', 'DataType', True, None)),
+           outputs=('out',),
+           kernels=(KernelSig('cast_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('cast_csr', ('sparse_csr',), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_cast,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse',
+           backward='cast_grad',
+           backward_fn=_backward_sparse_cast,
+           saved=('x',),
+           saved_meta=(),
+           sbp=_sbp_sparse_cast),
     OpSpec(name='matmul',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
@@ -3173,7 +4539,7 @@ OPS = (
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
            outputs=('x_grad',),
-           kernels=(KernelSig('dense_to_coo_grad', ('dense', 'sparse_coo'), ('dense',)), KernelSig('csr_to_coo_grad', ('sparse_csr', 'sparse_coo'), ('sparse_csr',)), KernelSig('coo_to_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
+           kernels=(KernelSig('dense_to_coo_grad', ('dense', 'sparse_coo'), ('dense',)), KernelSig('dense_to_sparse_grad', ('dense', 'dense'), ('dense',)), KernelSig('csr_to_coo_grad', ('sparse_csr', 'sparse_coo'), ('sparse_csr',)), KernelSig('coo_to_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_to_sparse_coo_grad,
            layout_arg='x',
            data_type_arg='out_grad',
@@ -3182,7 +4548,7 @@ OPS = (
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
            outputs=('x_grad',),
-           kernels=(KernelSig('dense_to_csr_grad', ('dense', 'sparse_csr'), ('dense',)), KernelSig('coo_to_csr_grad', ('sparse_coo', 'sparse_csr'), ('sparse_coo',)),),
+           kernels=(KernelSig('dense_to_csr_grad', ('dense', 'sparse_csr'), ('dense',)), KernelSig('dense_to_sparse_grad', ('dense', 'dense'), ('dense',)), KernelSig('coo_to_csr_grad', ('sparse_coo', 'sparse_csr'), ('sparse_coo',)),),
            infer_meta=_meta_sparse_to_sparse_csr_grad,
            layout_arg='x',
            data_type_arg='out_grad',
@@ -3267,6 +4633,69 @@ OPS = (
            infer_meta=_meta_sparse_with_values_grad,
            layout_arg='x',
            data_type_arg='out_grad',
+           module='kernels.sparse'),
+    OpSpec(name='add_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('add_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('add_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('add_coo_dense_grad', ('sparse_coo', 'dense', 'dense'), ('sparse_coo', 'dense')), KernelSig('add_csr_dense_grad', ('sparse_csr', 'dense', 'dense'), ('sparse_csr', 'dense')), KernelSig('add_dense_coo_grad', ('dense', 'sparse_coo', 'dense'), ('dense', 'sparse_coo')), KernelSig('add_dense_csr_grad', ('dense', 'sparse_csr', 'dense'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_add_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='subtract_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('subtract_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('subtract_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('subtract_coo_dense_grad', ('sparse_coo', 'dense', 'dense'), ('sparse_coo', 'dense')), KernelSig('subtract_csr_dense_grad', ('sparse_csr', 'dense', 'dense'), ('sparse_csr', 'dense')), KernelSig('subtract_dense_coo_grad', ('dense', 'sparse_coo', 'dense'), ('dense', 'sparse_coo')), KernelSig('subtract_dense_csr_grad', ('dense', 'sparse_csr', 'dense'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_subtract_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='multiply_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('multiply_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('multiply_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('multiply_coo_dense_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo', 'dense')), KernelSig('multiply_csr_dense_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr', 'dense')), KernelSig('multiply_dense_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense', 'sparse_coo')), KernelSig('multiply_dense_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_multiply_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='divide_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('divide_coo_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('divide_csr_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('divide_coo_dense_grad', ('sparse_coo', 'dense', 'sparse_coo'), ('sparse_coo', 'dense')), KernelSig('divide_csr_dense_grad', ('sparse_csr', 'dense', 'sparse_csr'), ('sparse_csr', 'dense')), KernelSig('divide_dense_coo_grad', ('dense', 'sparse_coo', 'sparse_coo'), ('dense', 'sparse_coo')), KernelSig('divide_dense_csr_grad', ('dense', 'sparse_csr', 'sparse_csr'), ('dense', 'sparse_csr')),),
+           infer_meta=_meta_sparse_divide_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='sum_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'IntArray', True, None), Arg('dtype', 'DataType', True, None), Arg('keepdim', 'bool', True, False)),
+           outputs=('x_grad',),
+           kernels=(KernelSig('sum_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('sum_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_sum_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='softmax_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axis', 'int')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('softmax_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('softmax_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_softmax_grad,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse'),
+    OpSpec(name='cast_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad',),
+           kernels=(KernelSig('cast_coo_grad', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('cast_csr_grad', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_cast_grad,
+           layout_arg='x',
+           data_type_arg='x',
            module='kernels.sparse'),
     OpSpec(name='matmul_grad',
            namespace='sparse',

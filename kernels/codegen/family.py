@@ -7,6 +7,9 @@ member is built the same way:
 - the forward op: kernel ``<name>`` from ``kernels.dense.elementwise``,
   shape rule ``unary_infer_meta`` / ``binary_infer_meta`` (numpy broadcasting
   and promotion), backward ``<name>_grad`` when the table has a derivative;
+  in the sparse YAML (unary only: value-wise ops) kernels ``<name>_coo`` and
+  ``<name>_csr`` from ``kernels.sparse`` and shape rule
+  ``sparse_unary_infer_meta``;
 - the backward op ``<name>_grad(x[, y], out, out_grad, params...)``; a binary
   one sums each gradient back to its input's shape;
 - SBP rules: ``S(i) -> S(i)`` (and ``P -> P`` for linear unary ops); for
@@ -18,7 +21,10 @@ from .model import InferMetaDef, OpDef, parse_args
 from ..core.opspec import Arg, KernelSig
 
 FAMILY_KEYS = {"op", "family", "args", "doc"}
-MODULE = "kernels.dense.elementwise"
+MODULE = {"dense": "kernels.dense.elementwise", "sparse": "kernels.sparse"}
+# the kernels' name suffixes and layouts: a sparse value-wise op maps each layout to itself
+LAYOUTS = {"dense": (("", "dense"),), "sparse": (("_coo", "sparse_coo"), ("_csr", "sparse_csr"))}
+SHAPE_RULE = {"dense": "{kind}_infer_meta", "sparse": "sparse_{kind}_infer_meta"}
 _TENSORS = {"unary": ("x",), "binary": ("x", "y")}
 _BINARY_SPLITS = (
     "S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim"
@@ -49,8 +55,8 @@ def _table_entry(fields, entry, namespace):
     if kind not in FAMILIES:
         raise fields["family"].error(f"family '{kind}' is unknown; expected one of "
                                      f"{sorted(FAMILIES)}")
-    if namespace != "dense":
-        raise fields["family"].error("family entries declare dense ops only")
+    if namespace == "sparse" and kind != "unary":
+        raise fields["family"].error("sparse family entries are value-wise: family unary only")
     if name not in FAMILIES[kind]:
         raise fields["op"].error(f"op '{name}' is not in the {kind} table of "
                                  f"kernels.funcs.elementwise; it has {sorted(FAMILIES[kind])}")
@@ -84,8 +90,8 @@ def expand_family(entry, namespace):
         raise entry.error("family entry: missing key 'args'")
     args = parse_args(fields["args"])
     _check_args(args, kind, table_entry, fields["args"])
-    common = dict(namespace=namespace, file=entry.file, line=entry.line, module=MODULE,
-                  layout_arg="x")
+    common = dict(namespace=namespace, file=entry.file, line=entry.line,
+                  module=MODULE[namespace], layout_arg="x")
     forward = _forward_def(kind, table_entry, args, entry, common)
     return [forward] if forward.backward is None else [forward, _backward_def(
         kind, table_entry, args, common)]
@@ -96,8 +102,10 @@ def _forward_def(kind, table_entry, args, entry, common):
     params = tuple(a.name for a in args if not a.is_tensor)
     return OpDef(
         name=name, is_backward=False, args=args, outputs=("out",), data_type_arg="x",
-        infer_meta=InferMetaDef(f"{kind}_infer_meta", (repr(name),) + tensors + params),
-        kernels=(KernelSig(name, ("dense",) * len(tensors), ("dense",)),),
+        infer_meta=InferMetaDef(SHAPE_RULE[common["namespace"]].format(kind=kind),
+                                (repr(name),) + tensors + params),
+        kernels=tuple(KernelSig(name + sfx, (lay,) * len(tensors), (lay,))
+                      for sfx, lay in LAYOUTS[common["namespace"]]),
         backward=name + "_grad" if table_entry.grad is not None else None,
         doc=_text(entry.value, "doc", entry), sbp=_sbp(kind, table_entry, entry), **common)
 
@@ -114,6 +122,7 @@ def _backward_def(kind, table_entry, args, common):
         name=table_entry.name + "_grad", is_backward=True, args=bargs,
         outputs=tuple(t + "_grad" for t in tensors), data_type_arg="out_grad",
         forward=(table_entry.name, args, ("out",)), infer_meta=grad_meta,
-        kernels=(KernelSig(table_entry.name + "_grad", ("dense",) * (len(tensors) + 2),
-                           ("dense",) * len(tensors)),),
+        kernels=tuple(KernelSig(table_entry.name + sfx + "_grad", (lay,) * (len(tensors) + 2),
+                                (lay,) * len(tensors))
+                      for sfx, lay in LAYOUTS[common["namespace"]]),
         **common)

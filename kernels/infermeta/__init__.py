@@ -26,8 +26,11 @@ from .reshape import reshape_infer_meta, resolve_reshape
 from .structure import (each_unchanged_infer_meta, sparse_concat_infer_meta,
                         sparse_index_select_infer_meta, sparse_slice_infer_meta,
                         sparse_stack_infer_meta, sparse_transpose_infer_meta)
-from .sparse_values import (mask_as_infer_meta, require_sparse, values_infer_meta,
-                            with_values_infer_meta)
+from .sparse_values import (mask_as_infer_meta, require_sparse, sparse_cast_infer_meta,
+                            sparse_unary_infer_meta, values_infer_meta, with_values_infer_meta)
+from .sparse_binary import (sparse_add_infer_meta, sparse_divide_infer_meta,
+                            sparse_multiply_infer_meta, sparse_subtract_infer_meta)
+from .sparse_reduce import sparse_softmax_infer_meta, sparse_sum_infer_meta, sum_plan
 from .sparse import (coo_reshape_sparse_dim, sparse_reshape_infer_meta, to_dense_infer_meta,
                      to_sparse_coo_infer_meta, to_sparse_csr_infer_meta)
 
@@ -40,7 +43,11 @@ __all__ += ["gather_infer_meta", "batch_gather_infer_meta"]
 __all__ += ["sparse_transpose_infer_meta", "sparse_slice_infer_meta",
             "sparse_index_select_infer_meta", "sparse_concat_infer_meta",
             "sparse_stack_infer_meta", "each_unchanged_infer_meta"]
-__all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse"]
+__all__ += ["mask_as_infer_meta", "values_infer_meta", "with_values_infer_meta", "require_sparse",
+            "sparse_unary_infer_meta", "sparse_cast_infer_meta"]
+__all__ += ["sparse_add_infer_meta", "sparse_subtract_infer_meta", "sparse_multiply_infer_meta",
+            "sparse_divide_infer_meta"]
+__all__ += ["sparse_sum_infer_meta", "sparse_softmax_infer_meta", "sum_plan"]
 __all__ += ["unary_infer_meta", "binary_infer_meta", "binary_grad_infer_meta",
             "broadcast_shape"]
 __all__ += ["where_infer_meta", "where_grad_infer_meta", "matmul_infer_meta",

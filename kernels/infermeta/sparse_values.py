@@ -41,3 +41,25 @@ def with_values_infer_meta(x, values):
                          f"[nnz, {', '.join(map(str, dense_dims))}] for x of shape "
                          f"{list(x.shape)}".replace(", ]", "]"))
     return x.with_(dtype=values.dtype)
+
+
+def sparse_unary_infer_meta(op, x, *params):
+    """A value-wise op: x's pattern and layout, the dtype the family's op gives x's values."""
+    from ..funcs.elementwise import UNARY, result_dtype
+    require_sparse(op, "x", x)
+    return x.with_(dtype=result_dtype(op, UNARY[op], x.dtype, *params))
+
+
+def sparse_cast_infer_meta(x, index_dtype=None, value_dtype=None):
+    """x's pattern with ``value_dtype`` values; ``index_dtype`` must be an integer dtype
+    whose range holds every dim."""
+    import numpy as np
+    require_sparse("cast", "x", x)
+    if index_dtype is not None:
+        if index_dtype.kind not in "iu":
+            raise TypeError(f"cast: index_dtype must be an integer dtype, got {index_dtype}")
+        big = max(x.shape, default=0)
+        if big - 1 > np.iinfo(index_dtype).max:
+            raise ValueError(f"cast: index_dtype {index_dtype} cannot hold the indices of "
+                             f"shape {list(x.shape)}")
+    return x if value_dtype is None else x.with_(dtype=value_dtype)

@@ -115,8 +115,18 @@ def dense_to_coo(x, sparse_dim):
 
 @register_kernel("dense_to_coo_grad", layout=DENSE, backends=("cpu", "gpu"), dtypes=ALL)
 def dense_to_coo_grad(x, out_grad):
-    """out_grad densified: zero where dense_to_coo stored nothing."""
+    """out_grad densified: a gradient on the output's pattern is zero elsewhere."""
     return coo_to_dense(out_grad)
+
+
+@register_kernel("dense_to_sparse_grad", layout=DENSE, backends=("cpu", "gpu"), dtypes=ALL)
+def dense_to_sparse_grad(x, out_grad):
+    """A dense gradient passes whole: dense -> sparse is the identity on the logical tensor.
+
+    This is the kernel a ``backward(G)`` seed reaches when the converted
+    tensor is the root (Paddle's rule; see ``_SparseTensor._root_grad``).
+    """
+    return out_grad
 
 
 @register_kernel("csr_to_coo", layout=CSR, dtypes=ALL)

@@ -220,3 +220,61 @@ def flat_keys(indices, sparse_shape, op):
                          f"more than an int64 offset can address")
     xp = xp_of(indices)
     return restride(index_rows(indices), sparse_shape, (size,), dtype=xp.int64)[0]
+
+
+def sum_by_key(keys, values, size=None):
+    """Sum the values of equal keys.
+
+    Sorted keys (equal ones adjacent) are summed segment by segment without
+    sorting.  Unsorted keys below ``size`` with 1-D floating values, when
+    ``size`` is at most 4 * n, are counted into ``size`` buckets (two
+    ``bincount`` passes, summing in float64); other unsorted keys are sorted
+    first (stably).
+
+    Parameters
+    ----------
+    keys : 1-D int64 array
+        A key per entry (any order).
+    values : array [n, ...]
+    size : int, optional
+        A bound on the keys.
+
+    Returns
+    -------
+    ukeys, sums, group
+        The sorted unique keys, the summed values (in ``values``' dtype) and
+        each entry's position in ``ukeys``; ``group`` is None when the keys
+        already were sorted and unique (then nothing is summed).
+    """
+    xp = xp_of(keys)
+    if keys.shape[0] < 2:
+        return keys, values, None
+    step = keys[1:] - keys[:-1]
+    if not bool(xp.any(step <= 0)):
+        return keys, values, None
+    unsorted = bool(xp.any(step < 0))
+    if unsorted and size is not None and size <= 4 * keys.shape[0] and values.ndim == 1 \
+            and values.dtype.kind == "f":
+        return _bucket_sum(keys, values, size, xp)
+    perm = None if not unsorted else xp.argsort(keys, kind="stable")
+    sk = keys if perm is None else keys[perm]
+    new = xp.concatenate([xp.ones(1, dtype=bool), sk[1:] != sk[:-1]])
+    starts = xp.flatnonzero(new)
+    rank = xp.cumsum(new) - 1
+    if perm is None:
+        group = rank
+    else:
+        group = xp.empty(keys.shape[0], dtype=xp.int64)
+        group[perm] = rank
+    sv = values if perm is None else values[perm]
+    sums = xp.add.reduceat(sv, starts, axis=0).astype(values.dtype, copy=False)
+    return sk[starts], sums, group
+
+
+def _bucket_sum(keys, values, size, xp):
+    """:func:`sum_by_key` by counting into ``size`` buckets (no sort)."""
+    present = xp.bincount(keys, minlength=size) > 0
+    ukeys = xp.flatnonzero(present)
+    sums = xp.bincount(keys, weights=values, minlength=size)[ukeys].astype(values.dtype)
+    rank = xp.cumsum(present) - 1
+    return ukeys, sums, rank[keys]

@@ -1,4 +1,4 @@
-"""A sparse tensor as a function of its values: mask_as, values, with_values.
+"""A sparse tensor as a function of its values: mask_as, values, with_values, cast.
 
 These are the ops the sparse autograd contract is built from (as in Paddle's
 ``sparse_mask``, ``values`` and ``sparse_coo_tensor`` ops): ``values`` hands a
@@ -79,3 +79,30 @@ def with_values_grad(x, out_grad):
     """The output's gradient values, which are the values' gradient."""
     return out_grad.values
 
+
+
+# ---------------------------------------------------------------- cast
+@register_kernel("cast_coo", layout=COO, backends=BOTH, dtypes=ALL)
+def cast_coo(x, index_dtype=None, value_dtype=None):
+    """Indices and values converted as numpy's ``astype`` converts them (ints truncate)."""
+    indices = x.indices if index_dtype is None else x.indices.astype(index_dtype)
+    values = x.values if value_dtype is None else x.values.astype(value_dtype)
+    return x._replace(indices=indices, values=values)
+
+
+@register_kernel("cast_csr", layout=CSR, backends=BOTH, dtypes=ALL)
+def cast_csr(x, index_dtype=None, value_dtype=None):
+    """crows, cols and values converted as numpy's ``astype`` converts them."""
+    if index_dtype is not None:
+        x = x._replace(crows=x.crows.astype(index_dtype), cols=x.cols.astype(index_dtype))
+    return x if value_dtype is None else x._replace(values=x.values.astype(value_dtype))
+
+
+@register_kernel("cast_coo_grad", layout=COO, backends=BOTH, dtypes=ALL)
+@register_kernel("cast_csr_grad", layout=CSR, backends=BOTH, dtypes=ALL)
+def cast_grad(x, out_grad):
+    """The gradient's values back in x's value dtype, on x's pattern."""
+    g = out_grad.values
+    if g.dtype.kind == "c" and x.values.dtype.kind != "c":
+        g = g.real
+    return x._replace(values=g.astype(x.values.dtype, copy=False))

@@ -7,6 +7,7 @@ module with an ``OPS`` list; hand-write tests only for errors and corners.
 """
 import importlib
 import pkgutil
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,12 +49,17 @@ class OpInfo:
         return self.name
 
 
+def ops_of(package):
+    """Every entry of the ``OPS`` lists of the modules of an op database ``package``."""
+    ops = []
+    for mod in pkgutil.iter_modules(package.__path__):
+        ops.extend(importlib.import_module(f"{package.__name__}.{mod.name}").OPS)
+    return ops
+
+
 def all_ops():
     """Every OpInfo from every module of this package."""
-    ops = []
-    for mod in pkgutil.iter_modules(__path__):
-        ops.extend(importlib.import_module(f"{__name__}.{mod.name}").OPS)
-    return ops
+    return ops_of(sys.modules[__name__])
 
 
 def make(shape, dtype, rng, low=-5, high=5):

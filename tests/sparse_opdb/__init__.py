@@ -18,8 +18,7 @@ operands); :func:`sparse_args` gives the standard set of sparse operands:
 COO with and without dense dims, duplicates, int32 and int64 indices, CSR 2-D
 and batched 3-D (unsorted columns, duplicates), and nnz 0.
 """
-import importlib
-import pkgutil
+import sys
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -27,6 +26,7 @@ import numpy as np
 import dense
 import sparse
 from kernels.core.dtypes import ALL
+from opdb import ops_of
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,12 @@ class SparseArg:
         out = np.zeros(self.shape[:self.sparse_dim], dtype=bool)
         out[tuple(self.coords())] = True
         return out
+
+    def stored(self):
+        """True at every element of the full shape that a stored entry covers."""
+        m = self.mask().reshape(self.shape[:self.sparse_dim] + (1,) * (len(self.shape)
+                                                                       - self.sparse_dim))
+        return np.broadcast_to(m, self.shape)
 
     def build(self, place="cpu", stop_gradient=True):
         if self.layout == "coo":
@@ -135,10 +141,7 @@ class SparseOpInfo:
 
 def all_ops():
     """Every SparseOpInfo from every module of this package."""
-    ops = []
-    for mod in pkgutil.iter_modules(__path__):
-        ops.extend(importlib.import_module(f"{__name__}.{mod.name}").OPS)
-    return ops
+    return ops_of(sys.modules[__name__])
 
 
 # ---------------------------------------------------------------- sample makers

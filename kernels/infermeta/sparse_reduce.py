@@ -1,0 +1,74 @@
+"""Shape rules of sparse sum and softmax (paddle.sparse.sum, paddle.sparse.nn.functional.softmax).
+
+sum: the summed dense dims leave the values; the summed sparse dims leave the
+indices (entries that then share a coordinate are added).  ``keepdim`` keeps
+every summed dim with size 1.  A COO result keeps at least one sparse dim:
+when every sparse dim is summed without ``keepdim``, the first of them stays
+with size 1, so a full reduction has shape [1] (Paddle).  A CSR result is
+2-D or 3-D: a result of rank 1 gets a trailing dim of 1 (Paddle's [rows, 1]
+for the last axis of a 2-D tensor and [1, 1] for a full reduction).
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from .reduce import _axes, sum_dtype
+from .sparse_values import require_sparse
+
+
+class SumPlan(NamedTuple):
+    """What a sparse sum keeps: see the module docstring."""
+
+    axes: tuple           # the summed axes, normalised
+    kept: tuple           # the sparse dims that stay (summed ones with size 1)
+    value_axes: tuple     # the summed axes of the values array
+    shape: tuple          # the result's shape
+    sparse_dim: int
+
+
+def sum_plan(shape, sparse_dim, axis, keepdim, csr=False):
+    """The :class:`SumPlan` of summing a sparse tensor of ``shape`` over ``axis``."""
+    ndim = len(shape)
+    axes = _axes(ndim, axis, "sum")
+    summed = [a for a in axes if a < sparse_dim]
+    kept = [d for d in range(sparse_dim) if d not in summed or keepdim]
+    if not kept:
+        kept = [summed[0]]
+    out = [1 if d in axes else s for d, s in enumerate(shape)
+           if d not in axes or keepdim or d in kept]
+    if csr and len(out) < 2:
+        out.append(1)
+    value_axes = tuple(a - sparse_dim + 1 for a in axes if a >= sparse_dim)
+    return SumPlan(axes, tuple(kept), value_axes, tuple(out), len(kept))
+
+
+def sparse_sum_dtype(dtype, requested=None):
+    """The result dtype: ``requested``, else numpy's sum dtype (unsigned ints sum to int64)."""
+    if requested is not None:
+        return np.dtype(requested)
+    out = sum_dtype(dtype)
+    return np.dtype(np.int64) if out.kind == "u" else out
+
+
+def sparse_sum_infer_meta(x, axis=None, dtype=None, keepdim=False):
+    """Output meta of sparse sum; int and bool values sum to int64 unless ``dtype`` is given."""
+    require_sparse("sum", "x", x)
+    csr = x.layout == "sparse_csr"
+    plan = sum_plan(x.shape, x.ndim if csr else x.sparse_dim, axis, keepdim, csr)
+    out_dtype = sparse_sum_dtype(x.dtype, dtype)
+    return x.with_(shape=plan.shape, dtype=out_dtype,
+                   sparse_dim=None if csr else plan.sparse_dim)
+
+
+def sparse_softmax_infer_meta(x, axis=-1):
+    """x's metadata; CSR takes only the last axis, and the dtype must be floating."""
+    require_sparse("softmax", "x", x)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"softmax: axis {axis} is out of range for a tensor of rank "
+                         f"{x.ndim}; expected a value in [{-x.ndim}, {x.ndim})")
+    if x.layout == "sparse_csr" and axis % x.ndim != x.ndim - 1:
+        raise ValueError(f"softmax: a CSR tensor takes only the last axis (-1 or "
+                         f"{x.ndim - 1}), got axis {axis}")
+    if x.dtype.kind != "f":
+        raise TypeError(f"softmax: x must hold floating values, got dtype {x.dtype}")
+    return x

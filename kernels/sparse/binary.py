@@ -1,0 +1,465 @@
+"""Sparse add, subtract, multiply and divide with numpy broadcasting, and their gradients.
+
+Sparse with sparse (one layout) works on the logical values: each operand is
+*aligned* to the broadcast shape (rank padded with size-1 sparse dims, the
+leading dense dims of the operand with fewer sparse dims folded, duplicates
+summed, entries repeated along broadcast sparse dims) and reduced to sorted
+unique flat keys.  add, subtract and divide merge the keys (union; divide
+gives numpy's value at each coordinate, so ``x/0`` is ±inf and ``0/y`` is 0),
+multiply intersects them.  The result is coalesced.
+
+Sparse times (or divided by) dense keeps the sparse operand's entries, one
+for one, when the broadcast adds no sparse dim; otherwise it goes through the
+aligned form.  Sparse plus or minus dense is dense.
+
+A gradient is computed at the output's entries and reduced back to each
+operand: over the output entries its coordinates were broadcast to, over
+broadcast dense dims, and from the summed coordinate to every stored entry
+(duplicates included).  All kernels are xp-generic ('cpu' and 'gpu').
+"""
+from functools import partial
+from typing import NamedTuple
+
+import numpy as np
+
+from ..core.dtypes import ALL
+from ..core.registry import register_kernel
+from ..core.xp import xp_of
+from ..funcs.restride import index_dtype
+from ..funcs.sum_to_shape import sum_to_shape
+from ..funcs.elementwise import BINARY, quiet, result_dtype
+from .data import (CooData, CsrData, crows_from_keys, csr_coords, fold_dense, index_rows,
+                   sum_by_key)
+
+COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
+BOTH = ("cpu", "gpu")
+
+
+# ---------------------------------------------------------------- keys
+def flatten(rows, shape, xp):
+    """C-order int64 flat keys of coordinate ``rows`` in ``shape`` (size-1 dims skipped)."""
+    keys = None
+    for r, s in zip(rows, shape):
+        if s == 1:
+            keys = None if keys is None else keys * 1
+            continue
+        r = r.astype(xp.int64, copy=False)
+        keys = r if keys is None else keys * s + r
+    n = rows[0].shape[0] if rows else 0
+    return xp.zeros(n, dtype=xp.int64) if keys is None else keys
+
+
+def unflatten(keys, shape, xp, dtype=np.int64):
+    """Coordinate rows of C-order flat ``keys`` in ``shape``."""
+    rows = [None] * len(shape)
+    for d in range(len(shape) - 1, -1, -1):
+        if d == 0:
+            rows[d] = keys.astype(dtype, copy=False)
+        else:
+            q = keys // shape[d]            # // and a product: far faster than divmod
+            rows[d] = (keys - q * shape[d]).astype(dtype, copy=False)
+            keys = q
+    return rows
+
+
+# ---------------------------------------------------------------- aligned operands
+class Aligned(NamedTuple):
+    """A sparse operand in the broadcast shape's sparse dims, duplicates summed.
+
+    ``keys`` (sorted, unique, over the output's sparse shape) and ``values``
+    ``[n, *dense]`` are what the forward combines.  ``ukeys`` are the summed
+    coordinates over ``ashape`` (the operand's own sizes, 1 where padded),
+    ``group`` maps each stored (folded) entry to its summed coordinate (None:
+    one to one), ``src`` each key to its summed coordinate (None: one to one);
+    ``dshape`` is the operand's dense shape after folding.
+    """
+
+    keys: object
+    values: object
+    ukeys: object
+    group: object
+    src: object
+    ashape: tuple
+    dshape: tuple
+
+
+def coords(x):
+    """Coordinate rows of a sparse operand's entries (a CSR's without a stacked copy)."""
+    return csr_coords(x) if isinstance(x, CsrData) else index_rows(x.indices)
+
+
+def align(x, out_shape, k):
+    """Sparse ``x`` as an :class:`Aligned` operand with ``k`` sparse dims of ``out_shape``."""
+    xp = xp_of(x.values)
+    pad = len(out_shape) - len(x.shape)
+    xf = x if isinstance(x, CsrData) else fold_dense(x, k - pad - x.sparse_dim)
+    ashape = (1,) * pad + tuple(xf.shape[:len(xf.shape) - xf.values.ndim + 1])
+    keys = flatten(coords(xf), ashape[pad:], xp)
+    if getattr(xf, "coalesced", False):
+        values, group = xf.values, None
+    else:
+        keys, values, group = sum_by_key(keys, xf.values, int(np.prod(ashape)))
+    ukeys, src = keys, None
+    sshape = tuple(out_shape[:k])
+    if ashape != sshape:
+        keys, src = _expand(ukeys, ashape, sshape, xp)
+        values = values[src]
+    return Aligned(keys, values, ukeys, group, src, ashape,
+                   tuple(xf.shape[len(ashape) - pad:]))
+
+
+def _expand(ukeys, ashape, sshape, xp):
+    """Repeat coordinates along the dims where ``ashape`` is 1 and ``sshape`` is not.
+
+    Returns the sorted keys over ``sshape`` and, for each, its index in ``ukeys``.
+    """
+    rows = unflatten(ukeys, ashape, xp)
+    src = xp.arange(ukeys.shape[0])
+    for d, (a, s) in enumerate(zip(ashape, sshape)):
+        if a == s:
+            continue
+        n = src.shape[0]
+        rows = [xp.repeat(r, s) for r in rows]
+        rows[d] = xp.tile(xp.arange(s, dtype=xp.int64), n)
+        src = xp.repeat(src, s)
+    keys = flatten(rows, sshape, xp)
+    perm = xp.argsort(keys, kind="stable")
+    return keys[perm], src[perm]
+
+
+def project(keys, sshape, ashape, xp):
+    """Output keys mapped to an operand's aligned keys (its size-1 dims dropped)."""
+    if tuple(ashape) == tuple(sshape):
+        return keys
+    return flatten(unflatten(keys, sshape, xp), ashape, xp)
+
+
+def reduce_to(a, out_keys, sshape, t, x_values_shape):
+    """Gradient ``t`` at the output's entries reduced to an aligned operand's stored entries."""
+    xp = xp_of(t)
+    pk = project(out_keys, sshape, a.ashape, xp)
+    n = a.ukeys.shape[0]
+    acc = xp.zeros((n,) + tuple(t.shape[1:]), dtype=t.dtype)
+    if n and pk.shape[0]:
+        pos = xp.minimum(xp.searchsorted(a.ukeys, pk), n - 1)
+        found = a.ukeys[pos] == pk
+        if a.src is None and bool(xp.all(found)):
+            acc[pos] = t
+        else:
+            xp.add.at(acc, pos[found], t[found])
+    dense_shape = (n,) + tuple(a.dshape)
+    if tuple(acc.shape) != dense_shape:
+        acc = sum_to_shape(acc, dense_shape)
+    out = acc if a.group is None else acc[a.group]
+    return out.reshape(x_values_shape)
+
+
+def to_grid(rows, t, out_shape, k, shape):
+    """Gradient ``t`` at output entries (coordinate ``rows``) summed into a dense ``shape``."""
+    xp = xp_of(t)
+    tp = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    t = sum_to_shape(t, (t.shape[0],) + tp[k:])
+    keys = flatten(rows, tp[:k], xp)
+    grid = xp.zeros((int(np.prod(tp[:k])),) + tp[k:], dtype=t.dtype)
+    xp.add.at(grid, keys, t)
+    return grid.reshape(shape)
+
+
+# ---------------------------------------------------------------- combining
+def _dtype(t):
+    return t.values.dtype if isinstance(t, (CooData, CsrData)) else t.dtype
+
+
+def _meta(op, x, y):
+    """The broadcast shape and numpy's result dtype of ``x op y``."""
+    out_shape = tuple(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
+    return out_shape, result_dtype(op, BINARY[op], _dtype(x), _dtype(y))
+
+
+def _merged(a, b, xp):
+    """The stable sorting permutation of ``a`` then ``b`` (two sorted runs: one merge)."""
+    return xp.argsort(xp.concatenate([a, b]), kind="stable")
+
+
+def union(a, b, xp):
+    """Merge two sorted unique key arrays: (keys, positions of a's, positions of b's)."""
+    na = a.shape[0]
+    perm = _merged(a, b, xp)
+    keys = xp.concatenate([a, b])[perm]
+    new = xp.ones(keys.shape[0], dtype=bool)
+    new[1:] = keys[1:] != keys[:-1]
+    slot = xp.empty(keys.shape[0], dtype=xp.int64)
+    slot[perm] = xp.cumsum(new) - 1
+    return keys[new], slot[:na], slot[na:]
+
+
+def intersect(a, b, xp):
+    """Keys in both sorted unique arrays: (positions in a, positions in b)."""
+    na = a.shape[0]
+    perm = _merged(a, b, xp)
+    keys = xp.concatenate([a, b])[perm]
+    both = xp.flatnonzero(keys[1:] == keys[:-1])     # a's copy sorts first (stable)
+    return perm[both], perm[both + 1] - na
+
+
+def _full(n, dense, dtype, pos, values, xp):
+    out = xp.zeros((n,) + tuple(dense), dtype=dtype)
+    out[pos] = values
+    return out
+
+
+class Combined(NamedTuple):
+    """Two aligned operands combined: output keys, each operand's values at them."""
+
+    keys: object
+    xv: object
+    yv: object
+
+
+def combine(op, a, b, dense, dtype, xp):
+    """Each operand's values at the output keys (0 where it stores nothing)."""
+    if op == "multiply":
+        ia, ib = intersect(a.keys, b.keys, xp)
+        return Combined(a.keys[ia], a.values[ia], b.values[ib])
+    keys, pa, pb = union(a.keys, b.keys, xp)
+    n = keys.shape[0]
+    return Combined(keys, _full(n, dense, dtype, pa, a.values, xp),
+                    _full(n, dense, dtype, pb, b.values, xp))
+
+
+def apply(op, xv, yv, dtype):
+    """The table's ``op`` on values, in ``dtype``, with numpy's inf and nan for a zero divisor."""
+    xp = xp_of(xv)
+    with quiet(xp, divide="ignore", invalid="ignore"):
+        return BINARY[op].fn(xp, xv, yv).astype(dtype, copy=False)
+
+
+def partials(op, g, xv, yv, dtype):
+    """The table's derivative: the output gradient ``g`` pulled back to x and y."""
+    xp = xp_of(g)
+    out = apply(op, xv, yv, dtype) if op == "divide" else None
+    with quiet(xp, divide="ignore", invalid="ignore"):
+        return BINARY[op].grad(xp, xv, yv, out, g)
+
+
+# ---------------------------------------------------------------- outputs
+def _index_dtype(shape, *indices):
+    both32 = all(i.dtype == np.int32 for i in indices)
+    return index_dtype(shape, np.int32) if both32 else np.int64
+
+
+def coo_out(keys, values, out_shape, k, idt, xp):
+    """A coalesced COO result from sorted unique flat keys over the first k dims."""
+    rows = unflatten(keys, out_shape[:k], xp, idt)
+    idx = xp.stack(rows) if rows else xp.zeros((0, keys.shape[0]), dtype=idt)
+    return CooData(idx, values, tuple(out_shape), True)
+
+
+def csr_out(keys, values, out_shape, idt, xp):
+    """A CSR result from sorted unique flat keys over its 2-D or 3-D shape."""
+    ncols = out_shape[-1]
+    rowkeys = keys // ncols if ncols else keys
+    cols = keys - rowkeys * ncols
+    idt = index_dtype(out_shape, idt, extent=keys.shape[0], xp=xp)
+    return CsrData(crows_from_keys(rowkeys, out_shape, idt), cols.astype(idt), values,
+                   tuple(out_shape))
+
+
+def _indices(x):
+    return x.crows if isinstance(x, CsrData) else x.indices
+
+
+def _sparse_dim(s):
+    return len(s.shape) if isinstance(s, CsrData) else s.sparse_dim
+
+
+def _k(x, y, out_shape):
+    """The result's sparse dims: the larger of the sparse operands' placed in ``out_shape``."""
+    n = len(out_shape)
+    return max(n - len(s.shape) + _sparse_dim(s) for s in (x, y)
+               if isinstance(s, (CooData, CsrData)))
+
+
+# ---------------------------------------------------------------- sparse with sparse
+class Pair(NamedTuple):
+    """Two sparse operands aligned and combined (what forward and backward share)."""
+
+    out_shape: tuple
+    dtype: object
+    k: int
+    a: Aligned
+    b: Aligned
+    c: Combined
+
+
+def pair(op, x, y):
+    """Align sparse x and y to the broadcast shape and combine their keys."""
+    out_shape, dtype = _meta(op, x, y)
+    k = _k(x, y, out_shape)
+    a, b = align(x, out_shape, k), align(y, out_shape, k)
+    return Pair(out_shape, dtype, k, a, b,
+                combine(op, a, b, out_shape[k:], dtype, xp_of(x.values)))
+
+
+def sparse_sparse(op, x, y):
+    """x op y for two sparse operands of one layout: union or intersection, coalesced."""
+    p = pair(op, x, y)
+    xp = xp_of(p.c.keys)
+    values = apply(op, p.c.xv, p.c.yv, p.dtype)
+    idt = _index_dtype(p.out_shape, _indices(x), _indices(y))
+    if isinstance(x, CsrData):
+        return csr_out(p.c.keys, values, p.out_shape, idt, xp)
+    return coo_out(p.c.keys, values, p.out_shape, p.k, idt, xp)
+
+
+def sparse_sparse_grad(op, x, y, out_grad):
+    """Both operands' gradients, each on its own pattern, entry for entry."""
+    p = pair(op, x, y)
+    tx, ty = partials(op, out_grad.values, p.c.xv, p.c.yv, p.dtype)
+    sshape = p.out_shape[:p.k]
+    xv, yv = x.values, y.values
+    gx = reduce_to(p.a, p.c.keys, sshape, tx, xv.shape).astype(xv.dtype, copy=False)
+    gy = reduce_to(p.b, p.c.keys, sshape, ty, yv.shape).astype(yv.dtype, copy=False)
+    return x._replace(values=gx), y._replace(values=gy)
+
+
+# ---------------------------------------------------------------- sparse with dense
+class OnPattern(NamedTuple):
+    """A sparse operand's entries in the broadcast shape and the dense operand read there."""
+
+    rows: list      # coordinate rows of the output's sparse dims
+    sv: object      # the sparse operand's values at them
+    dv: object      # the dense operand's values at them
+    a: object       # the Aligned operand, or None when the entries are x's own
+    k: int
+
+
+def on_pattern(s, d, out_shape, coalesce):
+    """Read dense ``d`` (broadcast to ``out_shape``) at sparse ``s``'s entries.
+
+    With ``coalesce`` false and no sparse dim added or grown by the
+    broadcast, the entries are s's own, in storage order; otherwise they are
+    s aligned to the broadcast shape (duplicates summed, sorted).
+    """
+    xp = xp_of(s.values)
+    sd = _sparse_dim(s)
+    k = len(out_shape) - len(s.shape) + sd
+    if not coalesce and tuple(out_shape[:k]) == tuple(s.shape[:sd]):
+        rows, sv, a = coords(s), s.values, None
+    else:
+        a = align(s, out_shape, k)
+        rows, sv = unflatten(a.keys, out_shape[:k], xp), a.values
+    dv = xp.broadcast_to(d, out_shape)[tuple(rows)]
+    return OnPattern(rows, sv, dv, a, k)
+
+
+def _sparse_result(s, p, values, out_shape):
+    """The result on s's own entries (pattern and flag kept) or on the aligned pattern."""
+    if p.a is None:
+        return s._replace(values=values, shape=tuple(out_shape))
+    xp = xp_of(values)
+    idt = _index_dtype(out_shape, _indices(s))
+    if isinstance(s, CsrData):
+        return csr_out(p.a.keys, values, out_shape, idt, xp)
+    return coo_out(p.a.keys, values, out_shape, p.k, idt, xp)
+
+
+def _linear(s):
+    """True if s's entries may be used one by one: duplicates add (bool ones saturate)."""
+    return s.values.dtype != np.bool_
+
+
+def sparse_dense(op, x, y):
+    """Sparse x times or divided by dense y: a sparse result on x's pattern."""
+    out_shape, dtype = _meta(op, x, y)
+    p = on_pattern(x, y, out_shape, coalesce=not _linear(x))
+    return _sparse_result(x, p, apply(op, p.sv, p.dv, dtype), out_shape)
+
+
+def dense_sparse(op, x, y):
+    """Dense x times or divided by sparse y: a sparse result on y's (summed) pattern."""
+    out_shape, dtype = _meta(op, x, y)
+    p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _linear(y))
+    return _sparse_result(y, p, apply(op, p.dv, p.sv, dtype), out_shape)
+
+
+def _sparse_grad(s, p, t, out_shape):
+    """Gradient ``t`` at the result's entries, reduced to sparse operand s's entries."""
+    shape = s.values.shape
+    if p.a is None:
+        g = sum_to_shape(t, shape)
+    else:
+        g = reduce_to(p.a, p.a.keys, out_shape[:p.k], t, shape)
+    return s._replace(values=g.astype(s.values.dtype, copy=False))
+
+
+def sparse_dense_grad(op, x, y, out_grad):
+    """Sparse x's gradient on its pattern and dense y's gradient."""
+    out_shape, dtype = _meta(op, x, y)
+    p = on_pattern(x, y, out_shape, coalesce=not _linear(x))
+    tx, ty = partials(op, out_grad.values, p.sv, p.dv, dtype)
+    gy = to_grid(p.rows, ty, out_shape, p.k, y.shape).astype(y.dtype, copy=False)
+    return _sparse_grad(x, p, tx, out_shape), gy
+
+
+def dense_sparse_grad(op, x, y, out_grad):
+    """Dense x's gradient and sparse y's gradient on its pattern."""
+    out_shape, dtype = _meta(op, x, y)
+    p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _linear(y))
+    tx, ty = partials(op, out_grad.values, p.dv, p.sv, dtype)
+    gx = to_grid(p.rows, tx, out_shape, p.k, x.shape).astype(x.dtype, copy=False)
+    return gx, _sparse_grad(y, p, ty, out_shape)
+
+
+# ---------------------------------------------------------------- dense results
+def _dense_of(s):
+    """The dense form of a sparse operand (duplicates summed)."""
+    xp = xp_of(s.values)
+    out = xp.zeros(s.shape, dtype=s.values.dtype)
+    xp.add.at(out, tuple(coords(s)), s.values)
+    return out
+
+
+def mixed_dense(op, x, y):
+    """Sparse plus or minus dense (either side): a dense result."""
+    out_shape, dtype = _meta(op, x, y)
+    xd = _dense_of(x) if isinstance(x, (CooData, CsrData)) else x
+    yd = _dense_of(y) if isinstance(y, (CooData, CsrData)) else y
+    return apply(op, xd, yd, dtype)
+
+
+def _grad_of(t, g):
+    """Dense gradient ``g`` summed to t's shape, read at t's entries when t is sparse."""
+    g = sum_to_shape(g, tuple(t.shape))
+    if not isinstance(t, (CooData, CsrData)):
+        return g.astype(t.dtype, copy=False)
+    return t._replace(values=g[tuple(coords(t))].astype(t.values.dtype, copy=False))
+
+
+def mixed_dense_grad(op, x, y, out_grad):
+    """Each operand's share of the dense gradient (sparse ones read at their entries)."""
+    tx, ty = BINARY[op].grad(xp_of(out_grad), None, None, None, out_grad)
+    return _grad_of(x, tx), _grad_of(y, ty)
+
+
+# ---------------------------------------------------------------- registration
+FAMILY = {(COO, COO): (sparse_sparse, sparse_sparse_grad),
+          (CSR, CSR): (sparse_sparse, sparse_sparse_grad),
+          (COO, DENSE): (sparse_dense, sparse_dense_grad),
+          (CSR, DENSE): (sparse_dense, sparse_dense_grad),
+          (DENSE, COO): (dense_sparse, dense_sparse_grad),
+          (DENSE, CSR): (dense_sparse, dense_sparse_grad)}
+SHORT = {COO: "coo", CSR: "csr", DENSE: "dense"}
+
+
+def _register(op):
+    for (lx, ly), (fwd, bwd) in FAMILY.items():
+        if op in ("add", "subtract") and DENSE in (lx, ly):
+            fwd, bwd = mixed_dense, mixed_dense_grad
+        name = f"{op}_{SHORT[lx]}_{SHORT[ly]}"
+        register_kernel(name, layout=lx, backends=BOTH, dtypes=ALL)(partial(fwd, op))
+        register_kernel(name + "_grad", layout=lx, backends=BOTH, dtypes=ALL)(partial(bwd, op))
+
+
+for _op in ("add", "subtract", "multiply", "divide"):
+    _register(_op)

@@ -1,0 +1,136 @@
+"""Sparse sum over any mix of sparse and dense dims, and its gradient (paddle.sparse.sum).
+
+The summed dense dims are summed inside the values; the summed sparse dims
+are dropped from the coordinates (or set to 0 with ``keepdim``) and entries
+that then share a coordinate are added (:func:`kernels.sparse.data.sum_by_key`),
+so the result is coalesced.  Summing dense dims only keeps x's indices and
+coalesced flag.  The gradient of each stored entry is the output gradient at
+the coordinate it was summed into, broadcast over the summed dense dims.
+See :mod:`kernels.infermeta.sparse_reduce` for the result's shape.
+"""
+import numpy as np
+
+from ..core.dtypes import ALL
+from ..core.registry import register_kernel
+from ..core.xp import xp_of
+from ..infermeta.sparse_reduce import sparse_sum_dtype, sum_plan
+from .binary import csr_out, flatten, unflatten
+from .convert import coalesce_coo, coo_of_csr
+from .data import CooData, index_rows, sum_by_key
+
+COO, CSR = "sparse_coo", "sparse_csr"
+BOTH = ("cpu", "gpu")
+
+
+def _grouped(x, plan):
+    """Each entry's key over the kept sparse dims that were not summed, and their shape."""
+    xp = xp_of(x.indices)
+    free = [d for d in plan.kept if d not in plan.axes]
+    shape = tuple(x.shape[d] for d in free)
+    if not free:
+        return xp.zeros(x.indices.shape[1], dtype=xp.int64), free, shape
+    return flatten([x.indices[d] for d in free], shape, xp), free, shape
+
+
+def _sum(x, plan, dtype):
+    """(keys or None, values summed, group, free dims, their shape) of COO x under ``plan``."""
+    xp = xp_of(x.values)
+    values = xp.sum(x.values, axis=plan.value_axes, dtype=dtype, keepdims=True) \
+        if plan.value_axes else x.values.astype(dtype, copy=False)
+    if plan.kept == tuple(range(x.sparse_dim)) and not any(a < x.sparse_dim for a in plan.axes):
+        return None, values, None, None, None
+    keys, free, shape = _grouped(x, plan)
+    if not free:                     # one group: no keys to compare
+        xp = xp_of(values)
+        n = values.shape[0]
+        sums = xp.sum(values, axis=0, keepdims=True)[:n]
+        return keys[:1], sums, xp.zeros(n, dtype=xp.int64), free, shape
+    ukeys, sums, group = sum_by_key(keys, values, int(np.prod(shape)))
+    return ukeys, sums, group, free, shape
+
+
+def _squeeze(values, plan, keepdim):
+    if keepdim or not plan.value_axes:
+        return values
+    return values.reshape((values.shape[0],) + plan.shape[len(plan.kept):])
+
+
+def sum_coo(x, axis, dtype, keepdim):
+    """Sum COO x over ``axis`` (None: all), in ``dtype`` (None: numpy's sum dtype)."""
+    plan = sum_plan(x.shape, x.sparse_dim, axis, keepdim)
+    dtype = sparse_sum_dtype(x.values.dtype, dtype)
+    if x.values.dtype == np.bool_:      # duplicates of a bool tensor are or-ed, not counted
+        x = coalesce_coo(x)
+    ukeys, values, _, free, fshape = _sum(x, plan, dtype)
+    values = _squeeze(values, plan, keepdim)
+    if ukeys is None:
+        return CooData(x.indices, values, plan.shape, x.coalesced)
+    xp = xp_of(values)
+    rows = dict(zip(free, unflatten(ukeys, fshape, xp, x.indices.dtype)))
+    zeros = xp.zeros(ukeys.shape[0], dtype=x.indices.dtype)
+    indices = xp.stack([rows.get(d, zeros) for d in plan.kept])
+    return CooData(indices, values, plan.shape, True)
+
+
+def sum_coo_grad(x, out_grad, axis, dtype, keepdim):
+    """Each entry gets the output gradient at its summed coordinate."""
+    plan = sum_plan(x.shape, x.sparse_dim, axis, keepdim)
+    xp = xp_of(x.values)
+    g = out_grad.values
+    _, _, group, free, _ = _sum(x, plan, x.values.dtype)
+    if free is not None and group is not None:
+        g = g[group]
+    keep = (g.shape[0],) + tuple(1 if a - x.sparse_dim + 1 in plan.value_axes else s
+                                 for a, s in enumerate(x.shape) if a >= x.sparse_dim)
+    g = xp.broadcast_to(g.reshape(keep), x.values.shape)
+    return x._replace(values=g.astype(x.values.dtype))
+
+
+def sum_csr(x, axis, dtype, keepdim):
+    """Sum CSR x; the result is CSR of rank 2 or 3 (see the shape rule).
+
+    The full sum and the sum of each row (the last axis) read only the
+    values and crows; other axes go through COO.
+    """
+    plan = sum_plan(x.shape, len(x.shape), axis, keepdim, csr=True)
+    dtype = sparse_sum_dtype(x.values.dtype, dtype)
+    if x.values.dtype != np.bool_ and len(plan.axes) == len(x.shape):
+        xp = xp_of(x.values)
+        n = min(x.nnz, 1)
+        total = xp.sum(x.values, dtype=dtype, keepdims=True)[:n]
+        return csr_out(xp.zeros(n, dtype=xp.int64), total, plan.shape, x.crows.dtype, xp)
+    if x.values.dtype != np.bool_ and plan.axes == (len(x.shape) - 1,):
+        return _row_sums(x, plan, dtype)
+    out = sum_coo(coo_of_csr(x), axis, dtype, keepdim)
+    xp = xp_of(out.values)
+    keys = flatten(index_rows(out.indices), out.shape, xp)
+    return csr_out(keys, out.values, plan.shape, x.crows.dtype, xp)
+
+
+def _row_sums(x, plan, dtype):
+    """Each row's sum by one segmented pass over the values (rows with no entries stay empty)."""
+    xp = xp_of(x.values)
+    rows = x.shape[-2]
+    c2 = x.crows.reshape(x.batch, rows + 1)
+    counts = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
+    offsets = xp.repeat(xp.concatenate([xp.zeros(1, c2.dtype), xp.cumsum(c2[:, -1])[:-1]]),
+                        rows)
+    starts = (c2[:, :-1].reshape(-1) + offsets)[counts > 0]
+    values = x.values.astype(dtype, copy=False)
+    sums = xp.add.reduceat(values, starts) if starts.shape[0] else values[:0]
+    filled = (counts > 0).reshape(-1)
+    keys = xp.flatnonzero(filled)
+    return csr_out(keys, sums.astype(dtype, copy=False), plan.shape, x.crows.dtype, xp)
+
+
+def sum_csr_grad(x, out_grad, axis, dtype, keepdim):
+    """Each entry gets the output gradient at its summed coordinate."""
+    xc = coo_of_csr(x)
+    g = sum_coo_grad(xc, CooData(None, out_grad.values, None), axis, dtype, keepdim)
+    return x._replace(values=g.values)
+
+
+register_kernel("sum_coo", layout=COO, backends=BOTH, dtypes=ALL)(sum_coo)
+register_kernel("sum_csr", layout=CSR, backends=BOTH, dtypes=ALL)(sum_csr)
+register_kernel("sum_coo_grad", layout=COO, backends=BOTH, dtypes=ALL)(sum_coo_grad)
+register_kernel("sum_csr_grad", layout=CSR, backends=BOTH, dtypes=ALL)(sum_csr_grad)

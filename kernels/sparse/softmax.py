@@ -1,0 +1,105 @@
+"""Sparse softmax over each slice's stored entries, and its gradient.
+
+As ``paddle.sparse.nn.functional.softmax``: implicit zeros take no part, so
+a slice's stored values v get ``exp(v - max) / sum(exp(v - max))`` and empty
+slices stay empty.  The slices along a sparse axis are the entries sharing
+every other sparse coordinate: they are grouped by that key (sorted once,
+then segment max and sum by ``reduceat``).  Along a dense axis of a COO
+tensor it is an ordinary softmax of each entry's values.  The gradient is
+``y * (g - sum(g * y))`` over the same slices.
+"""
+from typing import NamedTuple
+
+from ..core.dtypes import FLOATS
+from ..core.registry import register_kernel
+from ..core.xp import xp_of
+from .binary import flatten
+from .convert import coo_of_csr
+
+COO, CSR = "sparse_coo", "sparse_csr"
+BOTH = ("cpu", "gpu")
+
+
+class Slices(NamedTuple):
+    """Entries grouped into slices: sorting permutation and segment starts."""
+
+    perm: object
+    starts: object
+    group: object
+
+
+def slices(x, axis):
+    """The slices of COO x along sparse ``axis``: entries sharing the other coordinates."""
+    xp = xp_of(x.indices)
+    dims = [d for d in range(x.sparse_dim) if d != axis]
+    keys = flatten([x.indices[d] for d in dims], [x.shape[d] for d in dims], xp) if dims \
+        else xp.zeros(x.nnz, dtype=xp.int64)
+    perm = xp.argsort(keys, kind="stable")
+    sk = keys[perm]
+    new = xp.concatenate([xp.ones(min(1, sk.shape[0]), dtype=bool), sk[1:] != sk[:-1]])
+    return Slices(perm, xp.flatnonzero(new), xp.cumsum(new) - 1)
+
+
+def _segment(ufunc, v, s):
+    """``ufunc`` reduced over each slice, then read back at every entry (in sorted order)."""
+    return ufunc.reduceat(v[s.perm], s.starts, axis=0)[s.group]
+
+
+def _unsort(xp, sorted_values, s):
+    out = xp.empty_like(sorted_values)
+    out[s.perm] = sorted_values
+    return out
+
+
+def softmax_values(x, axis):
+    """The softmax of COO x's values along ``axis``."""
+    xp = xp_of(x.values)
+    axis %= len(x.shape)
+    if axis >= x.sparse_dim:
+        v = x.values
+        e = xp.exp(v - xp.max(v, axis=axis - x.sparse_dim + 1, keepdims=True))
+        return e / xp.sum(e, axis=axis - x.sparse_dim + 1, keepdims=True)
+    if x.nnz == 0:
+        return x.values
+    s = slices(x, axis)
+    v = x.values[s.perm]
+    e = xp.exp(v - _segment(xp.maximum, x.values, s))
+    return _unsort(xp, e / xp.add.reduceat(e, s.starts, axis=0)[s.group], s)
+
+
+def softmax_grad_values(x, y, g, axis):
+    """``y * (g - sum(g * y))`` over the slices along ``axis``."""
+    xp = xp_of(y)
+    axis %= len(x.shape)
+    if axis >= x.sparse_dim:
+        return y * (g - xp.sum(g * y, axis=axis - x.sparse_dim + 1, keepdims=True))
+    if x.nnz == 0:
+        return g
+    s = slices(x, axis)
+    return y * (g - _unsort(xp, _segment(xp.add, g * y, s), s))
+
+
+@register_kernel("softmax_coo", layout=COO, backends=BOTH, dtypes=FLOATS)
+def softmax_coo(x, axis):
+    """Softmax of COO x's stored entries along ``axis``; x's pattern is kept."""
+    return x._replace(values=softmax_values(x, axis))
+
+
+@register_kernel("softmax_csr", layout=CSR, backends=BOTH, dtypes=FLOATS)
+def softmax_csr(x, axis):
+    """Softmax of each row's stored entries; x's crows and cols are kept."""
+    return x._replace(values=softmax_values(coo_of_csr(x), axis))
+
+
+@register_kernel("softmax_coo_grad", layout=COO, backends=BOTH, dtypes=FLOATS)
+def softmax_coo_grad(x, out, out_grad, axis):
+    """The gradient on x's pattern."""
+    return x._replace(values=softmax_grad_values(x, out.values, out_grad.values, axis))
+
+
+@register_kernel("softmax_csr_grad", layout=CSR, backends=BOTH, dtypes=FLOATS)
+def softmax_csr_grad(x, out, out_grad, axis):
+    """The gradient on x's pattern."""
+    return x._replace(values=softmax_grad_values(coo_of_csr(x), out.values, out_grad.values,
+                                                 axis))
+

@@ -1,0 +1,106 @@
+"""Rank script: SBP signatures of the sparse arithmetic ops against one process.
+
+Run as ``mpiexec -n N python -m mpi4py tests/mpi/sparse_arith_checks.py``
+(tests/test_sparse_arith_mpi.py does, for N = 2 and 3).  COO operands are
+sharded by nonzeros (partial_sum: every SIZE-th entry on each rank), by rows
+(split(0)) or whole (broadcast); every rank computes the single-process
+result with local ops and compares the logical result, its sbp and the
+leaves' gradients.  Values are small integers, so sums are exact.
+"""
+import numpy as np
+
+import dense
+import sparse
+from kernels.core.dist.comm import world
+
+RANK, SIZE = world().rank, world().size
+PLACE = dense.placement()
+S, B, P = dense.sbp.split, dense.sbp.broadcast, dense.sbp.partial_sum
+CHECKS = []
+
+
+def coo_parts(shape, nnz, seed):
+    rng = np.random.default_rng(seed)
+    idx = np.stack([rng.integers(0, s, nnz) for s in shape])
+    return idx, rng.integers(-9, 10, nnz).astype(np.float64), shape
+
+
+def kept(parts, sbp):
+    """Which entries this rank's shard holds under ``sbp``."""
+    idx, val, shape = parts
+    if sbp.kind == "P":
+        return np.arange(val.shape[0]) % SIZE == RANK
+    if sbp.kind == "B":
+        return np.ones(val.shape[0], bool)
+    bounds = np.cumsum([0] + [len(c) for c in np.array_split(np.arange(shape[0]), SIZE)])
+    return (idx[0] >= bounds[RANK]) & (idx[0] < bounds[RANK + 1])
+
+
+def local(parts, sbp, grad=False):
+    """This rank's shard of the COO tensor ``parts`` under ``sbp``, made global."""
+    idx, val, shape = parts
+    if sbp.kind == "P":
+        keep = kept(parts, sbp)
+        idx, val = idx[:, keep], val[keep]
+    elif sbp.kind == "S":
+        bounds = np.cumsum([0] + [len(c) for c in np.array_split(np.arange(shape[0]), SIZE)])
+        keep = (idx[0] >= bounds[RANK]) & (idx[0] < bounds[RANK + 1])
+        idx, val = idx[:, keep].copy(), val[keep]
+        idx[0] -= bounds[RANK]
+        shape = (bounds[RANK + 1] - bounds[RANK],) + tuple(shape[1:])
+    leaf = sparse.sparse_coo_tensor(idx, val, list(shape), stop_gradient=not grad)
+    return leaf, leaf.to_global(placement=PLACE, sbp=sbp)
+
+
+def whole(parts, grad=False):
+    idx, val, shape = parts
+    return sparse.sparse_coo_tensor(idx, val, list(shape), stop_gradient=not grad)
+
+
+def logical(t):
+    return (t.to_dense() if t.layout != "dense" else t).numpy()
+
+
+def check(name, fn, args, want_sbp):
+    """fn on global operands equals fn on whole ones: sbp, forward, and the dense form."""
+    ref = fn(*[whole(a) if isinstance(a, tuple) else a for a, _ in args])
+    out = fn(*[local(a, s)[1] if isinstance(a, tuple) else
+               dense.to_tensor(a).to_global(placement=PLACE, sbp=s) for a, s in args])
+    assert out.sbp == want_sbp, f"{name}: sbp {out.sbp}, expected {want_sbp}"
+    assert np.array_equal(logical(out), logical(ref)), f"{name}: forward differs"
+    CHECKS.append(name)
+
+
+def check_grad(name, fn, parts, sbp):
+    """The leaf's gradient through fn under ``sbp`` equals the one-process gradient."""
+    ref_leaf = whole(parts, grad=True)
+    fn(ref_leaf).backward()
+    i = kept(parts, sbp)
+    leaf, g = local(parts, sbp, grad=True)
+    fn(g).backward()
+    assert np.allclose(leaf.grad.values().numpy(), ref_leaf.grad.values().numpy()[i]), \
+        f"{name}: gradient differs"
+    CHECKS.append(name + " grad")
+
+
+def main():
+    x, y = coo_parts((6, 5), 12, 1), coo_parts((6, 5), 9, 2)
+    col = np.arange(1.0, 6.0)
+    for sx, sy, want in [(P, P, P), (S(0), S(0), S(0)), (B, B, B)]:
+        check(f"add {sx},{sy}", sparse.add, [(x, sx), (y, sy)], want)
+        check(f"subtract {sx},{sy}", sparse.subtract, [(x, sx), (y, sy)], want)
+    check("multiply S(0),S(0)", sparse.multiply, [(x, S(0)), (y, S(0))], S(0))
+    check("multiply P,B", sparse.multiply, [(x, P), (col, B)], P)
+    check("divide P,B", sparse.divide, [(x, P), (col, B)], P)
+    check("sum S(0) axis 0", lambda t: sparse.sum(t, axis=0), [(x, S(0))], P)
+    check("sum P", sparse.sum, [(x, P)], P)
+    check("softmax S(0)", sparse.softmax, [(coo_parts((6, 5), 12, 3), S(0))], S(0))
+    for sbp in (P, B, S(0)):
+        check_grad(f"multiply-sum {sbp}", lambda t: sparse.sum(sparse.multiply(t, col)),
+                   x, sbp)
+    if RANK == 0:
+        print(f"{len(CHECKS)} passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+"""Sparse arithmetic: hand-worked corners, errors, hypothesis broadcasting, scipy parity.
+
+The generic checks (forward for every dtype, gradients, infer-meta) live in
+the sparse op database (tests/sparse_opdb); this file covers what API2.md
+settles beyond them.
+"""
+import numpy as np
+import pytest
+import scipy.sparse
+from hypothesis import given, strategies as st
+
+import dense
+import sparse
+
+UFUNC = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
+
+
+def coo(idx, vals, shape, **kw):
+    return sparse.sparse_coo_tensor(idx, vals, shape, **kw)
+
+
+# ---------------------------------------------------------------- binary ops
+def test_union_and_intersection_store_each_coordinate_once():
+    x = coo([[0, 1, 1, 0], [2, 0, 2, 2]], [1.0, 2.0, 3.0, 4.0], [2, 3])   # (0, 2) twice
+    y = coo([[0, 1], [2, 1]], [5.0, 6.0], [2, 3])
+    s = sparse.add(x, y)
+    assert s.is_coalesced()
+    assert s.indices().numpy().tolist() == [[0, 1, 1, 1], [2, 0, 1, 2]]
+    assert s.values().numpy().tolist() == [10.0, 2.0, 6.0, 3.0]
+    m = sparse.multiply(x, y)
+    assert m.indices().numpy().tolist() == [[0], [2]] and m.values().numpy().tolist() == [25.0]
+    d = sparse.subtract(x, x)                   # the union keeps its cancelled entries
+    assert d.nnz() == 3 and not d.values().numpy().any()
+
+
+def test_divide_is_numpys_value_at_each_union_coordinate():
+    x = coo([[0, 1]], [6.0, -3.0], [3])
+    y = coo([[0, 2]], [2.0, 4.0], [3])
+    z = sparse.divide(x, y)
+    assert z.indices().numpy().tolist() == [[0, 1, 2]]
+    assert z.values().numpy().tolist() == [3.0, -np.inf, 0.0]
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_int32_indices_stay_int32(layout):
+    x = coo(np.array([[0, 1], [1, 2]], np.int32), [1.0, 2.0], [2, 3])
+    y = coo(np.array([[1], [2]], np.int32), [5.0], [2, 3])
+    if layout == "csr":
+        x, y = x.to_sparse_csr(), y.to_sparse_csr()
+        assert x.crows().numpy().dtype == np.int32
+    for out in (x + y, x * y, x / y, x * dense.to_tensor(np.ones(3)), sparse.sum(x, axis=0)):
+        buf = out.indices() if out.is_sparse_coo() else out.crows()
+        assert buf.numpy().dtype == np.int32, out
+    mixed = x + (coo([[1], [2]], [5.0], [2, 3]) if layout == "coo"
+                 else coo([[1], [2]], [5.0], [2, 3]).to_sparse_csr())
+    buf = mixed.indices() if layout == "coo" else mixed.crows()
+    assert buf.numpy().dtype == np.int64
+
+
+def test_broadcasting_examples_of_the_issue():
+    rng = np.random.default_rng(0)
+    b = dense.to_tensor(rng.standard_normal((2, 3, 4)))
+    x = b.to_sparse_coo(3)
+    col = rng.standard_normal(4)
+    got = sparse.multiply(x, dense.to_tensor(col))            # [B, M, N] * [N]
+    np.testing.assert_allclose(got.to_dense().numpy(), b.numpy() * col)
+    m = dense.to_tensor(rng.standard_normal((3, 4))).to_sparse_csr()
+    r = rng.standard_normal((3, 1))
+    got = sparse.multiply(m, dense.to_tensor(r))              # [M, N] * [M, 1]
+    assert got.is_sparse_csr()
+    np.testing.assert_allclose(got.to_dense().numpy(), m.to_dense().numpy() * r)
+    one = coo([[0, 0], [1, 3]], [1.0, 2.0], [1, 4])
+    got = sparse.add(one, m.to_sparse_coo())                  # [1, N] + [M, N]
+    np.testing.assert_allclose(got.to_dense().numpy(),
+                               one.to_dense().numpy() + m.to_dense().numpy())
+
+
+def test_sparse_with_dense():
+    x = coo([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+    d = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    assert (x + d).layout == "dense" and (d - x).layout == "dense"
+    np.testing.assert_array_equal((x + d).numpy(), x.to_dense().numpy() + d.numpy())
+    np.testing.assert_array_equal(sparse.subtract(d, x).numpy(), d.numpy() - x.to_dense().numpy())
+    p = sparse.multiply(d, x)                                 # dense * sparse is sparse
+    assert p.is_sparse_coo() and p.values().numpy().tolist() == [1.0, 10.0]
+    q = sparse.divide(d, x)                                   # on x's pattern
+    assert q.values().numpy().tolist() == [1.0, 2.5]
+
+
+def test_scalars_are_weak_and_keep_the_pattern():
+    x = coo([[0, 1]], np.array([1.0, 2.0], np.float32), [3])
+    assert (x * 2.0).dtype == np.float32 and (2.0 * x).dtype == np.float32
+    assert (x / 2).values().numpy().tolist() == [0.5, 1.0]
+    y = np.float64(2) * x
+    assert isinstance(y, sparse.SparseCooTensor) and y.dtype == np.float64
+    assert sparse.multiply(x, 3).values().numpy().tolist() == [3.0, 6.0]
+    assert x + 0 is x and x - 0.0 is x
+    np.testing.assert_array_equal((0 - x).to_dense().numpy(), -x.to_dense().numpy())
+    with pytest.raises(TypeError, match="dense"):
+        x + 1
+    with pytest.raises(TypeError, match="subtract"):
+        1.5 - x
+    with pytest.raises(TypeError, match="divide"):
+        1.0 / x
+
+
+def test_binary_errors():
+    x = coo([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+    with pytest.raises(TypeError, match="add"):
+        sparse.add(x, x.to_sparse_csr())
+    with pytest.raises(ValueError, match="multiply.*broadcast"):
+        sparse.multiply(x, coo([[0]], [1.0], [4]))
+    with pytest.raises(TypeError, match="subtract"):
+        sparse.subtract(dense.to_tensor(np.ones(2)), dense.to_tensor(np.ones(2)))
+    with pytest.raises(TypeError):
+        np.asarray(x)
+
+
+def test_nnz0_operands():
+    e = coo(np.zeros((2, 0), int), np.zeros(0), [2, 3])
+    x = coo([[0], [1]], [4.0], [2, 3])
+    assert sparse.add(e, e).nnz() == 0 and sparse.add(e, e).shape == [2, 3]
+    assert sparse.multiply(e, x).nnz() == 0
+    assert sparse.add(e, x).values().numpy().tolist() == [4.0]
+
+
+# ---------------------------------------------------------------- hypothesis
+@st.composite
+def operand_pairs(draw):
+    """Two broadcastable shapes, each operand COO with a drawn sparse_dim, and an op."""
+    out = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    shapes = []
+    for _ in range(2):
+        rank = draw(st.integers(1, len(out)))
+        shapes.append([1 if draw(st.booleans()) else s for s in out[len(out) - rank:]])
+    return shapes, draw(st.sampled_from(sorted(UFUNC))), draw(st.integers(0, 2 ** 16))
+
+
+def _random_coo(shape, rng):
+    d = rng.standard_normal(shape) * (rng.random(shape) < 0.5)
+    return dense.to_tensor(d).to_sparse_coo(int(rng.integers(1, len(shape) + 1)))
+
+
+def _stored(t):
+    """True at every element a stored entry covers (dense dims included)."""
+    ones = dense.to_tensor(np.ones(t.values().shape))
+    return sparse.with_values(t, ones).to_dense().numpy() != 0
+
+
+@given(operand_pairs())
+def test_broadcasting_matches_numpy(case):
+    (sx, sy), op, seed = case
+    rng = np.random.default_rng(seed)
+    x, y = _random_coo(sx, rng), _random_coo(sy, rng)
+    xd, yd = x.to_dense().numpy(), y.to_dense().numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = UFUNC[op](xd, yd)
+        got = getattr(sparse, op)(x, y)
+        dense_y = getattr(sparse, op)(x, dense.to_tensor(yd))
+    shape = np.broadcast_shapes(xd.shape, yd.shape)
+    sx_mask = np.broadcast_to(_stored(x), shape)
+    sy_mask = np.broadcast_to(_stored(y), shape)
+    stored = sx_mask & sy_mask if op == "multiply" else sx_mask | sy_mask
+    want_sparse = np.where(stored, want, 0.0)
+    assert got.shape == list(shape) and got.is_coalesced()
+    np.testing.assert_allclose(got.to_dense().numpy(), want_sparse)
+    want_mixed = want if op in ("add", "subtract") else np.where(sx_mask, want, 0.0)
+    got_mixed = dense_y if dense_y.layout == "dense" else dense_y.to_dense()
+    np.testing.assert_allclose(got_mixed.numpy(), want_mixed)
+
+
+# ---------------------------------------------------------------- scipy parity
+def _scipy_pair(fmt, seed):
+    a = scipy.sparse.random_array((30, 40), density=0.1, format=fmt, random_state=seed)
+    b = scipy.sparse.random_array((30, 40), density=0.1, format=fmt, random_state=seed + 1)
+    return a, b
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csr"])
+def test_add_multiply_sum_match_scipy(fmt):
+    a, b = _scipy_pair(fmt, 3)
+    x, y = sparse.from_scipy(a), sparse.from_scipy(b)
+    np.testing.assert_allclose((x + y).to_dense().numpy(), (a + b).toarray())
+    np.testing.assert_allclose((x * y).to_dense().numpy(), a.multiply(b).toarray())
+    v = np.arange(40.0)
+    np.testing.assert_allclose(sparse.multiply(x, dense.to_tensor(v)).to_dense().numpy(),
+                               a.multiply(v).toarray())
+    np.testing.assert_allclose(sparse.sum(x).to_dense().numpy().reshape(()), a.sum())
+    for axis in (0, 1):
+        got = sparse.sum(x, axis=axis).to_dense().numpy().reshape(-1)
+        np.testing.assert_allclose(got, a.sum(axis=axis))
+
+
+# ---------------------------------------------------------------- sum and softmax
+def test_sum_shapes_dtypes_and_errors():
+    x = coo([[0, 1, 1], [2, 0, 2]], np.array([1, 2, 3], np.int32), [2, 3])
+    assert sparse.sum(x).shape == [1] and sparse.sum(x).dtype == np.int64
+    assert sparse.sum(x, dtype="float32").dtype == np.float32
+    assert sparse.sum(x.to_sparse_csr()).is_sparse_csr()
+    zero = coo([[0, 1]], [0.0, 0.0], [3])
+    assert sparse.sum(zero).values().numpy().tolist() == [0.0]
+    empty = coo(np.zeros((2, 0), int), np.zeros(0), [2, 3])
+    assert sparse.sum(empty).nnz() == 0 and sparse.sum(empty, axis=1).shape == [2]
+    with pytest.raises(ValueError, match="sum"):
+        sparse.sum(x, axis=2)
+    with pytest.raises(ValueError, match="sum"):
+        sparse.sum(x, axis=[0, -2])
+    with pytest.raises(TypeError, match="sum"):
+        sparse.sum(dense.to_tensor(np.ones(3)))
+
+
+def test_sum_gradient_over_all_zero_values_and_dense_dims():
+    x = coo([[0, 1, 0]], np.zeros((3, 2)), [2, 2], stop_gradient=False)
+    sparse.sum(x, axis=[0, 1]).backward(dense.to_tensor(np.array([1.0])))
+    np.testing.assert_array_equal(x.grad.values().numpy(), np.ones((3, 2)))
+
+
+def test_softmax_over_stored_entries_and_empty_rows():
+    x = sparse.sparse_csr_tensor([0, 2, 2, 3], [0, 2, 1], np.log([1.0, 3.0, 5.0]), [3, 3])
+    out = sparse.softmax(x)
+    assert out.crows().numpy().tolist() == [0, 2, 2, 3]
+    np.testing.assert_allclose(out.values().numpy(), [0.25, 0.75, 1.0])
+    with pytest.raises(ValueError, match="softmax"):
+        sparse.softmax(x, axis=0)
+    with pytest.raises(TypeError, match="softmax"):
+        sparse.softmax(dense.to_tensor(np.ones((2, 2))))
+    h = coo([[0, 1]], np.log([[1.0, 3.0], [2.0, 2.0]]), [2, 2])   # last axis is dense
+    np.testing.assert_allclose(sparse.softmax(h).values().numpy(), [[0.25, 0.75], [0.5, 0.5]])
+
+
+def test_training_a_sparse_weight_by_gradient_descent():
+    """The README's example: W's stored values fit a target by multiply and sum."""
+    rng = np.random.default_rng(0)
+    idx = [[0, 1, 2, 2], [1, 0, 0, 2]]
+    target = np.array([0.5, -1.0, 2.0, 0.25])
+    x = dense.to_tensor(rng.uniform(1.0, 1.5, (3, 3)))
+    wv = dense.to_tensor(np.zeros(4), stop_gradient=False)
+    for _ in range(50):
+        W = sparse.sparse_coo_tensor(idx, wv, [3, 3])
+        err = sparse.subtract(sparse.multiply(W, x), coo(idx, target, [3, 3]) * x)
+        loss = sparse.sum(err * err)
+        loss.backward()
+        wv = dense.to_tensor(wv.numpy() - 0.2 * wv.grad.numpy(), stop_gradient=False)
+    np.testing.assert_allclose(wv.numpy(), target, atol=1e-6)
+
+
+# ---------------------------------------------------------------- value-wise ops and cast
+def test_valuewise_ops_act_on_each_stored_entry():
+    x = coo([[0, 0, 2]], [1.0, 2.0, -3.0], [4])                  # coordinate 0 twice
+    s = sparse.scale(x, 1.0, bias=10.0)
+    assert s.indices().numpy().tolist() == [[0, 0, 2]]
+    assert s.values().numpy().tolist() == [11.0, 12.0, 7.0]       # implicit zeros stay 0
+    assert s.to_dense().numpy().tolist() == [23.0, 0.0, 7.0, 0.0]  # f(a) + f(b), not f(a + b)
+    assert sparse.square(x).to_dense().numpy().tolist() == [5.0, 0.0, 9.0, 0.0]
+    c = sparse.sqrt(sparse.abs(x))
+    assert c.is_sparse_coo() and np.allclose(c.values().numpy(), np.sqrt([1.0, 2.0, 3.0]))
+    n = sparse.isnan(coo([[1]], [np.nan], [2], stop_gradient=False))
+    assert n.dtype == np.bool_ and n.stop_gradient
+    with pytest.raises(TypeError, match="sqrt"):
+        sparse.sqrt(dense.to_tensor(np.ones(3)))
+
+
+def test_cast():
+    x = coo(np.array([[0, 2]], np.int64), [1.9, -2.9], [3])
+    y = sparse.cast(x, index_dtype=np.int32, value_dtype="int32")
+    assert y.indices().numpy().dtype == np.int32 and y.values().numpy().tolist() == [1, -2]
+    c = sparse.cast(coo([[0, 1], [1, 0]], [1.0, 2.0], [2, 2]).to_sparse_csr(), index_dtype="int32")
+    assert c.crows().numpy().dtype == np.int32 and c.cols().numpy().dtype == np.int32
+    with pytest.raises(TypeError, match="index_dtype"):
+        sparse.cast(x, index_dtype="float32")
+    with pytest.raises(ValueError, match="cast"):
+        sparse.cast(coo([[299]], [1.0], [300]), index_dtype="int8")
+
+
+def test_readme_examples_of_sparse_computing_run():
+    """Every python block of the README's 'Computing with sparse tensors' section runs."""
+    import os
+    import re
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    section = text[text.index("## Computing with sparse tensors"):
+                   text.index("## Global tensors on many ranks")]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})

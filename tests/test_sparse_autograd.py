@@ -1,0 +1,113 @@
+"""The sparse autograd contract (API2.md): values, constructors, conversions, mask_as.
+
+References are hand-worked gradients and the dense forms computed by numpy.
+"""
+import numpy as np
+import pytest
+
+import dense
+import sparse
+
+IDX = [[0, 1, 1, 0], [2, 0, 2, 2]]          # (0, 2) stored twice
+G = np.arange(6.0).reshape(2, 3) + 1.0
+
+
+def _values(stop_gradient=False):
+    return dense.to_tensor([1.0, 2.0, 3.0, 4.0], stop_gradient=stop_gradient)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_coo_constructor_is_differentiable_in_values(flag):
+    v = _values()
+    x = sparse.sparse_coo_tensor(IDX, v, [2, 3], stop_gradient=flag)
+    assert not x.stop_gradient
+    x.to_dense().backward(dense.to_tensor(G))
+    assert v.grad.shape == [4]
+    np.testing.assert_array_equal(v.grad.numpy(), G[tuple(np.array(IDX))])
+
+
+def test_csr_constructor_is_differentiable_in_values():
+    v = _values()
+    x = sparse.sparse_csr_tensor([0, 2, 4], [2, 0, 1, 1], v, [2, 3])
+    x.to_dense().backward(dense.to_tensor(G))
+    np.testing.assert_array_equal(v.grad.numpy(), [G[0, 2], G[0, 0], G[1, 1], G[1, 1]])
+
+
+def test_constructor_with_values_that_need_no_gradient_is_a_plain_leaf():
+    x = sparse.sparse_coo_tensor(IDX, _values(stop_gradient=True), [2, 3])
+    assert x.stop_gradient and x.is_leaf
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_values_is_differentiable_and_fills_the_leaf_grad(layout):
+    x = sparse.sparse_coo_tensor(IDX, [1.0, 2.0, 3.0, 4.0], [2, 3], stop_gradient=False)
+    if layout == "csr":
+        x = sparse.sparse_csr_tensor([0, 2, 4], [2, 0, 1, 1], [1.0, 2.0, 3.0, 4.0], [2, 3],
+                                     stop_gradient=False)
+    v = x.values()
+    assert not v.stop_gradient
+    w = np.array([1.0, -2.0, 3.0, 0.5])
+    v.backward(dense.to_tensor(w))
+    assert x.grad.layout == x.layout
+    np.testing.assert_array_equal(x.grad.values().numpy(), w)   # positional, duplicates kept
+
+
+def test_values_of_a_tensor_without_gradient_shares_memory():
+    x = sparse.sparse_coo_tensor(IDX, [1.0, 2.0, 3.0, 4.0], [2, 3])
+    assert x.values().stop_gradient
+    assert x.values().data_ptr() == x.values().data_ptr()
+
+
+@pytest.mark.parametrize("convert", [lambda t: t.to_sparse_coo(2), lambda t: t.to_sparse_coo(1),
+                                     lambda t: t.to_sparse_csr()])
+def test_dense_to_sparse_passes_the_whole_gradient(convert):
+    x = dense.to_tensor(np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 0.0]]), stop_gradient=False)
+    convert(x).backward(dense.to_tensor(G))
+    np.testing.assert_array_equal(x.grad.numpy(), G)
+    x.clear_grad()
+    g = sparse.sparse_coo_tensor([[1, 0, 1], [2, 0, 2]], [5.0, 6.0, 7.0], [2, 3])
+    convert(x).backward(g)                      # a sparse seed of another pattern, made dense
+    np.testing.assert_array_equal(x.grad.numpy(), g.to_dense().numpy())
+
+
+def test_dense_to_sparse_default_seed_is_ones_on_the_stored_entries():
+    x = dense.to_tensor(np.array([[0.0, 1.0], [2.0, 0.0]]), stop_gradient=False)
+    x.to_sparse_coo(2).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 1.0], [1.0, 0.0]])
+
+
+def test_to_dense_of_to_sparse_masks_the_gradient_to_the_nonzeros():
+    x = dense.to_tensor(np.array([[0.0, 1.0], [2.0, 0.0]]), stop_gradient=False)
+    x.to_sparse_coo(2).to_dense().backward(dense.to_tensor(np.full((2, 2), 3.0)))
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 3.0], [3.0, 0.0]])
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_mask_as_keeps_the_mask_entry_for_entry(layout):
+    x = dense.to_tensor(G.astype(np.float32), stop_gradient=False)
+    m = sparse.sparse_coo_tensor(np.array(IDX, dtype=np.int32), [9, 9, 9, 9], [2, 3])
+    if layout == "csr":
+        m = sparse.sparse_csr_tensor(np.array([0, 2, 3], np.int32), np.array([2, 2, 1], np.int32),
+                                     [9, 9, 9], [2, 3])
+    out = sparse.mask_as(x, m)
+    assert out.layout == m.layout and out.dtype == np.float32
+    coords = np.array(IDX) if layout == "coo" else np.array([[0, 0, 1], [2, 2, 1]])
+    np.testing.assert_array_equal(out.values().numpy(), G[tuple(coords)])
+    if layout == "coo":
+        assert out.indices().numpy().dtype == np.int32
+    else:
+        assert out.crows().numpy().dtype == np.int32
+    out.backward()
+    expect = np.zeros((2, 3))
+    np.add.at(expect, tuple(coords), 1.0)           # duplicates accumulate
+    np.testing.assert_array_equal(x.grad.numpy(), expect)
+
+
+def test_mask_as_rejects_a_sparse_x_and_a_dense_mask():
+    m = sparse.sparse_coo_tensor(IDX, [1.0] * 4, [2, 3])
+    with pytest.raises(TypeError, match="mask_as"):
+        sparse.mask_as(m, m)
+    with pytest.raises(TypeError, match="mask_as"):
+        sparse.mask_as(dense.to_tensor(G), dense.to_tensor(G))
+    with pytest.raises(ValueError, match="mask_as"):
+        sparse.mask_as(dense.to_tensor(np.ones((3, 2))), m)
