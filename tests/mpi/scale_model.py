@@ -21,7 +21,7 @@ all-reduce P->B             2 (P-1)/P M         2 log2 P          M
 reduce-scatter P->S(0)      (P-1)/P M           2(P-1)            M/P
 reduce-scatter P->S(1)      (P-1)/P M           2(P-1)            M + M/P (packing)
 all-to-all S(0)->S(1)       (P-1)/P^2 M         2(P-1)            M/P (+M/P packing)
-COO route S(1)->S(0)        (P-1)/P^2 Z r       4(P-1)            2 Z r / P + 10 Z/P
+COO route S(1)->S(0)        (P-1)/P^2 Z r       8(P-1)            2 Z r / P + 10 Z/P
                             + 8(P-1)
 COO all-gather S(0)->B      (P-1)/P Z r         4 log2 P          2 Z r
 ==========================  ==================  ================  ==================
@@ -32,7 +32,9 @@ are under 2 KiB (``comm.RUN_BYTES``), which is the case at scale (a shard's
 run along a later axis shrinks as 1/P), and a later-axis gather of at most
 64 KiB always goes packed; with long runs the packing terms drop out.
 COO routing holds its fields in owner order and the result (2 Z r / P), plus
-a 2-byte owner and an 8-byte order per nonzero; a COO all-gather holds the
+a 1-byte owner (2 bytes past 256 ranks) and an 8-byte order per nonzero;
+its messages are one all-to-all of the counts and one per field (the two
+coordinate rows and the values): 2(P-1) each.  A COO all-gather holds the
 packed records of every rank and the unpacked result (2 Z r).
 """
 import json
@@ -55,7 +57,7 @@ def model(step, p, m=0, z=0, r=0):
         "reduce-scatter P->S(0)": (f * m, 2 * (p - 1), m / p),
         "reduce-scatter P->S(1)": (f * m, 2 * (p - 1), m + m / p),
         "all-to-all S(0)->S(1)": (f * m / p, 2 * (p - 1), 2 * m / p),
-        "COO route S(1)->S(0)": (f * z * r / p + 8 * (p - 1), 4 * (p - 1),
+        "COO route S(1)->S(0)": (f * z * r / p + 8 * (p - 1), 8 * (p - 1),
                                  2 * z * r / p + 10 * z / p),
         "COO all-gather S(0)->B": (f * z * r, 2 * LOG(p), 2 * z * r),
     }

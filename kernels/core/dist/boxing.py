@@ -178,7 +178,8 @@ def _coo_route(indices, values, shape, axis, group):
     """Send each nonzero to the rank whose split(axis) slice holds it.
 
     The owner comes from arithmetic on the ``array_split`` sizes; one stable
-    counting sort (numpy's radix sort on 16-bit keys) groups the nonzeros by
+    counting sort (numpy's radix sort on 8- or 16-bit keys: one counting
+    pass per byte) groups the nonzeros by
     owner, one ``take`` per coordinate row and for the values puts them in
     that order, and one all-to-all moves every field straight into the result.
     """
@@ -199,7 +200,7 @@ def owner_of(coords, n, size):
     """The rank holding each coordinate of an axis of length ``n`` split ``size`` ways
     (``numpy.array_split`` sizes: the first ``n % size`` ranks hold one more)."""
     base, extra = divmod(n, size)
-    dtype = np.uint16 if size <= 2**16 else np.int64
+    dtype = np.uint8 if size <= 2**8 else np.uint16 if size <= 2**16 else np.int64
     if extra == 0:                         # an even split: one division
         return (coords // max(base, 1)).astype(dtype)
     big = (base + 1) * extra               # coordinates held by the larger shards
