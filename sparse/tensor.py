@@ -214,6 +214,14 @@ class _SparseTensor(TensorBase):
         """Refuse numpy's functions (``np.sum(s)``): they take dense arrays."""
         raise TypeError(_NUMPY_REFUSAL.format(what=f"numpy.{func.__name__}()"))
 
+    def __matmul__(self, other: Any) -> Any:
+        """``self @ other``: :func:`sparse.matmul`."""
+        return _op("matmul", self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        """``other @ self`` for a dense ``other``: :func:`sparse.matmul`."""
+        return _op("matmul", other, self)
+
     def __repr__(self) -> str:
         head = (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
                 f"place=Place({self.place}), stop_gradient={self.stop_gradient}")
