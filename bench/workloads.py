@@ -331,6 +331,77 @@ def _dense_workloads():
             for op, (full, quick) in sizes.items() for grad in ("", "_grad")]
 
 
+# ------------------------------------------------------------------ sparse matmul
+def _csr_parts(p, rng, shape, nnz):
+    """crows, cols, values of a random CSR matrix (batched when ``shape`` is 3-D)."""
+    q = {"batch": shape[0] if len(shape) == 3 else 0, "shape": shape, "nnz": nnz,
+         "new_shape": shape}
+    built = _csr_build(q, rng)
+    return built["crows"], built["cols"], built["values"]
+
+
+def _matmul_build(p, rng):
+    shape = tuple(p["shape"])
+    crows, cols, values = _csr_parts(p, rng, shape, p["nnz"])
+    inp = {"crows": crows, "cols": cols, "values": values, "shape": shape}
+    if p["kind"] == "spgemm":
+        inp["b_crows"], inp["b_cols"], inp["b_values"] = _csr_parts(p, rng, shape, p["nnz"])
+    elif p["kind"] == "sddmm":
+        inp["x"] = _random(shape[:-1] + (p["n"],), rng)
+        inp["y"] = _random(shape[:-2] + (p["n"], shape[-1]), rng)
+    elif p["kind"] == "spmv":
+        inp["y"] = _random(shape[:-2] + (shape[-1],), rng)
+    else:
+        inp["y"] = _random(shape[:-2] + (shape[-1], p["n"]), rng)
+    return inp
+
+
+def _matmul_traffic(p):
+    """Read the CSR operand(s) and the dense ones, write the result; SpGEMM's output is
+    estimated as one entry per product (nnz * nnz / inner dim), since few collide."""
+    shape, nnz = tuple(p["shape"]), p["nnz"]
+    batch, (m, k) = (shape[0] if len(shape) == 3 else 1), shape[-2:]
+    csr = nnz * (I64 + F32) + batch * (m + 1) * I64
+    n = p.get("n", 1)
+    if p["kind"] == "spgemm":
+        return 2 * csr, (nnz * nnz // k) * (I64 + F32)
+    if p["kind"] == "sddmm":
+        return csr + batch * (m + k) * n * F32, nnz * F32
+    return csr + batch * k * n * F32, batch * m * n * F32
+
+
+def _matmul_describe(p):
+    shape = "x".join(map(str, p["shape"]))
+    other = {"spmm": f"@ dense [.., {p.get('n')}]", "spmv": "@ dense vector",
+             "spgemm": "@ CSR of the same nnz", "sddmm": f"mask, k={p.get('n')}"}[p["kind"]]
+    return f"{p['kind']}: CSR {shape} nnz {p['nnz']:.0e} f32 {other}"
+
+
+def _matmul_workloads():
+    cases = [("spmm/nnz1e6", {"kind": "spmm", "shape": (20000, 20000), "nnz": 10**6, "n": 64}),
+             ("spmm/nnz1e7", {"kind": "spmm", "shape": (20000, 20000), "nnz": 10**7, "n": 64}),
+             ("spmm/batched", {"kind": "spmm", "shape": (8, 4000, 4000), "nnz": 5 * 10**6,
+                               "n": 32}),
+             ("spgemm/nnz1e6", {"kind": "spgemm", "shape": (100000, 100000), "nnz": 10**6}),
+             ("sddmm/nnz1e6", {"kind": "sddmm", "shape": (20000, 20000), "nnz": 10**6,
+                               "n": 64}),
+             ("spmv/nnz1e7", {"kind": "spmv", "shape": (20000, 20000), "nnz": 10**7})]
+    out = []
+    for name, full in cases:
+        quick = dict(full, nnz=300, shape=tuple(min(s, 8) if len(full["shape"]) == 3 and i == 0
+                                               else 60 for i, s in enumerate(full["shape"])))
+        out.append(Workload(name, full["kind"], full, quick))
+    return out
+
+
+for _kind in ("spmm", "spgemm", "sddmm", "spmv"):
+    BUILD[_kind], TRAFFIC[_kind], DESCRIBE[_kind] = (_matmul_build, _matmul_traffic,
+                                                     _matmul_describe)
+
+
+
+
+
 def _arith_workloads():
     """2-D COO and CSR at nnz 1e6 and 1e7 (scipy's ground), 3-D COO (pydata's)."""
     out = []
@@ -397,5 +468,6 @@ def _tiny_workloads():
 
 
 WORKLOADS = (_coo_workloads() + _csr_workloads() + _struct_workloads() + _dense_workloads()
-             + _dense_compute_workloads() + _tiny_workloads() + _arith_workloads())
+             + _dense_compute_workloads() + _tiny_workloads() + _arith_workloads()
+             + _matmul_workloads())
 BY_NAME = {w.name: w for w in WORKLOADS}

@@ -10,15 +10,9 @@ from kernels.core import dispatch
 from kernels.core.annotations import DataType, IntArray
 from kernels.core.dtypes import canonical_dtype
 from kernels.core.meta import MetaTensor
+from kernels.core.owned import lock, owned, share
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import canonical_place, check_place, place_of, to_numpy, to_place, xp_of
-
-
-def _freeze(array):
-    """Mark a numpy array we own read-only: tensors are immutable."""
-    if isinstance(array, np.ndarray) and array.flags.writeable:
-        array.flags.writeable = False
-    return array
 
 
 _UFUNC_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
@@ -49,30 +43,48 @@ def _binary(name, reflected=False):
 
 
 class Tensor(TensorBase):
-    """A dense tensor.  Build one with :func:`dense.to_tensor`."""
+    """A dense tensor.  Build one with :func:`dense.to_tensor`.
+
+    ``Tensor(array)`` copies a caller's array (never touching its flags)
+    unless it is already a locked tensor buffer (:mod:`kernels.core.owned`).
+    """
 
     layout = "dense"
 
     def __init__(self, array: Any, stop_gradient: bool = True) -> None:
-        self._array = _freeze(array)
+        if isinstance(array, np.generic):
+            array = np.asarray(array)
+        if not (isinstance(array, np.ndarray) or type(array).__module__.startswith("cupy")):
+            raise TypeError(f"Tensor: expected a numpy or cupy array, got "
+                            f"{type(array).__name__}; dense.to_tensor converts other data")
+        self._array = owned(array)
         self._meta = None
         self._init_autograd(stop_gradient)
 
     # ------------------------------------------------------------ internals
     @classmethod
+    def _own(cls, array, stop_gradient=True):
+        """Wrap an array phisparse made (no copy): it is locked, never shared with a caller."""
+        t = cls.__new__(cls)
+        t._array = lock(array)
+        t._meta = None
+        t._init_autograd(stop_gradient)
+        return t
+
+    @classmethod
     def _wrap_array(cls, array):
-        """Wrap a caller's array without copying and without touching its flags."""
-        return cls(array.view() if isinstance(array, np.ndarray) else array)
+        """Wrap a caller's array: shared if it is a locked tensor buffer, else copied."""
+        return cls(array)
 
     @classmethod
     def _from_kernel(cls, data, meta):
-        """Wrap a kernel's output (made for this tensor): frozen, with the fresh
-        tensor's state (the class defaults), nothing checked again."""
         if type(data) is not np.ndarray:
             data = (xp_of(data) if not isinstance(data, numbers.Number) else np).asarray(data)
-        t = cls.__new__(cls)
-        t._array = _freeze(data)
-        return t
+        return cls._own(data)
+
+    def __reduce__(self):
+        """Pickle and deepcopy keep the data and stop_gradient, not the graph (as a leaf)."""
+        return _rebuild, (to_numpy(self._array), self.place, self._stop_gradient)
 
     def _data(self):
         return self._array
@@ -87,7 +99,7 @@ class Tensor(TensorBase):
 
     def _root_grad(self, grad_tensor):
         if grad_tensor is None:
-            return Tensor(xp_of(self._array).ones(self._array.shape, self._array.dtype))
+            return Tensor._own(xp_of(self._array).ones(self._array.shape, self._array.dtype))
         g = grad_tensor
         if getattr(g, "layout", None) in ("sparse_coo", "sparse_csr"):
             g = g.to_dense()
@@ -95,10 +107,11 @@ class Tensor(TensorBase):
         if g.shape != self.shape:
             raise ValueError(f"backward: grad_tensor has shape {g.shape}, expected "
                              f"{self.shape} (the tensor's shape)")
-        return Tensor(to_place(g._array, self.place).astype(self.dtype, copy=False))
+        self._check_grad_dtype(g.dtype)
+        return Tensor._own(to_place(g._array, self.place).astype(self.dtype, copy=False))
 
     def _add_grad(self, other):
-        return Tensor(self._array + other._array)
+        return Tensor._own(self._array + other._array)
 
     # ------------------------------------------------------------ attributes
     @property
@@ -145,11 +158,20 @@ class Tensor(TensorBase):
         return self.numpy().tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        """``np.asarray(t)`` is a read-only view of a CPU tensor's data; else a copy."""
-        if self.place != "cpu" or copy or (dtype is not None and np.dtype(dtype) != self.dtype):
+        """``np.asarray(t)`` is a read-only view of a CPU tensor's data; else a copy.
+
+        ``copy=False`` raises ValueError, as numpy does, where a copy is needed
+        (another dtype, or a tensor on the GPU).
+        """
+        converts = dtype is not None and np.dtype(dtype) != self.dtype
+        if copy is False and (converts or self.place != "cpu"):
+            raise ValueError(f"__array__: copy=False, but a {self.place} tensor of dtype "
+                             f"{self.dtype.name} can become an array of dtype "
+                             f"{np.dtype(dtype or self.dtype).name} only by copying")
+        if self.place != "cpu" or copy or converts:
             out = self.numpy()
             return out if dtype is None else out.astype(dtype, copy=False)
-        return self._array.view()
+        return share(self._array)
 
     def data_ptr(self) -> int:
         """The address of the first element, as in Paddle and torch: equal for shared memory."""
@@ -170,8 +192,10 @@ class Tensor(TensorBase):
 
     def _scalar(self, what):
         if self.size != 1:
+            ambiguous = "; its truth value is ambiguous" if what == "bool" else ""
             raise ValueError(f"{what}(): only a one-element tensor converts to a Python scalar; "
-                             f"this one has shape {self.shape} ({self.size} elements)")
+                             f"this one has shape {self.shape} ({self.size} elements)"
+                             f"{ambiguous}")
         return self.item()
 
     def __float__(self) -> float:
@@ -184,6 +208,7 @@ class Tensor(TensorBase):
         return complex(self._scalar("complex"))
 
     def __bool__(self) -> bool:
+        """The truth of a one-element tensor; ValueError for any other size, as numpy."""
         return bool(self._scalar("bool"))
 
     def __index__(self) -> int:
@@ -358,9 +383,14 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
     """
     place = canonical_place(place, "to_tensor")
     array = _host_or_device(data, dtype)
-    canonical_dtype(array.dtype)
+    native = canonical_dtype(array.dtype)
+    array = array if array.dtype == native else array.astype(native)
     array = to_place(array, place or place_of(array))
-    return Tensor(array, stop_gradient=stop_gradient)
+    return Tensor._own(array, stop_gradient=stop_gradient)
+
+
+def _rebuild(array, place, stop_gradient):
+    return Tensor._own(to_place(array, place), stop_gradient)
 
 
 def _host_or_device(data, dtype):

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import dense as _dense
     import sparse as _sparse
 
-__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'transpose', 'slice', 'index_select', 'concat', 'stack', 'mask_as', 'values', 'with_values', 'add', 'subtract', 'multiply', 'divide', 'sum', 'softmax', 'abs', 'neg', 'sqrt', 'square', 'sin', 'sinh', 'tan', 'tanh', 'asin', 'asinh', 'atan', 'atanh', 'expm1', 'log1p', 'deg2rad', 'rad2deg', 'relu', 'relu6', 'leaky_relu', 'pow', 'scale', 'isnan', 'cast']
+__all__ = ['reshape', 'to_dense', 'to_sparse_coo', 'to_sparse_csr', 'coalesce', 'transpose', 'slice', 'index_select', 'concat', 'stack', 'mask_as', 'values', 'with_values', 'add', 'subtract', 'multiply', 'divide', 'sum', 'softmax', 'abs', 'neg', 'sqrt', 'square', 'sin', 'sinh', 'tan', 'tanh', 'asin', 'asinh', 'atan', 'atanh', 'expm1', 'log1p', 'deg2rad', 'rad2deg', 'relu', 'relu6', 'leaky_relu', 'pow', 'scale', 'isnan', 'cast', 'matmul', 'mv', 'addmm', 'masked_matmul']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'sparse'}
 
 
@@ -1674,3 +1674,192 @@ def cast(x: _t.TensorLike, index_dtype: _t.Optional[_t.DataType] = None, value_d
 
 cast.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
     _SPECS['cast'])
+
+
+def matmul(x: _t.TensorLike, y: _t.TensorLike) -> _dense.Tensor | _sparse.SparseCooTensor | _sparse.SparseCsrTensor:
+    r"""Matrix product with a sparse operand: ``x @ y``.
+
+    sparse @ dense and dense @ sparse give a dense tensor (SpMM); sparse @
+    sparse gives a sparse tensor in x's layout, mixed layouts included
+    (SpGEMM: one entry per structurally nonzero coordinate, products that
+    cancel to zero kept; columns within a row are not sorted, and a COO
+    result is not flagged coalesced).  Operands are 2-D, or batched 3-D
+    with equal batch sizes (CSR, or COO with three sparse dims); batches
+    may hold different numbers of entries.  A COO operand with dense dims
+    stands for its logical tensor (its dense dims are folded into sparse
+    dims).  Duplicate entries are summed.  The ``@`` operator on a sparse
+    tensor calls this.
+
+    The result dtype is ``numpy.result_type(x.dtype, y.dtype)``; integer
+    dtypes run forward only.  The gradient of a dense operand is dense
+    (``out_grad @ y^H``, ``x^H @ out_grad``, conjugated for complex as in
+    PyTorch); that of a sparse operand is evaluated at its stored entries
+    only and keeps its pattern and layout.  On the CPU the results are
+    bit-identical on any number of threads.
+
+    Parameters
+    ----------
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+        At least one sparse.  float32, float64, complex64, complex128 or
+        an integer dtype.
+
+    Returns
+    -------
+    dense.Tensor, SparseCooTensor or SparseCsrTensor
+
+    Raises
+    ------
+    TypeError
+        Both operands dense, or a dtype other than the above.
+    ValueError
+        A rank other than 2 or 3 (a 1-D sparse operand included), ranks or
+        batch sizes that differ, or inner dims that differ.
+
+    Examples
+    --------
+    >>> import numpy as np, dense, sparse
+    >>> x = sparse.sparse_csr_tensor([0, 2, 3], [0, 2, 1], [1.0, 2.0, 3.0], [2, 3])
+    >>> y = dense.to_tensor(np.arange(6.0).reshape(3, 2))
+    >>> sparse.matmul(x, y).numpy()
+    array([[ 8., 11.],
+           [ 6.,  9.]])
+    >>> z = sparse.sparse_csr_tensor([0, 1, 2, 3], [1, 0, 1], [1.0, 1.0, 1.0], [3, 2])
+    >>> (x @ z).to_dense().numpy()
+    array([[0., 3.],
+           [3., 0.]])
+    """
+    return _d.run(_SPECS['matmul'], [x, y], [])
+
+
+matmul.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
+    _SPECS['matmul'])
+
+
+def mv(x: _t.TensorLike, vec: _t.TensorLike) -> _dense.Tensor:
+    r"""Sparse matrix times dense vector: ``x @ vec``.
+
+    x is a 2-D sparse matrix [m, k] (or a batch [B, m, k]) and vec a dense
+    vector [k] (or [B, k]); the result is dense [m] (or [B, m]), as
+    ``matmul(x, vec[..., None])[..., 0]``, with matmul's gradients.
+
+    Parameters
+    ----------
+    x : SparseCooTensor or SparseCsrTensor
+    vec : dense.Tensor
+
+    Returns
+    -------
+    dense.Tensor
+
+    Raises
+    ------
+    TypeError
+        x dense or vec sparse, or a dtype matmul does not take.
+    ValueError
+        vec's rank is not x's minus one, or its length, batch or x's rank
+        do not fit.
+
+    Examples
+    --------
+    >>> import numpy as np, dense, sparse
+    >>> x = sparse.sparse_coo_tensor([[0, 0, 1], [0, 2, 1]], [1.0, 2.0, 3.0], [2, 3])
+    >>> sparse.mv(x, dense.to_tensor(np.array([1.0, 10.0, 100.0]))).numpy()
+    array([201.,  30.])
+    """
+    return _d.run(_SPECS['mv'], [x, vec], [])
+
+
+mv.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
+    _SPECS['mv'])
+
+
+def addmm(input: _t.TensorLike, x: _t.TensorLike, y: _t.TensorLike, beta: float = 1.0, alpha: float = 1.0) -> _dense.Tensor | _sparse.SparseCooTensor | _sparse.SparseCsrTensor:
+    r"""``beta * input + alpha * (x @ y)``, as ``paddle.sparse.addmm``.
+
+    The layouts follow Paddle's table: a dense input with a sparse x (COO
+    or CSR) and a dense y gives a dense result; input, x and y all sparse
+    of one layout give a sparse result of that layout, whose pattern is the
+    union of input's and the product's (each coordinate once, sorted).
+    ``input`` must have the shape of ``x @ y``: it is not broadcast.  2-D
+    or batched 3-D as :func:`matmul`.  The result dtype is that of input,
+    x and y promoted; for an integer result, beta and alpha must be whole
+    numbers.  Gradients: ``beta * out_grad`` for input (at its stored
+    entries when sparse) and ``alpha`` times matmul's for x and y.
+
+    Parameters
+    ----------
+    input : dense.Tensor, SparseCooTensor or SparseCsrTensor
+    x, y : SparseCooTensor, SparseCsrTensor or dense.Tensor
+    beta, alpha : float
+
+    Returns
+    -------
+    dense.Tensor, SparseCooTensor or SparseCsrTensor
+        input's layout.
+
+    Raises
+    ------
+    TypeError
+        Layouts outside Paddle's table, or a dtype matmul does not take.
+    ValueError
+        matmul's shape errors, or an input whose shape is not x @ y's.
+
+    Examples
+    --------
+    >>> import numpy as np, dense, sparse
+    >>> x = sparse.sparse_csr_tensor([0, 1, 2], [1, 0], [2.0, 3.0], [2, 2])
+    >>> y = dense.to_tensor(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> sparse.addmm(dense.to_tensor(np.ones((2, 2))), x, y, beta=0.5, alpha=2.0).numpy()
+    array([[12.5, 16.5],
+           [ 6.5, 12.5]])
+    """
+    return _d.run(_SPECS['addmm'], [input, x, y], [beta, alpha])
+
+
+addmm.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
+    _SPECS['addmm'])
+
+
+def masked_matmul(x: _t.TensorLike, y: _t.TensorLike, mask: _t.TensorLike) -> _sparse.SparseCooTensor | _sparse.SparseCsrTensor:
+    r"""Dense ``x @ y`` evaluated only at mask's stored coordinates (SDDMM).
+
+    The result has mask's pattern as a set (each coordinate once, sorted in
+    C order; a COO result is coalesced), mask's layout and index dtype;
+    mask's values are ignored.  x and y are dense 2-D, or batched 3-D with
+    equal batch sizes; their gradients are dense: ``out_grad @ y^H`` and
+    ``x^H @ out_grad`` with the sparse out_grad (SpMM).  Each entry is a
+    sum over the inner dim in a fixed order: bit-identical on any number
+    of threads.
+
+    Parameters
+    ----------
+    x, y : dense.Tensor
+    mask : SparseCooTensor or SparseCsrTensor
+        Of the shape of ``x @ y``.
+
+    Returns
+    -------
+    SparseCooTensor or SparseCsrTensor
+        mask's layout.
+
+    Raises
+    ------
+    TypeError
+        x or y sparse, mask dense, or a dtype matmul does not take.
+    ValueError
+        matmul's shape errors, or a mask whose shape is not x @ y's.
+
+    Examples
+    --------
+    >>> import numpy as np, dense, sparse
+    >>> x = dense.to_tensor(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> mask = sparse.sparse_coo_tensor([[1, 0, 1], [0, 1, 0]], [9.0, 9.0, 9.0], [2, 2])
+    >>> out = sparse.masked_matmul(x, x, mask)
+    >>> out.indices().numpy().tolist(), out.values().numpy().tolist()
+    ([[0, 1], [1, 0]], [10.0, 15.0])
+    """
+    return _d.run(_SPECS['masked_matmul'], [x, y, mask], [])
+
+
+masked_matmul.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
+    _SPECS['masked_matmul'])

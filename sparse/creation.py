@@ -6,12 +6,11 @@ from typing import Any
 
 import numpy as np
 
-import dense
 from kernels.core.autograd import grad_enabled
 from kernels.core.annotations import DataType, IntArray
-from kernels.core.dtypes import INDEX
+from kernels.core.dtypes import INDEX, canonical_dtype
 from kernels.core.tensor import TensorBase
-from kernels.core.xp import canonical_place, check_place, place_of, to_place
+from kernels.core.xp import canonical_place, check_place, place_of, to_place, xp_of
 from kernels.sparse.data import CooData, CsrData
 from kernels.sparse.validate import check_coo, check_csr
 
@@ -112,13 +111,16 @@ def sparse_csr_tensor(crows: Any, cols: Any, values: Any, shape: IntArray,
     array([[0., 1., 0., 2.],
            [0., 0., 3., 0.]])
     """
-    op = "sparse_csr_tensor"
+    return _csr(crows, cols, values, shape, dtype, place, stop_gradient, "sparse_csr_tensor")
+
+
+def _csr(crows, cols, values, shape, dtype, place, stop_gradient, op):
     place = _check_place(place, op)
     crows = _index_buffer(crows, op, "crows", place)
     cols = _index_buffer(cols, op, "cols", place)
     if crows.dtype != cols.dtype:
         crows, cols = crows.astype(np.int64), cols.astype(np.int64)
-    value_buffer = _value_buffer(values, dtype, place)
+    value_buffer = _value_buffer(values, dtype, place, op)
     shape = _shape(shape, op)
     check_csr(crows, cols, value_buffer, shape, op)
     x = SparseCsrTensor(CsrData(crows, cols, value_buffer, shape), stop_gradient)
@@ -131,7 +133,9 @@ def from_scipy(m: Any, place: str | None = None,
 
     2-D CSR becomes :class:`SparseCsrTensor`; COO of any rank (n-D
     ``coo_array`` included) becomes :class:`SparseCooTensor`, coalesced if
-    scipy knows it is canonical.  Other formats (1-D CSR included) are
+    scipy says it is canonical and its coordinates are indeed unique and
+    C-sorted (a caller may have edited them after scipy set the flag).
+    Other formats (1-D CSR included) are
     converted to COO first.
 
     Examples
@@ -147,12 +151,24 @@ def from_scipy(m: Any, place: str | None = None,
         raise TypeError(f"from_scipy: expected a scipy sparse array or matrix, got "
                         f"{type(m).__name__}")
     _check_place(place, "from_scipy")
+    op = "from_scipy"
     if m.format == "csr" and m.ndim == 2:
-        return sparse_csr_tensor(m.indptr, m.indices, m.data, m.shape, place=place,
-                                 stop_gradient=stop_gradient)
+        return _csr(m.indptr, m.indices, m.data, m.shape, None, place, stop_gradient, op)
     m = m.tocoo()
-    data = _coo_data(np.stack(m.coords), m.data, m.shape, None, place)
-    return SparseCooTensor(data._replace(coalesced=bool(m.has_canonical_format)), stop_gradient)
+    data = _coo_data(np.stack(m.coords), m.data, m.shape, None, place, op)
+    canonical = bool(m.has_canonical_format) and _strictly_sorted(data.indices)
+    return SparseCooTensor(data._replace(coalesced=canonical), stop_gradient)
+
+
+def _strictly_sorted(indices):
+    """True if the columns of ``indices`` rise strictly in C (lexicographic) order."""
+    xp = xp_of(indices)
+    if indices.shape[1] < 2:
+        return True
+    later = xp.zeros(indices.shape[1] - 1, dtype=bool)
+    for row in indices[::-1]:
+        later = (row[1:] > row[:-1]) | ((row[1:] == row[:-1]) & later)
+    return bool(xp.all(later))
 
 
 # ---------------------------------------------------------------- inputs
@@ -176,7 +192,7 @@ def _coo_data(indices, values, shape, dtype, place, op="sparse_coo_tensor"):
     """Validated COO buffers owned by the new tensor (coalesced not yet known)."""
     place = _check_place(place, op)
     indices = _index_buffer(indices, op, "indices", place)
-    values = _value_buffer(values, dtype, place)
+    values = _value_buffer(values, dtype, place, op)
     if shape is None:
         shape = _inferred_shape(indices, values, op)
     shape = _shape(shape, op)
@@ -190,29 +206,44 @@ def _check_place(place, op):
     return place
 
 
-def _own(data, place):
-    """A private array for ``data``: a dense Tensor's buffer is shared, anything else copied."""
+def _own(data, place, op, name):
+    """A private native-order array for ``data``: a dense Tensor's buffer is shared
+    (it is locked), anything else copied."""
     if isinstance(data, TensorBase) and data.layout == "dense":
         array = data._data()
+    elif isinstance(data, TensorBase):
+        raise TypeError(f"{op}: {name} must be dense, got a {data.layout} tensor")
     elif type(data).__module__.startswith("cupy"):
         array = data.copy()
     else:
-        array = np.array(data, copy=True)
+        try:
+            array = np.array(data, copy=True)
+        except ValueError as exc:
+            raise ValueError(f"{op}: {name} cannot become an array: {exc}") from None
+        except TypeError as exc:
+            raise TypeError(f"{op}: {name} cannot become an array: {exc}") from None
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
     return to_place(array, place or place_of(array))
 
 
 def _index_buffer(data, op, name, place):
-    array = _own(data, place)
+    array = _own(data, place, op, name)
     if array.dtype.kind not in "iu" and not (array.size == 0 and array.dtype.kind in "fiu"):
         raise TypeError(f"{op}: {name} must hold integers, got dtype {array.dtype}")
+    if array.dtype.kind == "u" and array.size and int(array.max()) > np.iinfo(np.int64).max:
+        raise IndexError(f"{op}: {name} holds {int(array.max())}, more than any dim can "
+                         f"have (an index must fit in int64)")
     return array if array.dtype in INDEX else array.astype(np.int64)
 
 
-def _value_buffer(data, dtype, place):
-    if isinstance(data, TensorBase) and data.layout == "dense" and (
-            dtype is None or np.dtype(dtype) == data.dtype):
+def _value_buffer(data, dtype, place, op):
+    dt = None if dtype is None else canonical_dtype(dtype, op, "dtype")
+    if isinstance(data, TensorBase) and data.layout == "dense" and dt in (None, data.dtype):
         return to_place(data._data(), place or data.place)
-    return dense.to_tensor(data, dtype=dtype, place=place)._data()
+    array = _own(data, place, op, "values")
+    native = canonical_dtype(array.dtype, op, "values' dtype")
+    return array.astype(dt or native, copy=False)
 
 
 def _shape(shape, op):
@@ -222,8 +253,9 @@ def _shape(shape, op):
     if not isinstance(shape, (list, tuple)) or not all(
             isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in shape):
         raise TypeError(f"{op}: shape must be a list of ints, got {shape!r}")
-    if any(s < 0 for s in shape):
-        raise ValueError(f"{op}: shape {list(shape)} has a negative dim")
+    if any(s < 0 or s >= 2 ** 63 for s in shape):
+        raise ValueError(f"{op}: shape {list(shape)} has a dim outside [0, 2**63); every dim "
+                         "must be non-negative and fit in int64")
     return tuple(int(s) for s in shape)
 
 

@@ -18,17 +18,11 @@ from kernels.core import dispatch
 from kernels.core.autograd import grad_enabled
 from kernels.core.annotations import IntArray
 from kernels.core.meta import MetaTensor
+from kernels.core.owned import lock
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
 from kernels.sparse.convert import coo_of_csr, gather_dense, lookup_values
 from kernels.sparse.data import fold_dense
-
-
-def _freeze(array):
-    """Mark a numpy buffer read-only: tensors are immutable."""
-    if isinstance(array, np.ndarray) and array.flags.writeable:
-        array.flags.writeable = False
-    return array
 
 
 def _op(name, *args):
@@ -47,21 +41,21 @@ class _SparseTensor(TensorBase):
     """What COO and CSR tensors share: buffers, attributes, conversions, autograd."""
 
     def __init__(self, data: Any, stop_gradient: bool = True) -> None:
-        self._d = type(data)(*[_freeze(v) for v in data])
+        """Wrap buffers phisparse owns (the constructors copy a caller's arrays)."""
+        self._d = type(data)(*[lock(v) for v in data])
         self._meta = None
         self._init_autograd(stop_gradient)
+
+    def __reduce__(self):
+        """Pickle and deepcopy keep the buffers and stop_gradient, not the graph."""
+        fields = [to_numpy(v) if hasattr(v, "shape") and not isinstance(v, tuple) else v
+                  for v in self._d]
+        return _rebuild, (type(self), type(self._d), fields, self.place, self._stop_gradient)
 
     # ------------------------------------------------------------ internals
     @classmethod
     def _from_kernel(cls, data, meta):
-        """Wrap a kernel's bundle as it is: its arrays are marked read-only, nothing
-        is rebuilt or checked again (the infer-meta checked the call), and the
-        autograd state is the fresh tensor's (the class defaults)."""
-        for v in data:
-            _freeze(v)
-        t = cls.__new__(cls)
-        t._d = data
-        return t
+        return cls(data)
 
     def _data(self):
         return self._d
@@ -89,6 +83,7 @@ class _SparseTensor(TensorBase):
             got = g._d.values   # one entry per coordinate: the values are the lookup
         else:
             got = lookup_values(self._coords(), self._d.shape, g._coo(), "backward")
+        self._check_grad_dtype(got.dtype)
         return self._with_values(to_place(got, self.place).astype(values.dtype, copy=False))
 
     def _takes_dense_grad(self):
@@ -150,7 +145,7 @@ class _SparseTensor(TensorBase):
         entries.
         """
         if self.stop_gradient or not grad_enabled():
-            return dense.Tensor(self._d.values)
+            return dense.Tensor._own(self._d.values)
         return _op("values", self)
 
     def is_sparse_coo(self) -> bool:
@@ -219,6 +214,14 @@ class _SparseTensor(TensorBase):
         """Refuse numpy's functions (``np.sum(s)``): they take dense arrays."""
         raise TypeError(_NUMPY_REFUSAL.format(what=f"numpy.{func.__name__}()"))
 
+    def __matmul__(self, other: Any) -> Any:
+        """``self @ other``: :func:`sparse.matmul`."""
+        return _op("matmul", self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        """``other @ self`` for a dense ``other``: :func:`sparse.matmul`."""
+        return _op("matmul", other, self)
+
     def __repr__(self) -> str:
         head = (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
                 f"place=Place({self.place}), stop_gradient={self.stop_gradient}")
@@ -243,7 +246,7 @@ class SparseCooTensor(_SparseTensor):
 
     def indices(self) -> dense.Tensor:
         """The indices [sparse_dim, nnz] as a dense Tensor sharing this tensor's memory."""
-        return dense.Tensor(self._d.indices)
+        return dense.Tensor._own(self._d.indices)
 
     def sparse_dim(self) -> int:
         """The number of indexed (leading) dims."""
@@ -310,11 +313,11 @@ class SparseCsrTensor(_SparseTensor):
 
     def crows(self) -> dense.Tensor:
         """The compressed row pointers, batch * (rows + 1) of them, sharing memory."""
-        return dense.Tensor(self._d.crows)
+        return dense.Tensor._own(self._d.crows)
 
     def cols(self) -> dense.Tensor:
         """The column of each stored value, sharing memory."""
-        return dense.Tensor(self._d.cols)
+        return dense.Tensor._own(self._d.cols)
 
     def sparse_dim(self) -> int:
         """Every dim of a CSR tensor is sparse."""
@@ -353,6 +356,11 @@ class SparseCsrTensor(_SparseTensor):
 
     def _buffers(self):
         return [("crows", self._d.crows), ("cols", self._d.cols), ("values", self._d.values)]
+
+
+def _rebuild(cls, data_cls, fields, place, stop_gradient):
+    fields = [to_place(v, place) if isinstance(v, np.ndarray) else v for v in fields]
+    return cls(data_cls(*fields), stop_gradient)
 
 
 def _scipy_values(values):

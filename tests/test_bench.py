@@ -354,6 +354,40 @@ def _sparse_reference(w, inp):
     return full.reshape(inp["new_shape"])
 
 
+@pytest.mark.parametrize("name", ["spmm/nnz1e6", "spmm/batched", "spgemm/nnz1e6",
+                                  "sddmm/nnz1e6", "spmv/nnz1e7"])
+def test_peers_compute_the_same_sparse_products(name):
+    w = workloads.BY_NAME[name]
+    inp = w.inputs(quick=True)
+    shape = inp["shape"]
+    parts = (inp["crows"].reshape(-1, shape[-2] + 1), inp["cols"], inp["values"])
+
+    def dense_of(crows, cols, values):
+        """The dense matrix (or batch) of CSR parts, with numpy alone."""
+        out = np.zeros(shape, np.float64)
+        start = 0
+        for b, c in enumerate(crows):
+            for r in range(shape[-2]):
+                for e in range(start + c[r], start + c[r + 1]):
+                    out[(b, r, cols[e]) if len(shape) == 3 else (r, cols[e])] += values[e]
+            start += c[-1]
+        return out
+    a = dense_of(*parts)
+    if w.op == "spgemm":
+        expected = a @ dense_of(inp["b_crows"].reshape(-1, shape[-2] + 1), inp["b_cols"],
+                                inp["b_values"])
+    elif w.op == "sddmm":
+        expected = np.where(a != 0, inp["x"] @ inp["y"], 0.0)
+    elif w.op == "spmv":
+        expected = a @ inp["y"]
+    else:
+        expected = a @ inp["y"]
+    outputs = [o for peer in (US, "scipy") for o in _outputs(peer, w)]
+    assert outputs
+    for impl, out in outputs:
+        np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4, err_msg=impl)
+
+
 def test_threads_pin_affinity_and_every_thread_knob():
     """--threads n: the worker runs on n cores, and every library's knob says n."""
     env = runner.worker_env("default", threads=1)

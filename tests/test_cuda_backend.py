@@ -7,7 +7,7 @@ from cuda_emu.build import parse_kernels, preprocess
 from cuda_emu.fixtures import usable_gpu_or_skip
 from kernels.gpu import SOURCE_DIR, cu_files
 from kernels.funcs.gather_view import gather_view
-from kernels.gpu import coo_restride, csr_coo, expand, gather
+from kernels.gpu import coo_restride, csr_coo, expand, gather, sddmm
 from kernels.gpu.backend import CupyBackend, gpu_available, launch_config, require_gpu
 
 
@@ -93,5 +93,9 @@ def test_every_kernel_is_reachable_from_a_launcher():
         csr_coo.coo_to_crows(rec, coords, (2, 3))
     coo_restride.coo_restride(rec, np.array([[0], [1]], np.int32), (2, 3), (3, 2),
                               index_dtype=np.int64)
+    for index_dtype in ["int32", "int64"]:
+        for dtype in ["float32", "float64", "complex64", "complex128"]:
+            i = np.zeros(1, index_dtype)
+            sddmm.sddmm(rec, i, i, np.ones((1, 2), dtype), np.ones((1, 2), dtype))
     every = {(f, k.name) for f in cu_files() for k in parse_kernels(preprocess(SOURCE_DIR / f))}
     assert rec.names == every

@@ -244,7 +244,7 @@ def test_blas_limit_is_restored():
     pytest.importorskip("threadpoolctl")
     from threadpoolctl import threadpool_info
     before = [i["num_threads"] for i in threadpool_info()]
-    g = np.ones((64, 64, 256), np.float32)        # 4 MiB: the BLAS path
+    g = np.ones((64, 64, 256), np.float64)        # 8 MiB: the BLAS path
     assert mod._use_blas(g, 1)
     np.testing.assert_array_equal(sum_to_shape(g, (64, 1, 256)), np.full((64, 1, 256), 64.0))
     assert [i["num_threads"] for i in threadpool_info()] == before

@@ -257,7 +257,9 @@ def test_batch_dims_equal_to_index_rank(backend):
 
 def test_index_may_be_tensor_or_numpy_and_gets_no_gradient():
     x = dense.to_tensor(P, stop_gradient=False)
-    index = dense.to_tensor(np.array([3, 3, 0]), stop_gradient=False)
+    with pytest.raises(TypeError, match="stop_gradient"):
+        dense.to_tensor(np.array([3, 3, 0]), stop_gradient=False)
+    index = dense.to_tensor(np.array([3, 3, 0]))
     out = dense.gather(x, index)
     assert np.array_equal(out.numpy(), dense.gather(P, np.array([3, 3, 0])).numpy())
     out.backward()

@@ -15,6 +15,14 @@ def version():
     return paddle.__version__
 
 
+def unsupported(op, p):
+    """Why Paddle cannot run this workload on the CPU, or None."""
+    if op in ("spmm", "spgemm", "sddmm", "spmv"):
+        return ("Paddle's sparse matmul family has no CPU kernel ('Not support CPU kernel "
+                "of sparse.matmul now', Paddle#63717)")
+    return None
+
+
 def coo_reshape(inp, be):
     x = paddle.sparse.sparse_coo_tensor(paddle.to_tensor(inp["indices"]),
                                         paddle.to_tensor(inp["values"]), list(inp["shape"]))

@@ -1,5 +1,6 @@
 """phisparse, from this checkout: sparse.reshape, transpose, slice, index_select, concat;
-expand, repeat, gather, batch_gather; sparse add, multiply, sum and abs.
+expand, repeat, gather, batch_gather; sparse add, multiply, sum and abs; sparse.matmul (SpMM,
+SpGEMM), sparse.masked_matmul (SDDMM) and sparse.mv.
 
 Gradients run through phisparse's autograd: ``out.backward(out_grad)`` on a
 graph built once, untimed (``retain_graph=True``), with ``x.grad`` cleared
@@ -27,6 +28,10 @@ NEEDS = {
     "repeat": ("dense.repeat",),
     "gather": ("dense.gather",),
     "batch_gather": ("dense.batch_gather",),
+    "spmm": ("sparse.matmul",),
+    "spgemm": ("sparse.matmul",),
+    "sddmm": ("sparse.masked_matmul",),
+    "spmv": ("sparse.mv",),
     "sparse_add": ("sparse.add",),
     "sparse_multiply": ("sparse.multiply",),
     "sparse_sum": ("sparse.sum",),
@@ -154,6 +159,28 @@ def backward(op):
     return factory
 
 
+def _csr(inp, be, prefix=""):
+    return sparse.sparse_csr_tensor(*(be.asarray(inp[prefix + k])
+                                      for k in ("crows", "cols", "values")), list(inp["shape"]))
+
+
+def matmul(inp, be):
+    """SpMM and SpGEMM: sparse.matmul on CSR tensors (the batched one included)."""
+    x = _csr(inp, be)
+    y = _csr(inp, be, "b_") if "b_crows" in inp else _tensor(inp["y"], be)
+    return Case(lambda: sparse.matmul(x, y))
+
+
+def sddmm(inp, be):
+    mask, x, y = _csr(inp, be), _tensor(inp["x"], be), _tensor(inp["y"], be)
+    return Case(lambda: sparse.masked_matmul(x, y, mask))
+
+
+def spmv(inp, be):
+    x, v = _csr(inp, be), _tensor(inp["y"], be)
+    return Case(lambda: sparse.mv(x, v))
+
+
 def binary(op):
     """A factory timing ``op(x, y)`` on two dense tensors."""
     def factory(inp, be):
@@ -175,6 +202,8 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_index_select": {"sparse.index_select": csr_index_select},
          "csr_vstack": {"sparse.concat": csr_vstack},
          "reshape": {"reshape": forward("reshape")},
+         "spmm": {"sparse.matmul": matmul}, "spgemm": {"sparse.matmul": matmul},
+         "sddmm": {"sparse.masked_matmul": sddmm}, "spmv": {"sparse.mv": spmv},
          "add": {"add": binary("add")}, "matmul": {"matmul": binary("matmul")},
          "mean": {"mean": mean}}
 IMPLS.update({op: {f"sparse.{op.removeprefix('sparse_')}": arith(op)} for op in ARITH})

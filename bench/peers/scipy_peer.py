@@ -1,4 +1,5 @@
-"""scipy.sparse: n-D ``coo_array.reshape``, 2-D ``csr_array.reshape`` (made CSR
+"""scipy.sparse: 2-D CSR products (``@`` with a dense matrix or vector, or a CSR
+matrix), n-D ``coo_array.reshape``, 2-D ``csr_array.reshape`` (made CSR
 again: scipy returns COO), the gather gradients as a one-hot sparse matrix
 times the dense ``out_grad``, the structure ops (n-D ``coo_array.transpose``,
 ``.T.tocsr()``, row slicing and fancy row indexing, ``vstack``), and 2-D add,
@@ -27,6 +28,10 @@ def unsupported(op, p):
         return "scipy.sparse COO has no dense dims (values must be 1-D)"
     if op == "csr_reshape" and p["batch"]:
         return "scipy.sparse CSR is 2-D only (no batched CSR)"
+    if op in ("spmm", "spgemm", "sddmm", "spmv") and len(p["shape"]) == 3:
+        return "scipy.sparse CSR is 2-D only (no batched CSR)"
+    if op == "sddmm":
+        return "scipy.sparse has no SDDMM (sampled dense-dense product)"
     if op.startswith("sparse_") and len(p["shape"]) != 2:
         return "scipy.sparse arithmetic is 2-D only"
     return None
@@ -96,8 +101,16 @@ def batch_gather_grad(inp, be):
     return Case(run)
 
 
-def _csr(m):
-    return sp.csr_array((m["values"], m["cols"], m["crows"]), shape=m["shape"])
+def _csr(inp, prefix=""):
+    return sp.csr_array((inp[prefix + "values"], inp[prefix + "cols"], inp[prefix + "crows"]),
+                        shape=inp["shape"])
+
+
+def matmul(inp, be):
+    """``csr_array @ dense`` (SpMM, SpMV) and ``csr_array @ csr_array`` (SpGEMM)."""
+    x = _csr(inp)
+    y = _csr(inp, "b_") if "b_crows" in inp else inp["y"]
+    return Case(lambda: x @ y)
 
 
 def coo_transpose(inp, be):
@@ -127,6 +140,9 @@ def csr_vstack(inp, be):
 
 
 IMPLS = {
+    "spmm": {"csr_array @ dense": matmul},
+    "spgemm": {"csr_array @ csr_array": matmul},
+    "spmv": {"csr_array @ vector": matmul},
     "coo_transpose": {"coo_array.transpose(axes)": coo_transpose},
     "csr_transpose": {".T.tocsr()": csr_transpose},
     "csr_row_slice": {"m[a:b]": csr_row_slice},

@@ -1,4 +1,5 @@
-"""TensorFlow (CPU): tf.sparse.reshape, broadcast_to, tile, gather (with batch_dims).
+"""TensorFlow (CPU): tf.sparse.reshape, broadcast_to, tile, gather (with batch_dims),
+tf.sparse.sparse_dense_matmul.
 
 Gradients come from a persistent ``GradientTape`` recorded once, untimed;
 each timed call is ``tape.gradient(out, x, output_gradients=out_grad)``
@@ -23,6 +24,10 @@ def unsupported(op, p):
         return "tf.SparseTensor values are 1-D (no dense dims)"
     if op == "csr_reshape":
         return "TensorFlow has no CSR tensor in its core API"
+    if op in ("spgemm", "sddmm"):
+        return f"TensorFlow's core API has no {op} (tf.sparse has sparse x dense only)"
+    if op in ("spmm", "spmv") and len(p["shape"]) == 3:
+        return "tf.sparse.sparse_dense_matmul is rank-2 only"
     return None
 
 
@@ -69,7 +74,22 @@ def backward(op):
 
 OPS = {"expand": "broadcast_to", "repeat": "tile", "gather": "gather",
        "batch_gather": "gather(batch_dims)"}
+def matmul(inp, be):
+    """tf.sparse.sparse_dense_matmul of the CSR operand as a SparseTensor (a vector as
+    a column)."""
+    crows = inp["crows"]
+    rows = np.repeat(np.arange(len(crows) - 1), np.diff(crows))
+    y = inp["y"] if inp["y"].ndim == 2 else inp["y"][:, None]
+    with tf.device("/CPU:0"):
+        x = tf.SparseTensor(np.stack([rows, inp["cols"]], axis=1), inp["values"],
+                            inp["shape"])
+        y = tf.constant(y)
+    return Case(lambda: tf.sparse.sparse_dense_matmul(x, y))
+
+
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
+         "spmm": {"sparse.sparse_dense_matmul": matmul},
+         "spmv": {"sparse.sparse_dense_matmul": matmul},
          "reshape": {"reshape": forward("reshape")}}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}

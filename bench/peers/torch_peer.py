@@ -1,5 +1,6 @@
 """PyTorch (CPU): expand().contiguous(), repeat, index_select, take_along_dim; sparse COO
-``permute`` and CSR ``t().to_sparse_csr()``; torch.sparse COO add and sum.
+``permute`` and CSR ``t().to_sparse_csr()``; torch.sparse COO add and sum; torch.sparse.mm,
+bmm, sampled_addmm and mv on sparse CSR (COO for bmm).
 
 Gradients run through torch's autograd: ``out.backward(out_grad)`` on a graph
 built once, untimed, with ``x.grad`` cleared between calls.
@@ -19,6 +20,8 @@ def unsupported(op, p):
     """Why torch cannot run this workload, or None."""
     if op in ("coo_reshape", "csr_reshape"):
         return "torch has no reshape for sparse tensors ('not implemented for sparse tensors')"
+    if op in ("sddmm", "spgemm") and len(p["shape"]) == 3:
+        return "torch has no batched CSR product (pytorch#98675)"
     if op in ("sparse_multiply", "sparse_abs") or (op.startswith("sparse_") and p["fmt"] != "coo"):
         return "timed for torch.sparse COO add and sum only"
     return CSR_MISSING.get(op)
@@ -107,6 +110,37 @@ def backward(op):
     return factory
 
 
+def _csr(inp, prefix=""):
+    """A CSR tensor; a batched one as torch lays it out (crows [B, m + 1], cols and
+    values [B, nnz per batch]: the workloads give every batch the same nnz)."""
+    shape = inp["shape"]
+    lead = (shape[0], -1) if len(shape) == 3 else (-1,)
+    parts = [torch.from_numpy(inp[prefix + k]).reshape(lead) for k in ("crows", "cols", "values")]
+    return torch.sparse_csr_tensor(*parts, shape, check_invariants=True)
+
+
+def matmul(inp, be):
+    """torch.sparse.mm on CSR (SpMM, SpGEMM); torch.bmm on a COO batch (batched CSR
+    products are missing, pytorch#98675)."""
+    if len(inp["shape"]) == 3:
+        x = _csr(inp).to_sparse_coo().coalesce()
+        y = torch.from_numpy(inp["y"])
+        return Case(lambda: torch.bmm(x, y))
+    x = _csr(inp)
+    y = _csr(inp, "b_") if "b_crows" in inp else torch.from_numpy(inp["y"])
+    return Case(lambda: torch.sparse.mm(x, y))
+
+
+def sddmm(inp, be):
+    mask, x, y = _csr(inp), torch.from_numpy(inp["x"]), torch.from_numpy(inp["y"])
+    return Case(lambda: torch.sparse.sampled_addmm(mask, x, y, beta=0.0))
+
+
+def spmv(inp, be):
+    x, v = _csr(inp), torch.from_numpy(inp["y"])
+    return Case(lambda: torch.mv(x, v))
+
+
 OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
        "gather": "index_select", "batch_gather": "take_along_dim"}
 IMPLS = {"reshape": {"reshape": forward("reshape")},
@@ -117,3 +151,5 @@ IMPLS.update({op: {label: arith(op)} for op, (label, _) in ARITH.items()})
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}
+IMPLS.update({"spmm": {"sparse.mm (bmm batched)": matmul}, "spgemm": {"sparse.mm": matmul},
+              "sddmm": {"sparse.sampled_addmm": sddmm}, "spmv": {"mv": spmv}})

@@ -2,10 +2,12 @@
 # Do not edit: change the YAML and regenerate.
 """Op specs with their infer-meta bindings and autograd wiring."""
 from kernels import infermeta as _im  # noqa: F401
-from kernels.core.resolve import resolve_function as _resolve  # noqa: F401
+from kernels.core.resolve import resolver
 from kernels.core import dispatch as _d
 from kernels.core.dist import rules as _r  # noqa: F401
 from kernels.core.opspec import Arg, KernelSig, OpSpec
+
+_resolve = resolver(('kernels',))
 
 
 # dense.reshape  (yaml/ops.yaml:3)
@@ -1479,8 +1481,8 @@ _sbp_sparse_to_sparse_coo = _r.SbpTable(
                    lambda e: e.i < e.sparse_dim,
                    'S(i) -> S(i) if i < sparse_dim'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
+                   lambda e: e.x.layout != 'dense',
+                   "P -> P if x.layout != 'dense'"),
     ),
     physical=None)
 
@@ -2393,6 +2395,120 @@ _sbp_sparse_cast = _r.SbpTable(
     physical=None)
 
 
+# sparse.matmul  (yaml/sparse_ops.yaml:1677)
+def _meta_sparse_matmul(x, y):
+    return _resolve('kernels.infermeta.sparse_matmul.sparse_matmul_infer_meta')(x, y)
+
+
+def _backward_sparse_matmul(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'matmul_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
+_sbp_sparse_matmul = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                   lambda e: e.i == e.x.ndim - 2,
+                   'S(i), B -> S(i) if i == x.ndim - 2'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j),),
+                   lambda e: e.j == e.y.ndim - 1,
+                   'B, S(j) -> S(j) if j == y.ndim - 1'),
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+                   lambda e: e.i == e.x.ndim - 1 and e.j == e.y.ndim - 2,
+                   'S(i), S(j) -> P if i == x.ndim - 1 and j == y.ndim - 2'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P -> P'),
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.i == 0 and e.x.ndim == 3,
+                   'S(i), S(i) -> S(i) if i == 0 and x.ndim == 3'),
+    ),
+    physical=None)
+
+
+# sparse.mv  (yaml/sparse_ops.yaml:1746)
+def _meta_sparse_mv(x, vec):
+    return _resolve('kernels.infermeta.sparse_matmul.sparse_mv_infer_meta')(x, vec)
+
+
+def _backward_sparse_mv(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'mv_grad', node.saved['x'], node.saved['vec'], out_grad)
+    return {'x': _0, 'vec': _1}
+
+
+_sbp_sparse_mv = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                   lambda e: e.i == e.x.ndim - 2,
+                   'S(i), B -> S(i) if i == x.ndim - 2'),
+        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+                   lambda e: e.i == e.x.ndim - 1 and e.j == e.vec.ndim - 1,
+                   'S(i), S(j) -> P if i == x.ndim - 1 and j == vec.ndim - 1'),
+        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, B -> P'),
+        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'B, P -> P'),
+        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.i == 0 and e.x.ndim == 3,
+                   'S(i), S(i) -> S(i) if i == 0 and x.ndim == 3'),
+    ),
+    physical=None)
+
+
+# sparse.addmm  (yaml/sparse_ops.yaml:1793)
+def _meta_sparse_addmm(input, x, y, beta, alpha):
+    return _resolve('kernels.infermeta.sparse_matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
+
+
+def _backward_sparse_addmm(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1, _2,) = _d.call('sparse', 'addmm_grad', node.saved['input'], node.saved['x'], node.saved['y'], out_grad, node.attrs['beta'], node.attrs['alpha'])
+    return {'input': _0, 'x': _1, 'y': _2}
+
+
+_sbp_sparse_addmm = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                   lambda e: e.i == e.x.ndim - 2,
+                   'S(i), S(i), B -> S(i) if i == x.ndim - 2'),
+        _r.SbpRule((('S', 'j'), 'B', ('S', 'j')), lambda e: (_r.S(e.j),),
+                   lambda e: e.j == e.y.ndim - 1,
+                   'S(j), B, S(j) -> S(j) if j == y.ndim - 1'),
+        _r.SbpRule(('P', 'P', 'B'), lambda e: (_r.P,),
+                   None,
+                   'P, P, B -> P'),
+        _r.SbpRule(('P', 'B', 'P'), lambda e: (_r.P,),
+                   None,
+                   'P, B, P -> P'),
+        _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                   lambda e: e.i == 0 and e.x.ndim == 3,
+                   'S(i), S(i), S(i) -> S(i) if i == 0 and x.ndim == 3'),
+    ),
+    physical=None)
+
+
+# sparse.masked_matmul  (yaml/sparse_ops.yaml:1851)
+def _meta_sparse_masked_matmul(x, y, mask):
+    return _resolve('kernels.infermeta.sparse_matmul.masked_matmul_infer_meta')(x, y, mask)
+
+
+def _backward_sparse_masked_matmul(node, out_grad):
+    if out_grad is None:
+        return {}
+    (_0, _1,) = _d.call('sparse', 'masked_matmul_grad', node.saved['x'], node.saved['y'], out_grad)
+    return {'x': _0, 'y': _1}
+
+
 # sparse.reshape_grad  (yaml/sparse_backward.yaml:3)
 def _meta_sparse_reshape_grad(x, out_grad, order):
     return _im.unchanged_infer_meta(x)
@@ -2491,6 +2607,26 @@ def _meta_sparse_softmax_grad(x, out, out_grad, axis):
 # sparse.cast_grad  (yaml/sparse_backward.yaml:227)
 def _meta_sparse_cast_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
+
+
+# sparse.matmul_grad  (yaml/sparse_backward.yaml:238)
+def _meta_sparse_matmul_grad(x, y, out_grad):
+    return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, y)
+
+
+# sparse.mv_grad  (yaml/sparse_backward.yaml:250)
+def _meta_sparse_mv_grad(x, vec, out_grad):
+    return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, vec)
+
+
+# sparse.addmm_grad  (yaml/sparse_backward.yaml:262)
+def _meta_sparse_addmm_grad(input, x, y, out_grad, beta, alpha):
+    return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(input, x, y)
+
+
+# sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:275)
+def _meta_sparse_masked_matmul_grad(x, y, out_grad):
+    return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, y)
 
 
 OPS = (
@@ -4328,6 +4464,61 @@ OPS = (
            saved=('x',),
            saved_meta=(),
            sbp=_sbp_sparse_cast),
+    OpSpec(name='matmul',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('matmul_sparse_dense', ('sparse_coo', 'dense'), ('dense',)), KernelSig('matmul_sparse_dense', ('sparse_csr', 'dense'), ('dense',)), KernelSig('matmul_dense_sparse', ('dense', 'sparse_coo'), ('dense',)), KernelSig('matmul_dense_sparse', ('dense', 'sparse_csr'), ('dense',)), KernelSig('matmul_sparse_sparse', ('sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('matmul_sparse_sparse', ('sparse_coo', 'sparse_csr'), ('sparse_coo',)), KernelSig('matmul_sparse_sparse', ('sparse_csr', 'sparse_csr'), ('sparse_csr',)), KernelSig('matmul_sparse_sparse', ('sparse_csr', 'sparse_coo'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_matmul,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse.matmul',
+           backward='matmul_grad',
+           backward_fn=_backward_sparse_matmul,
+           saved=('x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_matmul),
+    OpSpec(name='mv',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('vec', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('mv_sparse', ('sparse_coo', 'dense'), ('dense',)), KernelSig('mv_sparse', ('sparse_csr', 'dense'), ('dense',)),),
+           infer_meta=_meta_sparse_mv,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse.matmul',
+           backward='mv_grad',
+           backward_fn=_backward_sparse_mv,
+           saved=('x', 'vec'),
+           saved_meta=(),
+           sbp=_sbp_sparse_mv),
+    OpSpec(name='addmm',
+           namespace='sparse',
+           args=(Arg('input', 'Tensor'), Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('beta', 'float', True, 1.0), Arg('alpha', 'float', True, 1.0)),
+           outputs=('out',),
+           kernels=(KernelSig('addmm_dense', ('dense', 'sparse_coo', 'dense'), ('dense',)), KernelSig('addmm_dense', ('dense', 'sparse_csr', 'dense'), ('dense',)), KernelSig('addmm_sparse', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('addmm_sparse', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_addmm,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.sparse.matmul',
+           backward='addmm_grad',
+           backward_fn=_backward_sparse_addmm,
+           saved=('input', 'x', 'y'),
+           saved_meta=(),
+           sbp=_sbp_sparse_addmm),
+    OpSpec(name='masked_matmul',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('mask', 'Tensor')),
+           outputs=('out',),
+           kernels=(KernelSig('masked_matmul', ('dense', 'dense', 'sparse_coo'), ('sparse_coo',)), KernelSig('masked_matmul', ('dense', 'dense', 'sparse_csr'), ('sparse_csr',)),),
+           infer_meta=_meta_sparse_masked_matmul,
+           layout_arg='mask',
+           data_type_arg='x',
+           module='kernels.sparse.matmul',
+           backward='masked_matmul_grad',
+           backward_fn=_backward_sparse_masked_matmul,
+           saved=('x', 'y'),
+           saved_meta=()),
     OpSpec(name='reshape_grad',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('order', 'str', True, 'C')),
@@ -4508,5 +4699,41 @@ OPS = (
            layout_arg='x',
            data_type_arg='x',
            module='kernels.sparse'),
+    OpSpec(name='matmul_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('matmul_sparse_dense_grad', ('sparse_coo', 'dense', 'dense'), ('sparse_coo', 'dense')), KernelSig('matmul_sparse_dense_grad', ('sparse_csr', 'dense', 'dense'), ('sparse_csr', 'dense')), KernelSig('matmul_dense_sparse_grad', ('dense', 'sparse_coo', 'dense'), ('dense', 'sparse_coo')), KernelSig('matmul_dense_sparse_grad', ('dense', 'sparse_csr', 'dense'), ('dense', 'sparse_csr')), KernelSig('matmul_sparse_sparse_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo')), KernelSig('matmul_sparse_sparse_grad', ('sparse_coo', 'sparse_csr', 'sparse_coo'), ('sparse_coo', 'sparse_csr')), KernelSig('matmul_sparse_sparse_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr')), KernelSig('matmul_sparse_sparse_grad', ('sparse_csr', 'sparse_coo', 'sparse_csr'), ('sparse_csr', 'sparse_coo')),),
+           infer_meta=_meta_sparse_matmul_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse.matmul'),
+    OpSpec(name='mv_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('vec', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'vec_grad'),
+           kernels=(KernelSig('mv_sparse_grad', ('sparse_coo', 'dense', 'dense'), ('sparse_coo', 'dense')), KernelSig('mv_sparse_grad', ('sparse_csr', 'dense', 'dense'), ('sparse_csr', 'dense')),),
+           infer_meta=_meta_sparse_mv_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse.matmul'),
+    OpSpec(name='addmm_grad',
+           namespace='sparse',
+           args=(Arg('input', 'Tensor'), Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('beta', 'float'), Arg('alpha', 'float')),
+           outputs=('input_grad', 'x_grad', 'y_grad'),
+           kernels=(KernelSig('addmm_dense_grad', ('dense', 'sparse_coo', 'dense', 'dense'), ('dense', 'sparse_coo', 'dense')), KernelSig('addmm_dense_grad', ('dense', 'sparse_csr', 'dense', 'dense'), ('dense', 'sparse_csr', 'dense')), KernelSig('addmm_sparse_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo', 'sparse_coo', 'sparse_coo')), KernelSig('addmm_sparse_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr', 'sparse_csr', 'sparse_csr')),),
+           infer_meta=_meta_sparse_addmm_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.sparse.matmul'),
+    OpSpec(name='masked_matmul_grad',
+           namespace='sparse',
+           args=(Arg('x', 'Tensor'), Arg('y', 'Tensor'), Arg('out_grad', 'Tensor')),
+           outputs=('x_grad', 'y_grad'),
+           kernels=(KernelSig('masked_matmul_grad', ('dense', 'dense', 'sparse_coo'), ('dense', 'dense')), KernelSig('masked_matmul_grad', ('dense', 'dense', 'sparse_csr'), ('dense', 'dense')),),
+           infer_meta=_meta_sparse_masked_matmul_grad,
+           layout_arg='out_grad',
+           data_type_arg='out_grad',
+           module='kernels.sparse.matmul'),
 )
 _d.register_ops(OPS)

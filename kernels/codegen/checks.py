@@ -3,8 +3,9 @@ import ast
 import importlib
 
 from ..core import registry
-from ..core.resolve import resolve_function
+from ..core.resolve import is_name, resolve_function
 from .loader import CodegenError, parse_invoke
+from .model import roots_of
 from .sbp import check_sbp
 
 
@@ -14,20 +15,20 @@ def _err(op, message):
 
 def check_all(defs):
     """Raise CodegenError for the first inconsistency among ``defs``."""
-    table = {}
+    table, roots = {}, roots_of(defs)
     for op in defs:
         key = (op.namespace, op.name)
         if key in table:
             raise _err(op, f"defined twice (first at {table[key].where})")
         table[key] = op
     for op in defs:
-        _check_functions(op)
+        _check_functions(op, roots)
         if op.backward:
             _check_backward_link(op, table)
         if op.is_backward:
             _check_backward_entry(op, table)
         if op.invoke:
-            _check_invoke(op, table)
+            _check_invoke(op, table, roots)
         if op.sbp:
             if any(a.is_list for a in op.args):
                 raise _err(op, "sbp rules cannot name a Tensor[] argument; drop 'sbp' "
@@ -35,10 +36,10 @@ def check_all(defs):
             check_sbp(op)
 
 
-def _check_functions(op):
-    if op.infer_meta and resolve_function(op.infer_meta.func) is None:
+def _check_functions(op, roots):
+    if op.infer_meta and resolve_function(op.infer_meta.func, roots=roots) is None:
         raise _err(op, f"infer_meta function '{op.infer_meta.func}' does not exist in "
-                       "kernels.infermeta (or the dotted module)")
+                       f"kernels.infermeta (or is not a public function of {list(roots)})")
     if not op.module:
         return
     try:
@@ -87,21 +88,25 @@ def _check_backward_entry(op, table):
             raise _err(op, f"no_need_buffer '{name}' is not a forward Tensor")
 
 
-def _check_invoke(op, table):
+def _check_invoke(op, table, roots):
     names = {name for ns, name in table if ns == op.namespace}
-    _walk_invoke(op, parse_invoke(op), table, names, {a.name for a in op.args})
+    _walk_invoke(op, parse_invoke(op), (table, names, roots), {a.name for a in op.args})
 
 
-def _walk_invoke(op, node, table, names, allowed):
+def _walk_invoke(op, node, known, allowed):
+    table, names, roots = known
     if isinstance(node, ast.Call):
         kind, ns, name = callee(node.func, op.namespace, names)
         if kind == "op" and (ns, name) not in table:
             raise _err(op, f"invoke calls op '{ns}.{name}', which does not exist")
-        if kind == "helper" and resolve_function(name) is None:
-            raise _err(op, f"invoke calls '{name}', which is neither an op nor a function "
-                           "in kernels.infermeta")
+        if kind == "helper" and (not all(is_name(p) for p in name.split("."))
+                                 or resolve_function(name, roots=roots) is None):
+            raise _err(op, f"invoke calls '{name}', which is neither an op nor a public "
+                           f"function of kernels.infermeta or the packages {list(roots)}")
+        if any(k.arg is None for k in node.keywords):
+            raise _err(op, f"invoke may not unpack '**' arguments: '{ast.unparse(node)}'")
         for child in list(node.args) + [k.value for k in node.keywords]:
-            _walk_invoke(op, child, table, names, allowed)
+            _walk_invoke(op, child, known, allowed)
     elif isinstance(node, ast.Name):
         if node.id not in allowed:
             raise _err(op, f"invoke uses '{node.id}', which is not an argument "
@@ -113,7 +118,7 @@ def _walk_invoke(op, node, table, names, allowed):
                            f"not '{ast.unparse(node)}'")
     elif isinstance(node, (ast.List, ast.Tuple)):
         for child in node.elts:
-            _walk_invoke(op, child, table, names, allowed)
+            _walk_invoke(op, child, known, allowed)
     elif not isinstance(node, ast.Constant) and not (
             isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
             and isinstance(node.operand, ast.Constant)):

@@ -2,6 +2,7 @@
 
 Every mistake raises :class:`CodegenError` naming the file and line.
 """
+import math
 import re
 from dataclasses import dataclass
 
@@ -9,15 +10,16 @@ import yaml
 
 from ..core.meta import LAYOUTS
 from ..core.opspec import Arg, KernelSig
+from ..core.resolve import ROOTS, is_name
 from .loader import CodegenError, Located
 from .sbp import parse_sbp
 
 ATTR_TYPES = ("IntArray", "int", "float", "bool", "str", "Scalar", "DataType")
 TENSOR_TYPES = ("Tensor", "Tensor[]")
 OP_KEYS = {"op", "args", "output", "infer_meta", "kernel", "backward", "invoke", "doc",
-           "module", "sbp"}
+           "module", "sbp", "override"}
 BACKWARD_KEYS = {"backward_op", "forward", "args", "output", "infer_meta", "kernel",
-                 "invoke", "no_need_buffer", "module"}
+                 "invoke", "no_need_buffer", "module", "override"}
 FILES = (("ops.yaml", "dense", False), ("backward.yaml", "dense", True),
          ("sparse_ops.yaml", "sparse", False), ("sparse_backward.yaml", "sparse", True))
 _ARG_RE = re.compile(r"^(Tensor\[\]|Tensor|IntArray|int|float|bool|str|Scalar|DataType)\s+"
@@ -25,6 +27,16 @@ _ARG_RE = re.compile(r"^(Tensor\[\]|Tensor|IntArray|int|float|bool|str|Scalar|Da
 _OUT_RE = re.compile(r"^(Tensor(?:\[\])?)\(\s*([A-Za-z_]\w*)\s*\)$")
 _KERNEL_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:\{([^}]*)\})?$")
 _FORWARD_RE = re.compile(r"^([A-Za-z_]\w*)\s*(\(.*\))\s*->\s*(.+)$")
+
+
+def check_name(text, what, loc, dotted=False):
+    """Return ``text`` or raise a file:line CodegenError if it is not a valid (dotted) name."""
+    parts = text.split(".") if dotted else [text]
+    if not all(is_name(p) for p in parts):
+        raise loc.error(f"{what} '{text}' is not a valid {'dotted ' if dotted else ''}name: "
+                        "ASCII letters, digits and '_', starting with a letter, and no Python "
+                        "keyword")
+    return text
 
 
 @dataclass(frozen=True)
@@ -82,6 +94,7 @@ class OpDef:
     doc: str = ""
     sbp: object = None
     list_outputs: tuple = ()   # outputs declared Tensor[] (the gradients of Tensor[] inputs)
+    override: bool = False     # may replace an op of the same name defined elsewhere
 
     @property
     def tensor_args(self):
@@ -139,6 +152,8 @@ def _default(text, kind, loc):
           "DataType": _is_dtype_name}[kind]
     if value is not None and not ok(value):
         raise loc.error(f"default '{text}' does not fit type {kind}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise loc.error(f"default '{text}' is not a finite number")
     return tuple(value) if isinstance(value, list) else value
 
 
@@ -154,6 +169,7 @@ def parse_args(loc):
             raise loc.error(f"argument '{part}' is not 'TYPE name [= default]' with TYPE "
                             f"one of {', '.join(TENSOR_TYPES + ATTR_TYPES)}")
         kind, name, default = m.groups()
+        check_name(name, "argument", loc)
         if kind in TENSOR_TYPES and seen_attr:
             raise loc.error(f"Tensor argument '{name}' comes after an attribute; "
                             "Tensors come first")
@@ -183,7 +199,7 @@ def _typed_outputs(loc, allow_list):
         if not m or (m.group(1) == "Tensor[]" and not allow_list):
             what = "'Tensor(name)' or 'Tensor[](name)'" if allow_list else "'Tensor(name)'"
             raise loc.error(f"output '{part}' is not {what}")
-        outs.append(OutputDef(m.group(2), m.group(1) == "Tensor[]"))
+        outs.append(OutputDef(check_name(m.group(2), "output", loc), m.group(1) == "Tensor[]"))
     return outs
 
 
@@ -192,6 +208,7 @@ def _kernel_sig(part, n_in, n_out, loc):
     if not m:
         raise loc.error(f"kernel '{part}' is not 'name' or 'name{{in, ... -> out, ...}}'")
     name, layouts = m.groups()
+    check_name(name, "kernel", loc)
     if layouts is None:
         return KernelSig(name, ("dense",) * n_in, ("dense",) * n_out)
     if "->" not in layouts:
@@ -252,7 +269,9 @@ def parse_infer_meta(loc, args):
         if p not in names:
             raise fields["param"].error(f"infer_meta.param '{p}' is not an argument; "
                                         f"expected one of {names}")
-    return InferMetaDef(_str(fields["func"], "infer_meta.func"), params)
+    func = check_name(_str(fields["func"], "infer_meta.func"), "infer_meta.func",
+                      fields["func"], dotted=True)
+    return InferMetaDef(func, params)
 
 
 def parse_forward(loc):
@@ -261,6 +280,7 @@ def parse_forward(loc):
     if not m:
         raise loc.error("forward must read 'name (args) -> Tensor(out)'")
     name, args, outs = m.groups()
+    check_name(name, "forward op", loc)
     return ForwardDef(name, parse_args(Located(args, loc.file, loc.line)),
                       parse_outputs(Located(outs, loc.file, loc.line)))
 
@@ -271,12 +291,14 @@ def parse_entry(entry, namespace, is_backward):
     fields = entry.value
     head, allowed = ("backward_op", BACKWARD_KEYS) if is_backward else ("op", OP_KEYS)
     _mapping(entry, f"'{head}' entry", allowed, [head, "args", "output"])
-    name = _str(fields[head], head)
-    if not re.match(r"^[A-Za-z_]\w*$", name):
-        raise fields[head].error(f"{head} name '{name}' is not an identifier")
+    name = check_name(_str(fields[head], head), f"{head} name", fields[head])
     args, outputs = parse_args(fields["args"]), parse_outputs(fields["output"], is_backward)
     kw = {"list_outputs": tuple(o.name for o in _typed_outputs(fields["output"], True)
                                 if o.is_list)}
+    if "override" in fields:
+        if fields["override"].value not in ("true", "false"):
+            raise fields["override"].error("override must be true or false")
+        kw["override"] = fields["override"].value == "true"
     has_kernel, has_invoke = "kernel" in fields, "invoke" in fields
     if has_kernel == has_invoke:
         raise entry.error(f"{head} '{name}': give exactly one of 'kernel' or 'invoke'")
@@ -288,7 +310,8 @@ def parse_entry(entry, namespace, is_backward):
         kw.update(kernels=kernel.sigs, layout_arg=kernel.layout_arg,
                   data_type_arg=kernel.data_type_arg)
         kw["infer_meta"] = parse_infer_meta(fields["infer_meta"], args)
-        kw["module"] = _str(fields["module"], "module")
+        kw["module"] = check_name(_str(fields["module"], "module"), "module", fields["module"],
+                                  dotted=True)
     else:
         kw["invoke"] = _str(fields["invoke"], "invoke")
     if is_backward:
@@ -299,11 +322,29 @@ def parse_entry(entry, namespace, is_backward):
             kw["no_need_buffer"] = _names(fields["no_need_buffer"], "no_need_buffer")
     else:
         if "backward" in fields:
-            kw["backward"] = _str(fields["backward"], "backward")
+            kw["backward"] = check_name(_str(fields["backward"], "backward"), "backward",
+                                        fields["backward"])
         if "doc" not in fields:
             raise entry.error(f"op '{name}': missing key 'doc' (the API docstring)")
-        kw["doc"] = _str(fields["doc"], "doc")
+        kw["doc"] = _doc(fields["doc"])
         if "sbp" in fields:
             kw["sbp"] = parse_sbp(fields["sbp"])
     return OpDef(name=name, namespace=namespace, is_backward=is_backward, args=args,
                  outputs=outputs, file=entry.file, line=entry.line, **kw)
+
+
+def _doc(loc):
+    """The docstring text: it goes into a raw triple-quoted string, so no quotes closing it."""
+    text = _str(loc, "doc")
+    if '"""' in text:
+        raise loc.error('doc may not contain triple quotes (""")')
+    bad = sorted({repr(c) for c in text if ord(c) < 32 and c not in "\n\t"})
+    if bad:
+        raise loc.error(f"doc holds control characters {', '.join(bad)}")
+    return text
+
+
+def roots_of(defs):
+    """The packages whose functions ``defs`` may name: phisparse's and each op module's."""
+    return tuple(dict.fromkeys(ROOTS + tuple(d.module.split(".")[0] for d in defs
+                                             if d.module)))

@@ -10,6 +10,8 @@ import threading
 from typing import Iterator
 
 _state = threading.local()
+#: Serialises leaf accumulation: backward passes on many threads may reach one leaf.
+_LEAF_LOCK = threading.Lock()
 
 
 def grad_enabled():
@@ -49,7 +51,14 @@ class GradNode:
         return self.spec.backward_fn(self, *out_grads)
 
     def free(self):
+        """Drop what the node holds (saved tensors, attributes, edges to its inputs).
+
+        A held output (a logged loss) then keeps only this empty node alive,
+        not the graph's tensors.
+        """
         self.saved = None
+        self.attrs = None
+        self.inputs = ()
         self.freed = True
 
 
@@ -71,6 +80,12 @@ def _collect(root_node):
                 seen.add(parent)
                 stack.append(parent)
     return deps
+
+
+def accumulate_leaf(t, g):
+    """Add ``g`` to leaf ``t``'s ``.grad`` atomically (threads may share leaves)."""
+    with _LEAF_LOCK:
+        t._grad = g if t._grad is None else t._grad._add_grad(g)
 
 
 def _flat(inputs):

@@ -30,8 +30,24 @@ _INPUTS = (TensorBase, MetaTensor)
 MEMO_SIZE = 256
 
 
-def register_ops(specs):
-    """Add generated OpSpecs to the global op table."""
+def _table_of(spec):
+    """The generated module that made ``spec`` (where its infer-meta or invoke lives)."""
+    return getattr(spec.infer_meta or spec.invoke, "__module__", None)
+
+
+def register_ops(specs, override=()):
+    """Add generated OpSpecs to the global op table.
+
+    An op whose name another op table already registered raises ValueError
+    unless its name is in ``override`` (YAML ``override : true``); a table
+    registering its own ops again (a reload) is allowed.
+    """
+    for spec in specs:
+        old = _OPS.get(spec.qualname)
+        if old is not None and spec.name not in override and _table_of(old) != _table_of(spec):
+            raise ValueError(f"register_ops: op '{spec.qualname}' is already defined by "
+                             f"{_table_of(old)}; rename the op or set 'override : true' "
+                             "in its YAML entry")
     for spec in specs:
         _OPS[spec.qualname] = spec
 
@@ -58,7 +74,7 @@ def call(namespace, name, *args, **kwargs):
     if kwargs:
         raise TypeError(f"{spec.name}: unexpected arguments {sorted(kwargs)}")
     n = len(spec.tensor_args)
-    return run(spec, values[:n], values[n:])
+    return run(spec, values[:n], values[n:], metas_ok=True)
 
 
 # ---------------------------------------------------------------- arguments
@@ -76,6 +92,10 @@ def _as_list(value, spec, arg):
     if not value:
         raise ValueError(f"{spec.name}: argument '{arg.name}' must hold at least one "
                          "Tensor, got an empty list")
+    for v in value:
+        if isinstance(v, _SCALARS):
+            raise TypeError(f"{spec.name}: argument '{arg.name}' must hold Tensors or arrays, "
+                            f"got the scalar {v!r}")
     return [_as_one(v, spec, arg) for v in value]
 
 
@@ -97,6 +117,7 @@ def _weak_scalars(spec, ins):
             try:
                 dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
                     else np.asarray(t).dtype
+                canonical_dtype(dt, spec.name, f"scalar {t!r} of dtype")
                 t = layout_class("dense")(to_place(np.asarray(t, dtype=dt), place))
             except (TypeError, OverflowError) as exc:
                 raise TypeError(f"{spec.name}: scalar {t!r} does not fit the inputs' dtypes "
@@ -116,6 +137,9 @@ def _as_one(value, spec, arg):
     if isinstance(value, _SCALARS):
         return value  # a scalar: made a 0-d array by _weak_scalars
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
+        if value.dtype.kind in "OUSVMm":
+            raise TypeError(f"{spec.name}: argument '{arg.name}' has dtype {value.dtype}, "
+                            "which holds no numbers phisparse supports")
         return layout_class("dense")._wrap_array(value)
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
                     f"array or a scalar, got {type(value).__name__}")
@@ -340,12 +364,13 @@ def _canonical(spec, attrs, canonical):
 
 
 # ---------------------------------------------------------------- running
-def run(spec, tensors, attrs):
+def run(spec, tensors, attrs, metas_ok=False):
     """Run ``spec`` on tensor inputs and attribute values (both in YAML order).
 
     The common call (single tensors in, MetaTensors out) takes the short
     path; ``Tensor[]`` arguments and ops without tensor inputs take
-    :func:`_run_general`.
+    :func:`_run_general`.  A MetaTensor input raises TypeError unless
+    ``metas_ok`` (a backward passes them for its no_need_buffer inputs).
     """
     ins = tensors
     if spec.general:
@@ -366,6 +391,8 @@ def run(spec, tensors, attrs):
     for t in ins:
         if t.is_global:
             return global_runtime(spec.name).run(spec, ins, attrs)
+        if type(t) is MetaTensor and not metas_ok:
+            _no_data(spec, ins)
         metas.append(t.meta)
     kernel, kernel_attrs, out_metas, classes = _prepared(spec, metas, attrs)
     datas = [t if type(t) is MetaTensor else t._data() for t in ins]
@@ -378,6 +405,12 @@ def run(spec, tensors, attrs):
     if spec.backward_fn is not None:
         _record(spec, ins, outs, attrs)
     return outs[0] if len(outs) == 1 else outs
+
+
+def _no_data(spec, ins):
+    name = next(a.name for a, t in zip(spec.tensor_args, ins) if type(t) is MetaTensor)
+    raise TypeError(f"{spec.name}: argument '{name}' is a MetaTensor (metadata without "
+                    f"data); pass a Tensor, or call {spec.name}.infer_meta")
 
 
 def _prepared(spec, metas, attrs):

@@ -10,12 +10,18 @@ INDEX = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def canonical_dtype(dtype, op="to_tensor", arg="dtype"):
-    """Return ``dtype`` as a supported ``np.dtype`` or raise TypeError."""
+    """Return ``dtype`` as a supported native-order ``np.dtype`` or raise TypeError.
+
+    A byte-swapped dtype ('>f4' on a little-endian machine) maps to its
+    native twin: data in it is converted, not rejected.
+    """
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"{op}: {arg} {dtype!r} is not a dtype; expected one of "
                         f"{[d.name for d in ALL]}") from exc
+    if not dt.isnative:
+        dt = dt.newbyteorder("=")
     if dt not in ALL:
         raise TypeError(f"{op}: {arg} {dt.name} is not supported; expected one of "
                         f"{[d.name for d in ALL]}")

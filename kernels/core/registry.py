@@ -19,7 +19,11 @@ class KernelNotFoundError(TypeError):
     """No kernel is registered for the requested key."""
 
 
-def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL):
+def _origin(fn):
+    return getattr(fn, "__module__", None)
+
+
+def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL, override=False):
     """Decorator: register ``fn`` as kernel ``name`` for each backend and dtype.
 
     Parameters
@@ -32,13 +36,27 @@ def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL):
         'cpu' and/or 'gpu'.  An xp-generic kernel can register for both.
     dtypes : iterable of numpy dtypes
         Dtypes of the ``data_type`` argument this kernel accepts.
+    override : bool
+        Replace a kernel that another module registered under the same key.
+        Without it that raises ValueError, so a user package cannot silently
+        change a built-in kernel (a module may re-register its own, as a
+        reload does).
     """
     def deco(fn):
+        keys = []
         for backend in backends:
             if backend not in BACKENDS:
                 raise ValueError(f"register_kernel: backend {backend!r} not in {BACKENDS}")
-            for dt in dtypes:
-                _KERNELS[(name, backend, layout, np.dtype(dt))] = fn
+            keys += [(name, backend, layout, np.dtype(dt)) for dt in dtypes]
+        for key in keys:
+            old = _KERNELS.get(key)
+            if old is not None and not override and _origin(old) != _origin(fn):
+                raise ValueError(f"register_kernel: kernel '{name}' ({key[1]}, {layout}, "
+                                 f"{key[3]}) is already registered by "
+                                 f"{_origin(old)}; pick another name "
+                                 "or pass override=True")
+        for key in keys:
+            _KERNELS[key] = fn
         GENERATION[0] += 1
         return fn
     return deco

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import numpy as np
+
 from . import autograd
+from .dtypes import is_differentiable
 
 _T = TypeVar("_T", bound="TensorBase")
 
@@ -65,18 +68,31 @@ class TensorBase:
     _out_index = 0
 
     def _init_autograd(self, stop_gradient):
-        self._stop_gradient = bool(stop_gradient)
+        self._stop_gradient = True
         self._grad = None
         self._grad_fn = None
         self._out_index = 0
+        if stop_gradient is not True:
+            self.stop_gradient = stop_gradient
 
     @property
     def stop_gradient(self) -> bool:
-        """True (the default) if no gradient is computed for this tensor."""
+        """True (the default) if no gradient is computed for this tensor.
+
+        Only a bool is accepted, and only floating and complex tensors may
+        set it to False (as torch's ``requires_grad``): TypeError otherwise.
+        """
         return self._stop_gradient
 
     @stop_gradient.setter
     def stop_gradient(self, value: bool) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"stop_gradient must be a bool, got {value!r} of type "
+                            f"{type(value).__name__}")
+        if not value and not is_differentiable(self.dtype):
+            raise TypeError(f"stop_gradient=False needs a floating or complex tensor; this "
+                            f"one has dtype {np.dtype(self.dtype).name}, which has no "
+                            "gradient (cast it to a float dtype first)")
         self._stop_gradient = bool(value)
 
     @property
@@ -105,8 +121,15 @@ class TensorBase:
         """
         autograd.run_backward(self, grad_tensor, retain_graph)
 
+    def _check_grad_dtype(self, dtype):
+        """A complex grad_tensor for a real tensor would lose its imaginary part: TypeError."""
+        if np.dtype(dtype).kind == "c" and np.dtype(self.dtype).kind != "c":
+            raise TypeError(f"backward: grad_tensor has dtype {np.dtype(dtype).name}, but the "
+                            f"tensor is real ({np.dtype(self.dtype).name}); its imaginary "
+                            "part would be lost: pass a real grad_tensor")
+
     def _accumulate_leaf(self, g):
-        self._grad = g if self._grad is None else self._grad._add_grad(g)
+        autograd.accumulate_leaf(self, g)
 
     def detach(self: _T) -> _T:
         """The same data, cut from the graph, with stop_gradient=True."""

@@ -17,7 +17,8 @@ largest of a cycle of sizes serves the rest once it is idle.
 :func:`release_idle` (``dense.release_memory()``) frees the idle blocks now.
 
 ``PHISPARSE_POOL_BYTES`` caps the bytes the pool tracks (0 turns pooling
-off); the default is an eighth of physical memory, at most 4 GiB.  The
+off; a K/M/G/T suffix is allowed, and anything else is a ValueError naming
+the variable); the default is an eighth of physical memory, at most 4 GiB.  The
 variable is read once, at the first large request; :func:`set_pool_bytes`
 changes the cap at run time.  Requests below :data:`MIN_BYTES`, and any
 beyond the cap, come from ``np.empty``.
@@ -28,6 +29,7 @@ import threading
 
 import numpy as np
 
+from ..core.env import env_count
 from ..core.xp import xp_of
 from .shape import prod
 
@@ -72,9 +74,10 @@ def set_pool_bytes(n: int | None = None) -> int:
 
 
 def _from_environment():
-    env = os.environ.get("PHISPARSE_POOL_BYTES", "").strip()
-    if env:
-        return max(0, int(env))
+    return env_count("PHISPARSE_POOL_BYTES", _default_limit, units=True)
+
+
+def _default_limit():
     try:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):

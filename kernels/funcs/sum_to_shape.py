@@ -91,14 +91,21 @@ def sum_to_shape(g, shape):
     dims, (strides, marks) = coalesce_dims(g.shape, g.strides, marks)
     v = np.lib.stride_tricks.as_strided(g, dims, strides, writeable=False)
     summed = [m == 0 for m in marks]
+    acc = _ACCUMULATE.get(g.dtype, g.dtype)
     while any(summed):
         p = max(d for d, s in enumerate(summed) if s)
-        v = _sum_dim(v, p)
+        v = _sum_dim(v, p, acc)
         del summed[p]
-    return v.reshape(shape)
+    return v.reshape(shape).astype(g.dtype, copy=False)
 
 
-_BLAS = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+#: Narrow floats accumulate in double: np.add.reduce adds pairwise only along a
+#: contiguous last axis, and BLAS's ones-vector product adds in order, so a
+#: float32 sum of 2**26 terms would lose ~1e-2 (a float64 one loses ~1e-16 * n).
+_ACCUMULATE = {np.dtype(np.float16): np.dtype(np.float64),
+               np.dtype(np.float32): np.dtype(np.float64),
+               np.dtype(np.complex64): np.dtype(np.complex128)}
+_BLAS = tuple(np.dtype(t) for t in (np.float64, np.complex128))
 #: Below this many bytes, np.add.reduce wins (no BLAS set-up).
 MIN_BLAS_BYTES = 1 << 20
 
@@ -115,16 +122,16 @@ def _use_blas(v, p):
             and (p == v.ndim - 1 or v.shape[p] >= 32 or v.shape[-1] * v.itemsize <= 4096))
 
 
-def _sum_dim(v, p):
-    """A new array: ``v`` summed over dim ``p``, on threads along the dims before it."""
-    out = pool.empty(v.shape[:p] + v.shape[p + 1:], v.dtype)
-    blas = _use_blas(v, p) and can_limit_blas()
+def _sum_dim(v, p, acc):
+    """A new ``acc`` array: ``v`` summed over dim ``p``, on threads along the dims before it."""
+    out = pool.empty(v.shape[:p] + v.shape[p + 1:], acc)
+    blas = v.dtype == acc and _use_blas(v, p) and can_limit_blas()
     ones = np.ones(v.shape[p] if blas else 0, v.dtype)
 
     def run(part):
         src, dst = v[part], out[part] if part else out  # a 0-d out[()] is a scalar
         if not blas:
-            np.add.reduce(src, axis=p, dtype=v.dtype, out=dst)
+            np.add.reduce(src, axis=p, dtype=acc, out=dst)
         elif p == v.ndim - 1:
             np.matmul(src, ones, out=dst)
         else:

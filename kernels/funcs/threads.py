@@ -1,26 +1,37 @@
 """Split large numpy work over threads: copyto, add.reduce and matmul release the GIL.
 
 ``PHISPARSE_NUM_THREADS`` sets the thread count (1 turns threading off); the
-default is the number of CPUs this process may run on.  The variable is read
+default (also ``auto``) is the number of CPUs this process may run on;
+anything else is a ValueError naming the variable.  The variable is read
 once, at the first call that needs it; :func:`set_num_threads` changes the
-count at run time.
+count at run time.  One pool of that many threads minus one serves every call.
 """
+import itertools
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
+
+from ..core.env import env_count
 
 #: Below this many bytes per thread, splitting costs more than it saves.
 MIN_BYTES_PER_THREAD = 4 << 20
+#: Threaded work is cut into up to this many pieces per thread ...
+PIECES_PER_THREAD = 4
+#: ... of at least this many bytes each.
+MIN_BYTES_PER_PIECE = 1 << 20
 
-_POOLS = {}
+_POOL = []
 _BLAS = []
+_LOCK = threading.Lock()
 #: The thread count in force; None until first read from the environment.
 _num_threads = None
 
 
 def _from_environment():
-    env = os.environ.get("PHISPARSE_NUM_THREADS", "").strip()
-    if env:
-        return max(1, int(env))
+    return env_count("PHISPARSE_NUM_THREADS", _usable_cpus, minimum=1, auto=True)
+
+
+def _usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else os.cpu_count() or 1
 
@@ -53,23 +64,28 @@ def set_num_threads(n: int | None = None) -> int:
 def split_index(shape, nbytes, candidates=None):
     """Index tuples cutting ``shape`` into pieces of work for the threads.
 
-    The cut runs along the first of ``candidates`` (default: every axis)
-    long enough for one piece per thread, preferring one twice that long.
+    The cut runs along the first of ``candidates`` (default: every axis) long
+    enough for the pieces, preferring one twice that long.  Threaded work is
+    cut into up to :data:`PIECES_PER_THREAD` pieces per thread of at least
+    :data:`MIN_BYTES_PER_PIECE` each, so that a thread the machine does not
+    run right away leaves its share to the others (see :func:`run_parallel`).
     Work under :data:`MIN_BYTES_PER_THREAD` per thread stays whole: ``[()]``.
 
     Examples
     --------
     >>> split_index((8, 8), 256)
     [()]
-    >>> len(split_index((1, 4096), 1 << 30, candidates=[1])) == min(num_threads(), 256)
+    >>> n = len(split_index((1, 4096), 1 << 30, candidates=[1]))
+    >>> n == (1 if num_threads() == 1 else PIECES_PER_THREAD * min(num_threads(), 256))
     True
     """
-    parts = min(num_threads(), nbytes // MIN_BYTES_PER_THREAD)
+    threads = min(num_threads(), nbytes // MIN_BYTES_PER_THREAD)
+    parts = max(threads, min(PIECES_PER_THREAD * threads, nbytes // MIN_BYTES_PER_PIECE))
     axes = range(len(shape)) if candidates is None else candidates
     for want in (2 * parts, parts):
         for axis in axes:
             n = shape[axis]
-            if parts > 1 and n >= want:
+            if threads > 1 and n >= want:
                 lead = (slice(None),) * axis
                 return [lead + (slice(n * k // parts, n * (k + 1) // parts),)
                         for k in range(parts)]
@@ -77,23 +93,68 @@ def split_index(shape, nbytes, candidates=None):
 
 
 def run_parallel(fn, pieces):
-    """Call ``fn(piece)`` for every piece, concurrently; the caller runs the first.
+    """Call ``fn(piece)`` for every piece, on up to ``num_threads()`` threads.
 
-    ``fn`` must not call ``run_parallel`` itself.
+    The caller and the workers take the next piece from a shared counter, and
+    the caller waits only for pieces a thread has started: a worker that a
+    busy machine has not scheduled yet finds nothing left when it runs,
+    instead of holding the call up (threads never make a call slower than one
+    thread).  The first exception raised by a piece is re-raised.  ``fn``
+    must not call ``run_parallel`` itself.
     """
-    if len(pieces) == 1:
-        fn(pieces[0])
+    if len(pieces) <= 1:
+        for piece in pieces:
+            fn(piece)
         return
-    workers = len(pieces) - 1
-    pool = _POOLS.get(workers)
-    if pool is None:
-        pool = _POOLS.setdefault(workers, ThreadPoolExecutor(workers, "phisparse"))
-    futures = [pool.submit(fn, p) for p in pieces[1:]]
-    try:
-        fn(pieces[0])
-    finally:
-        for f in futures:
-            f.result()
+    work = _Work(fn, pieces)
+    pool = _pool(min(len(pieces), num_threads()) - 1)
+    for _ in range(min(len(pieces), num_threads()) - 1):
+        pool.submit(work.drain)
+    work.drain()
+    work.wait()
+
+
+class _Work:
+    """Pieces handed out by a shared counter, and how many are still running."""
+
+    def __init__(self, fn, pieces):
+        self.fn, self.pieces = fn, pieces
+        self.ticket = itertools.count()          # next() is atomic under the GIL
+        self.left = len(pieces)
+        self.done = threading.Condition()
+        self.error = None
+
+    def drain(self):
+        while (i := next(self.ticket)) < len(self.pieces):
+            try:
+                self.fn(self.pieces[i])
+            except BaseException as exc:         # noqa: BLE001 (re-raised by wait)
+                self.error = self.error or exc
+            with self.done:
+                self.left -= 1
+                if self.left == 0:
+                    self.done.notify_all()
+
+    def wait(self):
+        with self.done:
+            while self.left:
+                self.done.wait()
+        if self.error is not None:
+            raise self.error
+
+
+def _pool(workers):
+    """The one worker pool: ``num_threads() - 1`` threads (at least ``workers``).
+
+    A larger thread count (:func:`set_num_threads`) replaces it; the old
+    pool's threads exit once the calls still using it drop it (CPython's
+    executor stops its workers when it is garbage-collected), so no call
+    races a shutdown and the live threads stay bounded.
+    """
+    with _LOCK:
+        if not _POOL or _POOL[0]._max_workers < workers:
+            _POOL[:] = [ThreadPoolExecutor(max(workers, num_threads() - 1), "phisparse")]
+        return _POOL[0]
 
 
 def _blas_controller():
@@ -108,8 +169,16 @@ def _blas_controller():
 
 
 def can_limit_blas():
-    """True if threadpoolctl is installed, so :func:`single_threaded_blas` works."""
-    return _blas_controller() is not None
+    """True if :func:`single_threaded_blas` works here: threadpoolctl is installed and
+    this is the main thread.
+
+    OpenBLAS (0.3.31 measured) ignores a call that raises its thread count
+    from any other thread, so a limit set and undone on a worker thread (a
+    backward pass run on threads) would leave BLAS at one thread for the
+    whole process; kernels on other threads take their non-BLAS path instead.
+    """
+    return (threading.current_thread() is threading.main_thread()
+            and _blas_controller() is not None)
 
 
 def single_threaded_blas():
@@ -117,6 +186,7 @@ def single_threaded_blas():
 
     Kernels that call BLAS from their own threads run inside it: OpenBLAS's
     threads spin while they wait, and on a busy machine they stall the call
-    many times over.  The limit is process-wide while it is held.
+    many times over.  The limit is process-wide while it is held, and only
+    the main thread takes it (see :func:`can_limit_blas`).
     """
     return _blas_controller().limit(limits=1, user_api="blas")

@@ -8,6 +8,7 @@ SBP ``physical`` functions (named in a YAML ``sbp:`` field, see
 shard.
 """
 from .common import shard_out_shape, unchanged_infer_meta
+from .size import check_output_size
 from .elementwise import (binary_grad_infer_meta, binary_infer_meta, broadcast_shape,
                           unary_infer_meta, where_grad_infer_meta, where_infer_meta)
 from .creation import (arange_infer_meta, cast_infer_meta, full_infer_meta,
@@ -59,3 +60,4 @@ __all__ += ["where_infer_meta", "where_grad_infer_meta", "matmul_infer_meta",
             "ones_infer_meta", "full_infer_meta", "arange_infer_meta", "like_infer_meta",
             "full_like_infer_meta", "cast_infer_meta"]
 __all__ += ["shard_out_shape", "gather_sbp_physical", "batch_gather_sbp_physical"]
+__all__ += ["check_output_size"]

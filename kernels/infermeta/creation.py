@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core.dtypes import canonical_dtype
 from ..core.meta import MetaTensor
+from .size import check_output_size
 
 
 def _shape(shape, op):
@@ -22,16 +23,19 @@ def _fill_dtype(fill_value, dtype, op):
 
 def zeros_infer_meta(shape, dtype=None):
     """float64 unless ``dtype`` is given (numpy's default)."""
-    return MetaTensor(_shape(shape, "zeros"), np.dtype(dtype or np.float64))
+    return check_output_size("zeros", MetaTensor(_shape(shape, "zeros"),
+                                                 np.dtype(dtype or np.float64)))
 
 
 def ones_infer_meta(shape, dtype=None):
-    return MetaTensor(_shape(shape, "ones"), np.dtype(dtype or np.float64))
+    return check_output_size("ones", MetaTensor(_shape(shape, "ones"),
+                                                np.dtype(dtype or np.float64)))
 
 
 def full_infer_meta(shape, fill_value, dtype=None):
     """The fill value's numpy dtype (an int gives int64) unless ``dtype`` is given."""
-    return MetaTensor(_shape(shape, "full"), _fill_dtype(fill_value, dtype, "full"))
+    return check_output_size("full", MetaTensor(_shape(shape, "full"),
+                                                _fill_dtype(fill_value, dtype, "full")))
 
 
 def arange_length(start, end, step, op="arange"):
@@ -41,6 +45,9 @@ def arange_length(start, end, step, op="arange"):
     for name, v in (("start", start), ("end", end), ("step", step)):
         if not isinstance(v, (numbers.Real, np.bool_)):
             raise TypeError(f"{op}: {name} must be a real number, got {v!r}")
+        if not math.isfinite(v) or abs(v) >= 2 ** 63:
+            raise ValueError(f"{op}: {name} is {v!r}; expected a finite number below 2**63 "
+                             "in magnitude")
     return max(0, math.ceil((end - start) / step))
 
 
@@ -51,7 +58,7 @@ def arange_infer_meta(start, end=None, step=1, dtype=None):
     n = arange_length(start, end, step)
     dt = np.result_type(np.asarray(start), np.asarray(end), np.asarray(step)) \
         if dtype is None else dtype
-    return MetaTensor((n,), canonical_dtype(dt, "arange"))
+    return check_output_size("arange", MetaTensor((n,), canonical_dtype(dt, "arange")))
 
 
 def like_infer_meta(x, dtype=None):

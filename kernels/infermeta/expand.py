@@ -2,6 +2,7 @@
 shape helpers repeat's backward ``invoke`` calls."""
 from ..core.meta import Canonical
 from ..funcs.shape import check_numel, prod
+from .size import check_output_size
 
 
 def resolve_expand(in_shape, shape, op="expand"):
@@ -77,7 +78,7 @@ def expand_infer_meta(x, shape):
     """Output meta of expand (x's dtype, layout and place with the expanded shape),
     and that shape, -1 resolved, as the kernel's canonical ``shape``."""
     out = resolve_expand(x.shape, shape)
-    return Canonical(x.with_(shape=out), {"shape": out})
+    return Canonical(check_output_size("expand", x.with_(shape=out)), {"shape": out})
 
 
 def resolve_repeat(in_shape, repeats, op="repeat"):
@@ -119,4 +120,4 @@ def resolve_repeat(in_shape, repeats, op="repeat"):
 
 def repeat_infer_meta(x, repeats):
     """Output meta of repeat: x's dtype, layout and place with the tiled shape."""
-    return x.with_(shape=resolve_repeat(x.shape, repeats))
+    return check_output_size("repeat", x.with_(shape=resolve_repeat(x.shape, repeats)))

@@ -2,6 +2,7 @@
 from ..core.dtypes import INDEX
 from ..core.meta import Canonical
 from ..funcs.gather_view import gather_view, resolve_gather_axes
+from .size import check_output_size
 
 
 def check_index_dtype(index, op):
@@ -21,7 +22,7 @@ def gather_infer_meta(x, index, axis=None, batch_dims=0):
     ax, bd = resolve_gather_axes(x.ndim, index.ndim, axis, batch_dims, "gather")
     check_index_dtype(index, "gather")
     out = x.with_(shape=gather_view(x.shape, index.shape, ax, bd).out_shape)
-    return Canonical(out, {"axis": ax, "batch_dims": bd})
+    return Canonical(check_output_size("gather", out), {"axis": ax, "batch_dims": bd})
 
 
 def batch_gather_infer_meta(x, index):
@@ -40,7 +41,8 @@ def batch_gather_infer_meta(x, index):
                          f"{list(x.shape)}); expected index rank <= x rank")
     check_index_dtype(index, "batch_gather")
     bd = index.ndim - 1
-    return x.with_(shape=gather_view(x.shape, index.shape, bd, bd, "batch_gather").out_shape)
+    out = x.with_(shape=gather_view(x.shape, index.shape, bd, bd, "batch_gather").out_shape)
+    return check_output_size("batch_gather", out)
 
 
 def gather_sbp_physical(s):

@@ -19,8 +19,13 @@ def _axes(ndim, axis, op):
 
 @functools.lru_cache(maxsize=None)
 def sum_dtype(dtype):
-    """numpy's accumulator dtype for a sum: bool and small ints widen to 64 bits."""
-    return np.zeros(1, dtype=dtype).sum().dtype
+    """numpy's accumulator dtype for a sum: bool and small ints widen to int64.
+
+    numpy sums uint8 into uint64, which phisparse does not support; int64
+    holds every uint8 sum that fits in memory (as Paddle and torch give).
+    """
+    dt = np.zeros(1, dtype=dtype).sum().dtype
+    return np.dtype(np.int64) if dt.kind == "u" else dt
 
 
 def sum_keepdim_shape(shape, axis, op="sum"):

@@ -1,6 +1,7 @@
 """reshape's shape rule (Paddle's ValidateShape), shared by dense and sparse reshape."""
 from ..core.meta import Canonical
 from ..funcs.shape import INT64_LIMIT, check_numel, prod
+from .size import check_output_size
 
 
 def resolve_reshape(in_shape, shape, op="reshape"):
@@ -67,4 +68,4 @@ def reshape_infer_meta(x, shape):
     """Output meta of reshape (x's dtype, layout and place with the resolved shape),
     and that shape as the kernel's canonical ``shape``."""
     new = resolve_reshape(x.shape, shape)
-    return Canonical(x.with_(shape=new), {"shape": new})
+    return Canonical(check_output_size("reshape", x.with_(shape=new)), {"shape": new})

@@ -2,6 +2,7 @@
 from ..core.meta import Canonical
 from ..funcs.shape import prod
 from .reshape import resolve_reshape
+from .size import check_output_size
 
 ORDERS = ("C", "F")
 
@@ -52,7 +53,7 @@ def sparse_reshape_infer_meta(x, shape, order="C"):
 
 def to_dense_infer_meta(x):
     """A dense tensor of x's shape and dtype."""
-    return x.with_(layout="dense", sparse_dim=None)
+    return check_output_size("to_dense", x.with_(layout="dense", sparse_dim=None))
 
 
 def to_sparse_coo_infer_meta(x, sparse_dim):

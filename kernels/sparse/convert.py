@@ -262,8 +262,12 @@ def lookup_values(indices, shape, g, op):
     """
     xp = xp_of(g.values)
     sd = indices.shape[0]
-    if g.sparse_dim > sd:
-        return gather_dense(coo_to_dense(g), indices, op)
+    if g.sparse_dim > sd:     # fold x's dense dims into coordinates; never densify g
+        k = g.sparse_dim - sd
+        block = xp.zeros((indices.shape[1],) + tuple(shape[sd:]), dtype=bool)
+        folded = fold_dense(CooData(indices, block, tuple(shape)), k).indices
+        got = lookup_values(folded, shape, g, op)
+        return got.reshape((indices.shape[1],) + tuple(shape[sd:]))
     g = coalesce_coo(fold_dense(g, sd - g.sparse_dim))
     keys = flat_keys(indices, shape[:sd], op)
     gkeys = flat_keys(g.indices, shape[:sd], op)

@@ -121,23 +121,35 @@ def row_keys(indices, shape):
 
 
 def crows_from_keys(keys, shape, dtype):
-    """crows of entries whose global rows ``keys`` are sorted ascending.
+    """crows of entries whose global rows are ``keys`` (in any order).
+
+    Each row's count (one bincount) is written behind each batch's leading
+    0 and summed along the rows in place, so the memory is the new crows
+    and one count per row, whatever nnz is (a reshape to 2**31 rows needs
+    no more than that).
 
     Parameters
     ----------
     keys : 1-D array
-        ``batch * rows + row`` per entry, non-decreasing.
+        ``batch * rows + row`` per entry.
     shape : tuple
         The 2-D or 3-D CSR shape.
     dtype : dtype
         The crows dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> crows_from_keys(np.array([0, 0, 3]), (2, 2, 3), np.int32).tolist()
+    [0, 2, 2, 0, 0, 1]
     """
     xp = xp_of(keys)
     batch, rows = (shape[0] if len(shape) == 3 else 1), shape[-2]
-    bounds = xp.searchsorted(keys, xp.arange(batch * rows + 1, dtype=keys.dtype))
-    first = bounds[::rows][:batch] if rows else xp.zeros(batch, dtype=bounds.dtype)
-    grid = xp.arange(batch)[:, None] * rows + xp.arange(rows + 1)[None, :]
-    return (bounds[grid] - first[:, None]).reshape(-1).astype(dtype)
+    crows = xp.zeros((batch, rows + 1), dtype=dtype)
+    if rows and keys.shape[0]:
+        crows[:, 1:] = xp.bincount(keys, minlength=batch * rows).reshape(batch, rows)
+        xp.cumsum(crows, axis=1, out=crows)
+    return crows.reshape(-1)
 
 
 def coo_to_csr_parts(indices, shape, dtype):

@@ -82,15 +82,28 @@ def check_csr(crows, cols, values, shape, op="sparse_csr_tensor"):
 
 
 def _check_crows(c2, nnz, op):
+    """crows per batch: starts at 0, never decreases, ends within [0, nnz], ends add to nnz.
+
+    Neighbours are compared, never subtracted: a difference of int64 values
+    can wrap (``2**63 - 1 - (-2**63)``) and hide a decrease.  Each batch's
+    end is checked to lie in [0, nnz] before the ends are added, so their
+    sum cannot wrap either.
+    """
     xp = xp_of(c2)
     if bool(xp.any(c2[:, 0] != 0)):
         raise ValueError(f"{op}: crows must start at 0 in every batch, got "
                          f"{c2[:, 0].tolist()} at the batch starts")
-    steps = c2[:, 1:] - c2[:, :-1]
-    if steps.size and bool(xp.any(steps < 0)):
-        raise ValueError(f"{op}: crows decreases (by {-int(xp.min(steps))} at its worst); it "
-                         "must be non-decreasing within each batch")
-    total = int(xp.sum(c2[:, -1]))
+    down = c2[:, 1:] < c2[:, :-1]
+    if down.size and bool(xp.any(down)):
+        b, r = (int(v[0]) for v in xp.nonzero(down))
+        raise ValueError(f"{op}: crows decreases from {int(c2[b, r])} to {int(c2[b, r + 1])} "
+                         f"at row {r} of batch {b}; it must be non-decreasing within each "
+                         "batch")
+    ends = c2[:, -1]
+    if bool(xp.any(ends > nnz)):
+        raise ValueError(f"{op}: crows ends at {ends.tolist()} per batch, more than the "
+                         f"{nnz} entries cols and values hold")
+    total = sum(int(v) for v in ends.tolist())
     if total != nnz:
-        raise ValueError(f"{op}: crows ends at {c2[:, -1].tolist()} (sum {total}) per batch, "
+        raise ValueError(f"{op}: crows ends at {ends.tolist()} (sum {total}) per batch, "
                          f"but cols and values hold {nnz} entries")

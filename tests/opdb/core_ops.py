@@ -29,8 +29,9 @@ def _sum_samples(dtype, rng):
 
 
 def _sum_ref(x, axis=None, keepdim=False):
-    ax = None if axis is None else tuple(axis)
-    return np.asarray(np.sum(x, axis=ax, keepdims=keepdim))
+    ax = None if axis is None or len(axis) == 0 else tuple(axis)
+    out = np.asarray(np.sum(x, axis=ax, keepdims=keepdim))
+    return out.astype(np.int64) if out.dtype.kind == "u" else out   # uint8 sums to int64
 
 
 OPS = [

@@ -39,6 +39,12 @@ def _ref(func):
                                                                keepdims=keepdim))
 
 
+def _int64_sum(x, axis=None, keepdim=False):
+    """np.sum, but uint8 sums to int64 (numpy's uint64 is not a phisparse dtype)."""
+    out = _ref(np.sum)(x, axis, keepdim)
+    return out.astype(np.int64) if out.dtype.kind == "u" else out
+
+
 ARGS = [((2, 3), None, False), ((2, 3), 1, False), ((2, 3, 4), -1, True), ((), None, False),
         ((4,), 0, False), ((2, 3), None, True)]
 
@@ -64,7 +70,7 @@ OPS = [
     OpInfo("max", dense.max, _ref(np.max), _unique_samples(NONEMPTY), dtypes=REAL),
     OpInfo("min", dense.min, _ref(np.min), _unique_samples(NONEMPTY), dtypes=REAL),
     OpInfo("prod", dense.prod, _ref(np.prod), _samples(REDUCES, -2, 2)),
-    OpInfo("sum[]", dense.sum, _ref(np.sum), _samples([((2, 3), [], False), ((2, 3), [], True)])),
+    OpInfo("sum[]", dense.sum, _int64_sum, _samples([((2, 3), [], False), ((2, 3), [], True)])),
     OpInfo("argmax", dense.argmax, _arg_ref(np.argmax), _arg_samples, dtypes=REAL),
     OpInfo("argmin", dense.argmin, _arg_ref(np.argmin), _arg_samples, dtypes=REAL),
 ]

@@ -155,13 +155,49 @@ def run(spec, ins, attrs):
     boxed = [box(t, s) for t, s in zip(ins, sig.ins)]
     local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
     shards = [t.to_local() for t in boxed]
-    if extra:
-        result = _run_with_kernel_attrs(spec, shards, local_attrs, extra)
-    else:
-        result = dispatch.run(spec, shards, local_attrs)
+    failure = None
+    try:
+        if extra:
+            result = _run_with_kernel_attrs(spec, shards, local_attrs, extra)
+        else:
+            result = dispatch.run(spec, shards, local_attrs)
+    except (IndexError, ValueError) as exc:
+        failure = exc
+    _agree_on_failure(spec, failure, boxed, sig, placement)
     results = result if isinstance(result, tuple) else (result,)
     outs = tuple(_wrap(spec, r, s, placement, m) for r, s, m in zip(results, sig.outs, out_metas))
     return outs[0] if len(outs) == 1 else outs
+
+
+def _agree_on_failure(spec, failure, boxed, sig, placement):
+    """Make a value error on one rank's shard an error on every rank (a collective).
+
+    Shape errors come from the logical metadata, so every rank raises them
+    alike; a bad index *value* shows on the rank that holds it only.  One
+    small all-reduce (the lowest failing rank, or the size if none failed)
+    tells every rank; all then raise that rank's error, with the global
+    window its shards cover (a local position p along a split axis is
+    global lo + p).
+    """
+    group = placement.group
+    mine = group.size if failure is None else group.rank
+    bad = int(comm.allreduce_ints(group, [mine], "min")[0])
+    if bad == group.size:
+        return
+    if group.size == 1:
+        kind, text = type(failure), str(failure)
+    else:
+        kind, text = group.mpi.bcast((type(failure), str(failure)) if group.rank == bad
+                                     else None, root=bad)
+    where = []
+    for a, t, s in zip(spec.tensor_args, boxed, sig.ins):
+        if s.is_split:
+            n = t.meta.shape[s.axis]
+            lo = shard_start(n, placement.size, bad)
+            hi = lo + shard_sizes(n, placement.size)[bad]
+            where.append(f"'{a.name}' holds [{lo}, {hi}) of axis {s.axis}")
+    shards = f" (its shard of {', '.join(where)})" if where else ""
+    raise kind(f"{spec.name}: on rank {bad} of the placement{shards}: {text}") from None
 
 
 def _as_broadcast(spec, arg, t, placement):

@@ -1,0 +1,79 @@
+"""Ownership of host arrays: tensors hold data that no caller can change.
+
+A tensor's numpy buffer is *locked*: read-only, and no view of it can be made
+writable again (numpy lets a view become writable only while some array it
+derives from is writable).  :func:`lock` locks an array phisparse made (a
+kernel output, a copy); :func:`share` hands a caller a view of one
+(``np.asarray(tensor)``) and remembers it; :func:`owned` takes a caller's
+array, sharing it only when it is such a view and copying it otherwise.
+cupy arrays have no read-only flag: a caller's cupy array is always copied.
+"""
+import weakref
+
+import numpy as np
+
+#: id(owner) -> owner, for the locked base arrays whose views :func:`share` gave out.
+_SHARED = weakref.WeakValueDictionary()
+
+
+def _owner(array):
+    """The ndarray at the end of ``array``'s base chain (numpy collapses views)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def lock(array):
+    """Make an array phisparse owns read-only for good; return the array to keep.
+
+    The array and its base are marked read-only.  A base that must stay
+    writable (a pooled block, see :mod:`kernels.funcs.pool`) is hidden behind
+    a read-only buffer, so ``np.asarray(tensor).flags.writeable = True`` fails.
+    Non-numpy arrays (cupy, scalars) are returned as they are.
+    """
+    if not isinstance(array, np.ndarray):
+        return array
+    if array.flags.writeable:
+        array.flags.writeable = False
+    if _owner(array).flags.writeable:
+        array = np.asarray(memoryview(array).toreadonly())
+    return array
+
+
+def share(array):
+    """A read-only view of locked ``array`` for a caller, which :func:`owned` will know."""
+    owner = _owner(array)
+    if _SHARED.get(id(owner)) is not owner:
+        _SHARED[id(owner)] = owner
+    return array.view()
+
+
+def is_locked(array):
+    """True if ``array`` is a view that :func:`share` gave out of a locked buffer."""
+    if not isinstance(array, np.ndarray) or array.flags.writeable:
+        return False
+    owner = _owner(array)
+    return _SHARED.get(id(owner)) is owner and not owner.flags.writeable
+
+
+def owned(array):
+    """``array`` as a tensor may keep it: shared if locked, else a locked copy.
+
+    Examples
+    --------
+    >>> a = np.arange(3.0)
+    >>> b = owned(a)
+    >>> a[0] = 5.0
+    >>> float(b[0]), b.flags.writeable
+    (0.0, False)
+    >>> v = share(b)                     # what np.asarray(tensor) gives
+    >>> owned(v) is v
+    True
+    """
+    if isinstance(array, np.ndarray):
+        if not array.dtype.isnative:       # byte-swapped input: convert to native order
+            return lock(array.astype(array.dtype.newbyteorder("=")))
+        return array if is_locked(array) else lock(array.copy())
+    if type(array).__module__.startswith("cupy"):
+        return array.copy()
+    return array

@@ -1,0 +1,124 @@
+"""Shape rules of the sparse matmul family: matmul, mv, addmm, masked_matmul (2-D and
+batched 3-D operands of one rank, no broadcasting)."""
+import numpy as np
+
+from ..core.dtypes import COMPLEX, INTS
+from ..core.meta import MetaTensor
+
+DENSE, COO = "dense", "sparse_coo"
+#: Value dtypes the family computes in (scipy's sparsetools have no float16 or bool).
+DTYPES = INTS + (np.dtype(np.float32), np.dtype(np.float64)) + COMPLEX
+
+
+def _check_dtype(op, name, t):
+    if t.dtype not in DTYPES:
+        raise TypeError(f"{op}: {name} has dtype {t.dtype}; expected one of "
+                        f"{[d.name for d in DTYPES]}")
+
+
+def _check_matrix(op, name, t):
+    if t.ndim not in (2, 3):
+        what = "a 1-D sparse tensor is not a matrix; " if t.ndim == 1 else ""
+        raise ValueError(f"{op}: {name} has shape {list(t.shape)}; {what}expected a 2-D "
+                         "matrix [rows, cols] or a batch of them [batch, rows, cols]")
+
+
+def batched_matmul_shape(op, x, y, xname="x", yname="y"):
+    """The shape of ``x @ y`` for 2-D or batched 3-D operands of one rank.
+
+    Raises
+    ------
+    ValueError
+        A rank other than 2 or 3, ranks that differ, batch sizes that differ
+        or inner dims that differ.
+    """
+    _check_matrix(op, xname, x)
+    _check_matrix(op, yname, y)
+    if x.ndim != y.ndim:
+        raise ValueError(f"{op}: {xname} {list(x.shape)} and {yname} {list(y.shape)} must "
+                         "both be 2-D or both be batched 3-D")
+    if x.ndim == 3 and x.shape[0] != y.shape[0]:
+        raise ValueError(f"{op}: batch sizes differ: {xname} {list(x.shape)} has "
+                         f"{x.shape[0]}, {yname} {list(y.shape)} has {y.shape[0]}")
+    if x.shape[-1] != y.shape[-2]:
+        raise ValueError(f"{op}: inner dims differ: {xname} {list(x.shape)} has "
+                         f"{x.shape[-1]} columns, {yname} {list(y.shape)} has "
+                         f"{y.shape[-2]} rows")
+    return tuple(x.shape[:-1]) + (y.shape[-1],)
+
+
+def _out(shape, dtype, layout, place):
+    sparse_dim = len(shape) if layout == COO else None
+    return MetaTensor(shape, dtype, layout, place, sparse_dim=sparse_dim)
+
+
+def sparse_matmul_infer_meta(x, y):
+    """``x @ y`` with at least one sparse operand: sparse @ sparse is sparse in x's layout."""
+    if x.layout == DENSE and y.layout == DENSE:
+        raise TypeError("matmul: x and y are both dense; sparse.matmul needs a sparse "
+                        "operand (use dense.matmul)")
+    _check_dtype("matmul", "x", x)
+    _check_dtype("matmul", "y", y)
+    shape = batched_matmul_shape("matmul", x, y)
+    layout = x.layout if DENSE not in (x.layout, y.layout) else DENSE
+    return _out(shape, np.result_type(x.dtype, y.dtype), layout, x.place)
+
+
+def sparse_mv_infer_meta(x, vec):
+    """Sparse x [B?, m, k] times dense vec [B?, k]: dense [B?, m]."""
+    if x.layout == DENSE or vec.layout != DENSE:
+        raise TypeError(f"mv: x must be sparse and vec dense, got {x.layout} and "
+                        f"{vec.layout}")
+    _check_dtype("mv", "x", x)
+    _check_dtype("mv", "vec", vec)
+    _check_matrix("mv", "x", x)
+    if vec.ndim != x.ndim - 1:
+        raise ValueError(f"mv: vec has shape {list(vec.shape)}; expected "
+                         f"{x.ndim - 1} dims for x of shape {list(x.shape)}")
+    column = MetaTensor(tuple(vec.shape) + (1,), vec.dtype)
+    shape = batched_matmul_shape("mv", x, column, "x", "vec")
+    return _out(shape[:-1], np.result_type(x.dtype, vec.dtype), DENSE, x.place)
+
+
+ADDMM_LAYOUTS = "(dense, sparse, dense) or (sparse, sparse, sparse) of one sparse layout"
+
+
+def sparse_addmm_infer_meta(input, x, y, beta=1.0, alpha=1.0):
+    """``beta * input + alpha * (x @ y)`` with Paddle's layout table; input not broadcast."""
+    layouts = (input.layout, x.layout, y.layout)
+    ok = (layouts[0] == DENSE and layouts[1] != DENSE and layouts[2] == DENSE) or (
+        layouts[0] != DENSE and len(set(layouts)) == 1)
+    if not ok:
+        raise TypeError(f"addmm: layouts (input, x, y) = {layouts}; expected "
+                        f"{ADDMM_LAYOUTS}")
+    for name, t in (("input", input), ("x", x), ("y", y)):
+        _check_dtype("addmm", name, t)
+    shape = batched_matmul_shape("addmm", x, y)
+    if tuple(input.shape) != shape:
+        raise ValueError(f"addmm: input has shape {list(input.shape)}, but x @ y has shape "
+                         f"{list(shape)}; input is not broadcast")
+    dtype = np.result_type(input.dtype, x.dtype, y.dtype)
+    for name, v in (("beta", beta), ("alpha", alpha)):
+        if dtype.kind in "iu" and float(v) != int(v):
+            raise TypeError(f"addmm: {name} {v} is not a whole number, but the result has "
+                            f"integer dtype {dtype}")
+    return _out(shape, dtype, input.layout, x.place)
+
+
+def masked_matmul_infer_meta(x, y, mask):
+    """Dense x @ dense y at mask's coordinates: mask's shape and layout, x @ y's dtype."""
+    if x.layout != DENSE or y.layout != DENSE or mask.layout == DENSE:
+        raise TypeError(f"masked_matmul: x and y must be dense and mask sparse, got "
+                        f"{x.layout}, {y.layout} and {mask.layout}")
+    _check_dtype("masked_matmul", "x", x)
+    _check_dtype("masked_matmul", "y", y)
+    shape = batched_matmul_shape("masked_matmul", x, y)
+    if tuple(mask.shape) != shape:
+        raise ValueError(f"masked_matmul: mask has shape {list(mask.shape)}, but x @ y has "
+                         f"shape {list(shape)}")
+    return _out(shape, np.result_type(x.dtype, y.dtype), mask.layout, x.place)
+
+
+def inputs_infer_meta(*inputs):
+    """Gradients of every input: each with its input's metadata."""
+    return tuple(inputs)

@@ -1,0 +1,216 @@
+"""Sparse BLAS on the CPU: SpMM, SpGEMM, SDDMM and transpose of 2-D CSR matrices.
+
+The matmul family (:mod:`kernels.sparse.matmul`) hands every operand over as
+a 2-D :class:`~kernels.sparse.data.CsrData`: a batched one as its
+block-diagonal matrix, so nothing here knows about batches.
+
+SpMM, SpGEMM and transpose run scipy's compiled sparsetools
+(``csr_matvecs``, ``csr_matmat_maxnnz``/``csr_matmat``, ``csr_tocsc``),
+which release the GIL.  SpMM and SpGEMM cut the rows into blocks of about
+equal work, one per thread (:mod:`kernels.funcs.threads`).  Each output row is
+computed by one call, in the order of its stored entries, so a result is
+bit-identical whatever the number of threads.
+
+SDDMM (the entries of a dense product at given coordinates) gathers rows of
+both factors with ``numpy.take`` and reduces them with ``einsum``, in blocks
+of :func:`sddmm_block` entries.  The block size depends only on the inner
+dimension and the dtype, never on the thread count, so every entry is summed
+by the same instructions on the same memory layout on any number of threads.
+"""
+import numpy as np
+from scipy.sparse import _sparsetools
+
+from .data import CsrData
+from ..funcs.threads import num_threads, run_parallel
+
+#: Below this much work (stored entries plus rows) per thread, one call does it all.
+MIN_WORK_PER_THREAD = 1 << 15
+#: Bytes of each gathered SDDMM block: two of them stay in a core's L2 cache.
+SDDMM_BLOCK_BYTES = 1 << 18
+INT32_MAX = 2 ** 31 - 1
+
+
+def _index_arrays(*arrays, extent=0):
+    """The index arrays in one dtype, as sparsetools wants: int64 if any is, or if
+    ``extent`` does not fit int32; else int32."""
+    wide = extent > INT32_MAX or any(a.dtype == np.int64 for a in arrays)
+    dtype = np.int64 if wide else np.int32
+    return [np.ascontiguousarray(a, dtype=dtype) for a in arrays]
+
+
+def row_blocks(indptr):
+    """Row ranges ``[(r0, r1), ...]`` of about equal work, one per thread.
+
+    Work is stored entries plus rows; fewer blocks than threads when there
+    is too little of it.  The blocks never change a result, only who
+    computes which rows.
+    """
+    n_rows = indptr.shape[0] - 1
+    nnz = int(indptr[-1]) if n_rows >= 0 else 0
+    parts = min(num_threads(), (nnz + n_rows) // MIN_WORK_PER_THREAD)
+    if parts <= 1:
+        return [(0, n_rows)]
+    targets = np.arange(1, parts, dtype=np.int64) * nnz // parts
+    cuts = np.searchsorted(indptr, targets).tolist()
+    edges = sorted(set([0, n_rows] + [min(c, n_rows) for c in cuts]))
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def _run_blocks(fn, blocks):
+    """``fn(i, (r0, r1))`` for every block, concurrently."""
+    run_parallel(lambda i: fn(i, blocks[i]), list(range(len(blocks))))
+
+
+def spmm(a, y):
+    """``a @ y`` for a CSR ``a`` [M, K] and a dense ``y`` [K, N].
+
+    Returns
+    -------
+    ndarray [M, N]
+        In ``numpy.result_type`` of the two; duplicates of ``a`` are summed.
+    """
+    (m, k), n = a.shape, y.shape[1]
+    dtype = np.result_type(a.values.dtype, y.dtype)
+    out = np.zeros((m, n), dtype)
+    if n == 0 or a.nnz == 0:
+        return out
+    indptr, indices = _index_arrays(a.crows, a.cols)
+    data = np.ascontiguousarray(a.values, dtype=dtype)
+    dense = np.ascontiguousarray(y, dtype=dtype).reshape(-1)
+
+    def rows(i, block):
+        r0, r1 = block
+        head = (r1 - r0, k) if n == 1 else (r1 - r0, k, n)   # csr_matvec is faster for one
+        kernel = _sparsetools.csr_matvec if n == 1 else _sparsetools.csr_matvecs
+        kernel(*head, indptr[r0:r1 + 1], indices, data, dense, out[r0:r1].reshape(-1))
+    _run_blocks(rows, row_blocks(indptr))
+    return out
+
+
+def transpose(a):
+    """``a.T`` as CSR (scipy's ``csr_tocsc``); each row of ``a.T`` keeps ``a``'s row order."""
+    m, n = a.shape
+    indptr, indices = _index_arrays(a.crows, a.cols, extent=a.nnz)
+    values = np.ascontiguousarray(a.values)
+    t_ptr = np.empty(n + 1, indptr.dtype)
+    t_idx = np.empty(a.nnz, indptr.dtype)
+    t_val = np.empty(a.nnz, values.dtype)
+    _sparsetools.csr_tocsc(m, n, indptr, indices, values, t_ptr, t_idx, t_val)
+    return CsrData(t_ptr, t_idx, t_val, (n, m))
+
+
+def spgemm(a, b):
+    """``a @ b`` for CSR ``a`` [M, K] and ``b`` [K, N]: CSR [M, N] (Gustavson's algorithm).
+
+    One entry per structurally nonzero coordinate: products that cancel to
+    zero are kept as stored zeros (scipy's ``csr_matmat`` drops them; a
+    pattern that depended on the values would break gradients).  Columns
+    within a row come in ``csr_matmat``'s order, not sorted.  Index dtype:
+    int32 when the inputs' and the result's sizes allow, else int64.
+    """
+    (m, _), n = a.shape, b.shape[1]
+    dtype = np.result_type(a.values.dtype, b.values.dtype)
+    ap, aj, bp, bj = _index_arrays(a.crows, a.cols, b.crows, b.cols, extent=n)
+    blocks = row_blocks(ap)
+    counts = [0] * len(blocks)
+
+    def count(i, block):
+        r0, r1 = block
+        counts[i] = _sparsetools.csr_matmat_maxnnz(r1 - r0, n, ap[r0:r1 + 1], aj, bp, bj)
+    _run_blocks(count, blocks)
+    offsets = np.cumsum([0] + counts).tolist()
+    if offsets[-1] > INT32_MAX:
+        ap, aj, bp, bj = _index_arrays(ap, aj, bp, bj, extent=offsets[-1])
+    ax = np.ascontiguousarray(a.values, dtype=dtype)
+    bx = np.ascontiguousarray(b.values, dtype=dtype)
+    cp = np.zeros(m + 1, ap.dtype)
+    cj = np.empty(offsets[-1], ap.dtype)
+    cx = np.empty(offsets[-1], dtype)
+
+    def numeric(i, block):
+        r0, r1 = block
+        s, e = offsets[i], offsets[i + 1]
+        part = np.empty(r1 - r0 + 1, ap.dtype)
+        args = (r1 - r0, n, ap[r0:r1 + 1], aj)
+        _sparsetools.csr_matmat(*args, ax, bp, bj, bx, part, cj[s:e], cx[s:e])
+        if part[-1] < e - s:
+            part = _restore_cancelled(args, bp, bj, part, cj[s:e], cx[s:e])
+        cp[r0 + 1:r1 + 1] = part[1:] + s
+    _run_blocks(numeric, blocks)
+    return CsrData(cp, cj, cx, (m, n))
+
+
+def _restore_cancelled(args, bp, bj, part, cols, values):
+    """Put back the entries ``csr_matmat`` dropped because their products summed to 0.
+
+    The block is recomputed on booleans (all true, so nothing cancels) for the
+    structural pattern; within a row, the computed entries are an
+    order-preserving subsequence of it.  Rows that lost nothing map entry for
+    entry; only the entries of rows that lost some are matched by
+    coordinate.  ``cols`` and ``values`` are rewritten in place; returns the
+    block's structural row pointers.
+    """
+    n_rows, n = args[0], args[1]
+    kept = int(part[-1])
+    found_cols, found_values = cols[:kept].copy(), values[:kept].copy()
+    full = np.empty_like(part)
+    _sparsetools.csr_matmat(*args, np.ones(args[3].shape[0], bool), bp, bj,
+                            np.ones(bj.shape[0], bool), full, cols,
+                            np.empty(cols.shape[0], bool))
+    counts, full_counts = np.diff(part), np.diff(full)
+    intact = counts == full_counts
+    row = np.repeat(np.arange(n_rows, dtype=np.int64), counts)
+    same = intact[row]
+    pos = np.empty(kept, np.int64)
+    pos[same] = (full[:-1] - part[:-1]).astype(np.int64)[row[same]] + np.flatnonzero(same)
+    full_row = np.repeat(np.arange(n_rows, dtype=np.int64), full_counts)
+    where = np.flatnonzero(~intact[full_row])
+    keys = full_row[where] * n + cols[where]
+    order = np.argsort(keys, kind="stable")
+    lost = ~same
+    found = row[lost] * n + found_cols[lost]
+    pos[lost] = where[order[np.searchsorted(keys, found, sorter=order)]]
+    values[:] = 0
+    values[pos] = found_values
+    return full
+
+
+def sddmm_block(k, dtype):
+    """Entries per SDDMM block for inner dimension ``k`` and ``dtype`` (never the threads)."""
+    return max(64, SDDMM_BLOCK_BYTES // max(1, k * np.dtype(dtype).itemsize))
+
+
+def sddmm(rows, cols, x, yt):
+    """``out[e] = sum_j x[rows[e], j] * yt[cols[e], j]``: ``x @ yt.T`` at the given entries.
+
+    Parameters
+    ----------
+    rows, cols : 1-D integer arrays, one pair per entry (valid indices)
+    x : ndarray [M, K]
+    yt : ndarray [N, K]
+
+    Returns
+    -------
+    ndarray [len(rows)] in ``numpy.result_type(x, yt)``
+    """
+    dtype = np.result_type(x.dtype, yt.dtype)
+    nnz, k = rows.shape[0], x.shape[1]
+    out = np.zeros(nnz, dtype)
+    if nnz == 0 or k == 0:
+        return out
+    x = np.ascontiguousarray(x, dtype=dtype)
+    yt = np.ascontiguousarray(yt, dtype=dtype)
+    step = sddmm_block(k, dtype)
+    starts = list(range(0, nnz, step))
+    groups = np.array_split(np.arange(len(starts)), min(num_threads(), len(starts)))
+
+    def run(group):
+        left, right = np.empty((step, k), dtype), np.empty((step, k), dtype)
+        for s in (starts[i] for i in group):
+            e = min(s + step, nnz)
+            a, b = left[:e - s], right[:e - s]
+            np.take(x, rows[s:e], axis=0, out=a, mode="clip")
+            np.take(yt, cols[s:e], axis=0, out=b, mode="clip")
+            np.einsum("ij,ij->i", a, b, out=out[s:e])
+    run_parallel(run, [g for g in groups if g.size])
+    return out

@@ -1,0 +1,99 @@
+"""Sparse BLAS on the GPU backend: cuSPARSE (through cupyx) and ``sddmm.cu``.
+
+The same four primitives as :mod:`kernels.sparse.blas`, on 2-D CSR matrices:
+
+==========  =============================================================
+spmm        ``cupyx.scipy.sparse.csr_matrix @ dense`` (cuSPARSE SpMM)
+spgemm      ``csr_matrix @ csr_matrix`` (cuSPARSE SpGEMM)
+transpose   ``csr_matrix.T.tocsr()`` (cuSPARSE csr2csc)
+sddmm       ``sddmm.cu``: one thread per entry (:func:`kernels.gpu.sddmm.sddmm`)
+==========  =============================================================
+
+cuSPARSE takes float32, float64, complex64 and complex128 values with int32
+indices.  Integer values, and matrices whose indices need int64, run the CPU
+primitives on a host copy (exact, and moved back to the device).  On the
+tests' CPU emulator of the GPU backend the arrays are numpy arrays: scipy's
+sparsetools then stand in for cuSPARSE, while ``sddmm.cu`` runs emulated.
+
+Determinism: ``sddmm.cu`` sums each entry's products in a fixed order with no
+atomics, so it is bit-reproducible run to run (it may differ from the CPU in
+the last bits: the GPU fuses multiply-adds).  cuSPARSE's SpMM and SpGEMM
+make no bit-reproducibility promise for their default algorithms; results
+agree with the CPU to rounding.
+"""
+import numpy as np
+
+from ..core.xp import place_of, to_place
+from ..gpu import sddmm as sddmm_cu
+from ..gpu.backend import device
+from . import blas
+from .data import CsrData
+
+#: Value dtypes cuSPARSE and sddmm.cu take.
+_VALUE_DTYPES = tuple(sddmm_cu.VALUE_SUFFIX)
+INT32_MAX = 2 ** 31 - 1
+
+
+# ---------------------------------------------------------------- primitives
+def _on_device(*arrays):
+    return any(place_of(a) == "gpu" for a in arrays)
+
+
+def _cusparse_ok(dtype, *extents):
+    return np.dtype(dtype) in _VALUE_DTYPES and max(extents) <= INT32_MAX
+
+
+def _host(fn, *args):
+    """``fn`` on host copies of CsrData / array arguments, the result moved back."""
+    place = "gpu" if _on_device(*[a.values if isinstance(a, CsrData) else a for a in args]) \
+        else "cpu"
+    moved = [CsrData(*(to_place(b, "cpu") for b in a[:3]), a.shape) if isinstance(a, CsrData)
+             else to_place(a, "cpu") for a in args]
+    out = fn(*moved)
+    if isinstance(out, CsrData):
+        return CsrData(*(to_place(b, place) for b in out[:3]), out.shape)
+    return to_place(out, place)
+
+
+def _matrix(a, dtype):
+    import cupy
+    import cupyx.scipy.sparse as csp
+    return csp.csr_matrix((a.values.astype(dtype, copy=False), a.cols.astype(cupy.int32),
+                           a.crows.astype(cupy.int32)), shape=a.shape)
+
+
+def _csr(m):
+    return CsrData(m.indptr, m.indices, m.data, tuple(m.shape))
+
+
+def spmm(a, y):
+    """``a @ y``: cuSPARSE SpMM; see :func:`kernels.sparse.blas.spmm`."""
+    dtype = np.result_type(a.values.dtype, y.dtype)
+    if not _on_device(y) or not _cusparse_ok(dtype, a.nnz, *a.shape) or 0 in y.shape \
+            or a.nnz == 0:
+        return _host(blas.spmm, a, y)
+    return _matrix(a, dtype) @ y.astype(dtype, copy=False)
+
+
+def spgemm(a, b):
+    """``a @ b``: cuSPARSE SpGEMM; see :func:`kernels.sparse.blas.spgemm`."""
+    dtype = np.result_type(a.values.dtype, b.values.dtype)
+    if not _on_device(a.values) or not _cusparse_ok(dtype, a.nnz, b.nnz, *a.shape, *b.shape) \
+            or a.nnz == 0 or b.nnz == 0:
+        return _host(blas.spgemm, a, b)
+    return _csr(_matrix(a, dtype) @ _matrix(b, dtype))
+
+
+def transpose(a):
+    """``a.T`` as CSR: cuSPARSE csr2csc; see :func:`kernels.sparse.blas.transpose`."""
+    if not _on_device(a.values) or not _cusparse_ok(a.values.dtype, a.nnz, *a.shape) \
+            or a.nnz == 0:
+        return _host(blas.transpose, a)
+    return _csr(_matrix(a, a.values.dtype).T.tocsr())
+
+
+def sddmm(rows, cols, x, yt):
+    """The entries of ``x @ yt.T`` at (rows, cols): ``sddmm.cu`` on the GPU backend."""
+    if np.result_type(x.dtype, yt.dtype) not in _VALUE_DTYPES:
+        return _host(blas.sddmm, rows, cols, x, yt)
+    return sddmm_cu.sddmm(device(), rows, cols, x, yt)

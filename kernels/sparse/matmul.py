@@ -1,0 +1,337 @@
+"""The sparse matmul family: matmul (SpMM, SpGEMM), mv, addmm and masked_matmul (SDDMM).
+
+Every kernel reduces its operands to 2-D matrices and four primitives
+(``spmm``, ``spgemm``, ``sddmm``, ``transpose``; :mod:`kernels.sparse.blas`
+on the CPU, :mod:`kernels.sparse.blas_gpu` on a GPU):
+
+* a sparse operand of shape [B, m, n] is its **block-diagonal** [B*m, B*n]
+  CSR matrix, batch b's entry (r, c) sitting at (b*m + r, b*n + c), so
+  batches with different nnz need nothing special; a 2-D one is itself;
+* a dense operand [B, m, n] is the stacked [B*m, n] matrix (or, where the
+  algebra wants its transpose, the stacked [B*n, m] one).
+
+A COO operand with dense dims stands for its logical tensor: its dense dims
+are folded into sparse dims first (every element of a stored block is an
+entry, :func:`kernels.sparse.data.fold_dense`), and its gradient is
+unfolded back onto the values' shape.
+
+Gradients (complex ones conjugated, as in PyTorch and Paddle): for
+``out = x @ y``, ``x_grad = out_grad @ y^H`` and ``y_grad = x^H @ out_grad``.
+A sparse operand's gradient is only evaluated at its stored entries (an
+SDDMM, or a sparse product looked up at them), in its storage order,
+duplicates included; it is never densified.
+"""
+import functools
+
+import numpy as np
+
+from ..core.dtypes import COMPLEX, INTS
+from ..core.registry import register_kernel
+from ..core.xp import xp_of
+from ..funcs.restride import index_dtype
+from ..funcs.shape import prod
+from . import blas, blas_gpu
+from .convert import coalesce_coo, lookup_values
+from .data import CooData, CsrData, crows_from_keys, csr_coords, csr_from_keys, fold_dense
+
+COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
+#: Value dtypes of the forward kernels (scipy's sparsetools have no float16).
+DTYPES = INTS + (np.dtype(np.float32), np.dtype(np.float64)) + COMPLEX
+#: Dtypes that carry gradients.
+GRAD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + COMPLEX
+
+
+# ---------------------------------------------------------------- 2-D views
+def _batch(shape):
+    return shape[0] if len(shape) == 3 else 1
+
+
+def _layout(x):
+    return COO if isinstance(x, CooData) else CSR
+
+
+def _index(x):
+    return x.indices if isinstance(x, CooData) else x.crows
+
+
+def flat_coords(x):
+    """(rows, cols) of a sparse operand's entries in its block-diagonal matrix.
+
+    In storage order, one pair per entry (per element of a stored block
+    for COO with dense dims).
+    """
+    if isinstance(x, CsrData):
+        coords = csr_coords(x)
+    else:
+        x = fold_dense(x)
+        coords = [x.indices[d] for d in range(x.indices.shape[0])]
+    if len(x.shape) == 2:
+        return coords[0], coords[1]
+    _, m, n = x.shape
+    dtype = index_dtype((x.shape[0] * m, x.shape[0] * n), coords[0].dtype, xp=xp_of(coords[0]))
+    b = coords[0].astype(dtype, copy=False)
+    return b * m + coords[1], b * n + coords[2]
+
+
+def _values(x):
+    """The values of a sparse operand, one per entry of :func:`flat_coords`."""
+    return x.values if isinstance(x, CsrData) else x.values.reshape(-1)
+
+
+def flat_csr(x):
+    """A sparse operand as a 2-D CSR matrix (block-diagonal when batched).
+
+    Entries are stably sorted by row where needed; duplicates are kept.
+    """
+    if isinstance(x, CsrData) and len(x.shape) == 2:
+        return x
+    b, (m, n) = _batch(x.shape), x.shape[-2:]
+    shape = (b * m, b * n)
+    rows, cols = flat_coords(x)
+    values = _values(x)
+    dtype = index_dtype(shape, rows.dtype, extent=values.shape[0], xp=xp_of(rows))
+    crows, cols, perm = csr_from_keys(rows, cols, shape, dtype)
+    return CsrData(crows, cols, values if perm is None else values[perm], shape)
+
+
+def from_flat(c, shape, layout, dtype, coalesced=False):
+    """A 2-D (block-diagonal) CSR result as a ``layout`` tensor of ``shape``.
+
+    ``dtype`` is the index dtype; ``coalesced`` marks a COO result whose
+    entries are unique and sorted.
+    """
+    xp = xp_of(c.cols)
+    if layout == CSR and len(shape) == 2:
+        return CsrData(c.crows.astype(dtype, copy=False), c.cols.astype(dtype, copy=False),
+                       c.values, tuple(shape))
+    rows, cols = csr_coords(c)
+    coords = [rows, cols]
+    if len(shape) == 3:
+        b, m, n = shape
+        batch = rows // max(m, 1)
+        coords = [batch, rows - batch * m, cols - batch * n]
+    if layout == COO:
+        return CooData(xp.stack(coords).astype(dtype, copy=False), c.values, tuple(shape),
+                       coalesced)
+    starts = xp.arange(b) * m
+    grid = starts[:, None] + xp.arange(m + 1)[None, :]
+    crows = (c.crows[grid] - c.crows[starts][:, None]).reshape(-1)
+    return CsrData(crows.astype(dtype, copy=False), coords[2].astype(dtype, copy=False),
+                   c.values, tuple(shape))
+
+
+def _out_index_dtype(operands, shape, nnz):
+    """int32 when every sparse operand has int32 indices and the result fits, else int64."""
+    xp = xp_of(_index(operands[0]))
+    if any(_index(t).dtype != np.int32 for t in operands):
+        return xp.int64
+    return index_dtype(shape, xp.int32, extent=nnz, xp=xp)
+
+
+def _stack(a):
+    """Dense [B, m, n] (or [m, n]) as the stacked [B*m, n] matrix."""
+    return a.reshape(prod(a.shape[:-1]), a.shape[-1])
+
+
+def _stack_t(a):
+    """Dense [B, m, n] (or [m, n]) as the stacked transposes [B*n, m]."""
+    xp = xp_of(a)
+    t = xp.ascontiguousarray(xp.swapaxes(a, -1, -2))
+    return t.reshape(prod(a.shape[:-2]) * a.shape[-1], a.shape[-2])
+
+
+def _unstack_t(a, shape):
+    """Inverse of :func:`_stack_t`: the stacked [B*n, m] as dense ``shape`` [B, m, n]."""
+    xp = xp_of(a)
+    t = a.reshape(tuple(shape[:-2]) + (shape[-1], shape[-2]))
+    return xp.ascontiguousarray(xp.swapaxes(t, -1, -2))
+
+
+def _conj(a):
+    return a.conj() if a.dtype.kind == "c" else a
+
+
+def _conj_values(c):
+    return c._replace(values=_conj(c.values))
+
+
+def _cast(a, dtype):
+    """``a`` in ``dtype``; the real part when a complex gradient meets a real input."""
+    if a.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        a = a.real
+    return a.astype(dtype, copy=False)
+
+
+def _with_values(x, values, scale=1.0):
+    """Sparse operand ``x`` with new values, one per entry of :func:`flat_coords`."""
+    values = _cast(values, x.values.dtype).reshape(x.values.shape)
+    return x._replace(values=values if scale == 1.0 else values * scale)
+
+
+def _lookup(c, x):
+    """The values of the 2-D CSR ``c`` (unique coordinates) at x's entries, 0 where absent."""
+    xp = xp_of(c.cols)
+    indices = xp.stack(flat_coords(x))
+    return lookup_values(indices, c.shape, CooData(xp.stack(csr_coords(c)), c.values, c.shape),
+                         "matmul_grad")
+
+
+# ---------------------------------------------------------------- matmul
+def matmul_sparse_dense(ops, x, y):
+    """Sparse x [B?, m, k] @ dense y [B?, k, n] -> dense (SpMM)."""
+    out = ops.spmm(flat_csr(x), _stack(y))
+    return out.reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
+
+
+def matmul_dense_sparse(ops, x, y):
+    """Dense x [B?, p, m] @ sparse y [B?, m, n] -> dense: (y^T @ x^T)^T by SpMM."""
+    out_t = ops.spmm(ops.transpose(flat_csr(y)), _stack_t(x))
+    return _unstack_t(out_t, tuple(x.shape[:-1]) + (y.shape[-1],))
+
+
+def matmul_sparse_sparse(ops, x, y):
+    """Sparse @ sparse -> sparse in x's layout (SpGEMM; unsorted, unique entries)."""
+    c = ops.spgemm(flat_csr(x), flat_csr(y))
+    shape = tuple(x.shape[:-1]) + (y.shape[-1],)
+    return from_flat(c, shape, _layout(x), _out_index_dtype((x, y), shape, c.nnz))
+
+
+def matmul_sparse_dense_grad(ops, x, y, out_grad):
+    """x_grad = SDDMM(out_grad, conj y) on x's entries; y_grad = x^H @ out_grad."""
+    g = _stack(out_grad)
+    x_grad = _with_values(x, ops.sddmm(*flat_coords(x), g, _conj(_stack(y))))
+    y_grad = ops.spmm(_conj_values(ops.transpose(flat_csr(x))), g)
+    return x_grad, _cast(y_grad, y.dtype).reshape(y.shape)
+
+
+def matmul_dense_sparse_grad(ops, x, y, out_grad):
+    """x_grad = out_grad @ y^H; y_grad = SDDMM(conj x^T, out_grad^T) on y's entries."""
+    g_t = _stack_t(out_grad)
+    x_grad = _unstack_t(ops.spmm(_conj_values(flat_csr(y)), g_t), x.shape)
+    y_grad = _with_values(y, ops.sddmm(*flat_coords(y), _conj(_stack_t(x)), g_t))
+    return _cast(x_grad, x.dtype), y_grad
+
+
+def matmul_sparse_sparse_grad(ops, x, y, out_grad):
+    """out_grad @ y^H and x^H @ out_grad (SpGEMM), each looked up at its operand's entries."""
+    g = flat_csr(out_grad)
+    x_grad = _lookup(ops.spgemm(g, _conj_values(ops.transpose(flat_csr(y)))), x)
+    y_grad = _lookup(ops.spgemm(_conj_values(ops.transpose(flat_csr(x))), g), y)
+    return _with_values(x, x_grad), _with_values(y, y_grad)
+
+
+# ---------------------------------------------------------------- mv
+def mv_sparse(ops, x, vec):
+    """Sparse x [B?, m, k] @ dense vec [B?, k] -> dense [B?, m]."""
+    return matmul_sparse_dense(ops, x, vec[..., None])[..., 0]
+
+
+def mv_sparse_grad(ops, x, vec, out_grad):
+    x_grad, vec_grad = matmul_sparse_dense_grad(ops, x, vec[..., None], out_grad[..., None])
+    return x_grad, vec_grad[..., 0]
+
+
+# ---------------------------------------------------------------- addmm
+def _scalar(value, dtype):
+    return np.dtype(dtype).type(value)
+
+
+def addmm_dense(ops, input, x, y, beta, alpha):
+    """beta * dense input + alpha * (sparse x @ dense y) -> dense."""
+    p = matmul_sparse_dense(ops, x, y)
+    dtype = np.result_type(input.dtype, p.dtype)
+    out = p.astype(dtype, copy=False) * _scalar(alpha, dtype)
+    out += input.astype(dtype, copy=False) * _scalar(beta, dtype)
+    return out
+
+
+def addmm_dense_grad(ops, input, x, y, out_grad, beta, alpha):
+    x_grad, y_grad = matmul_sparse_dense_grad(ops, x, y, out_grad)
+    input_grad = _cast(out_grad * _scalar(beta, out_grad.dtype), input.dtype)
+    return (input_grad, _with_values(x, x_grad.values, alpha),
+            (y_grad * _scalar(alpha, y_grad.dtype)))
+
+
+def addmm_sparse(ops, input, x, y, beta, alpha):
+    """beta * input + alpha * (x @ y), all sparse of one layout: the union of the patterns.
+
+    Each coordinate is stored once, sorted (COO results are coalesced).
+    """
+    xp = xp_of(_values(x))
+    p = ops.spgemm(flat_csr(x), flat_csr(y))
+    dtype = np.result_type(input.values.dtype, p.values.dtype)
+    rows, cols = flat_coords(input)
+    p_rows, p_cols = csr_coords(p)
+    indices = xp.stack([xp.concatenate([rows, p_rows]), xp.concatenate([cols, p_cols])])
+    values = xp.concatenate([_values(input).astype(dtype) * _scalar(beta, dtype),
+                             p.values.astype(dtype) * _scalar(alpha, dtype)])
+    c = coalesce_coo(CooData(indices, values, p.shape, False))
+    dtype = _out_index_dtype((input, x, y), input.shape, c.nnz)
+    crows = crows_from_keys(c.indices[0], p.shape, dtype)
+    return from_flat(CsrData(crows, c.indices[1], c.values, p.shape), input.shape,
+                     _layout(input), dtype, coalesced=True)
+
+
+def addmm_sparse_grad(ops, input, x, y, out_grad, beta, alpha):
+    input_grad = _lookup(flat_csr(out_grad), input)
+    x_grad, y_grad = matmul_sparse_sparse_grad(ops, x, y, out_grad)
+    return (_with_values(input, input_grad, beta), _with_values(x, x_grad.values, alpha),
+            _with_values(y, y_grad.values, alpha))
+
+
+# ---------------------------------------------------------------- masked_matmul
+def masked_matmul(ops, x, y, mask):
+    """Dense x @ dense y at mask's coordinates, each once (SDDMM); mask's layout."""
+    xp = xp_of(_index(mask))
+    b, (m, n) = _batch(mask.shape), mask.shape[-2:]
+    shape = (b * m, b * n)
+    rows, cols = flat_coords(mask)
+    dtype = index_dtype(shape, rows.dtype, extent=rows.shape[0], xp=xp)
+    if rows.shape[0] > 1:
+        keys = rows.astype(xp.int64) * shape[1] + cols
+        if bool(xp.any(keys[1:] <= keys[:-1])):
+            keys = xp.unique(keys)
+            rows, cols = keys // shape[1], keys % shape[1]
+    values = ops.sddmm(rows, cols, _stack(x), _stack_t(y))
+    crows = crows_from_keys(rows, shape, dtype)
+    flat = CsrData(crows, cols.astype(dtype, copy=False), values, shape)
+    return from_flat(flat, tuple(mask.shape), _layout(mask), dtype, coalesced=True)
+
+
+def masked_matmul_grad(ops, x, y, out_grad):
+    """x_grad = G @ y^H and y_grad = x^H @ G for the sparse out_grad G (SpMM)."""
+    g = flat_csr(out_grad)
+    x_grad = ops.spmm(g, _conj(_stack_t(y))).reshape(x.shape)
+    y_grad = _unstack_t(ops.spmm(ops.transpose(g), _conj(_stack(x))), y.shape)
+    return _cast(x_grad, x.dtype), _cast(y_grad, y.dtype)
+
+
+# ---------------------------------------------------------------- registration
+KERNELS = (  # (name, function, layouts of the selecting argument, dtypes)
+    ("matmul_sparse_dense", matmul_sparse_dense, (COO, CSR), DTYPES),
+    ("matmul_dense_sparse", matmul_dense_sparse, (DENSE,), DTYPES),
+    ("matmul_sparse_sparse", matmul_sparse_sparse, (COO, CSR), DTYPES),
+    ("matmul_sparse_dense_grad", matmul_sparse_dense_grad, (COO, CSR), GRAD_DTYPES),
+    ("matmul_dense_sparse_grad", matmul_dense_sparse_grad, (DENSE,), GRAD_DTYPES),
+    ("matmul_sparse_sparse_grad", matmul_sparse_sparse_grad, (COO, CSR), GRAD_DTYPES),
+    ("mv_sparse", mv_sparse, (COO, CSR), DTYPES),
+    ("mv_sparse_grad", mv_sparse_grad, (COO, CSR), GRAD_DTYPES),
+    ("addmm_dense", addmm_dense, (COO, CSR), DTYPES),
+    ("addmm_dense_grad", addmm_dense_grad, (COO, CSR), GRAD_DTYPES),
+    ("addmm_sparse", addmm_sparse, (COO, CSR), DTYPES),
+    ("addmm_sparse_grad", addmm_sparse_grad, (COO, CSR), GRAD_DTYPES),
+    ("masked_matmul", masked_matmul, (COO, CSR), DTYPES),
+    ("masked_matmul_grad", masked_matmul_grad, (COO, CSR), GRAD_DTYPES),
+)
+
+
+def _register():
+    """Each kernel for 'cpu' (scipy's sparsetools) and 'gpu' (cuSPARSE and sddmm.cu)."""
+    for backend, ops in (("cpu", blas), ("gpu", blas_gpu)):
+        for name, fn, layouts, dtypes in KERNELS:
+            kernel = functools.update_wrapper(functools.partial(fn, ops), fn)
+            for layout in layouts:
+                register_kernel(name, layout=layout, backends=(backend,), dtypes=dtypes)(kernel)
+
+
+_register()

@@ -1,0 +1,431 @@
+"""Regression tests of the hardening issue (runtime items 1-8 and 15-19).
+
+Each test names its item.  The code generator's items (9-14) are in
+tests/test_codegen_hardening.py, the global-tensor ones (20-22) in
+tests/test_hardening_mpi.py, and the hostile-input probes in tests/test_probes.py.
+"""
+import copy
+import gc
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import weakref
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+import dense
+import sparse
+from kernels import MetaTensor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _python(code, **env):
+    """Run ``code`` in a fresh interpreter with extra environment variables."""
+    full = dict(os.environ, PYTHONPATH=ROOT, **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full, cwd=ROOT, timeout=120)
+
+
+# ---------------------------------------------------------------- 1. crows that wrap
+@pytest.mark.parametrize("dtype,big", [(np.int64, 2 ** 63 - 1), (np.int32, 2 ** 31 - 1)])
+def test_item1_crows_whose_difference_wraps_are_rejected(dtype, big):
+    crows = np.array([0, big, -big - 1, -1, 3], dtype)
+    with pytest.raises(ValueError, match="sparse_csr_tensor: crows decreases"):
+        sparse.sparse_csr_tensor(crows, [0, 1, 2], [1.0, 2.0, 3.0], [4, 4])
+
+
+def test_item1_batch_ends_beyond_nnz_cannot_sum_to_nnz_by_wrapping():
+    crows = np.array([0, 2 ** 62, 0, 2 ** 62, 0, 2 ** 62], np.int64)  # 4 * 2**62 wraps to 0
+    with pytest.raises(ValueError, match="more than the 0 entries"):
+        sparse.sparse_csr_tensor(crows, np.zeros(0, np.int64), np.zeros(0), [3, 1, 4])
+    with pytest.raises(ValueError, match="start at 0"):
+        sparse.sparse_csr_tensor([1, 1, 3], [0, 1, 2], [1.0, 2.0, 3.0], [2, 4])
+
+
+# ---------------------------------------------------------------- 2. aliasing
+def _mutate(*arrays):
+    for a in arrays:
+        a.flags.writeable = True
+        a[...] = 100 if a.dtype.kind != "b" else True
+
+
+DENSE_CALLS = [
+    ("reshape", lambda a, i: dense.reshape(a, [3, 2])),
+    ("sum", lambda a, i: dense.sum(a, axis=[0])),
+    ("expand", lambda a, i: dense.expand(a[:1], [4, 3])),
+    ("repeat", lambda a, i: dense.repeat(a, [2, 1])),
+    ("gather", lambda a, i: dense.gather(a, i, 1)),
+    ("batch_gather", lambda a, i: dense.batch_gather(a, np.stack([i, i]))),
+    ("Tensor", lambda a, i: dense.Tensor(a)),
+    ("to_tensor", lambda a, i: dense.to_tensor(a)),
+    ("to_sparse_coo", lambda a, i: dense.Tensor(a).to_sparse_coo(2)),
+]
+
+
+@pytest.mark.parametrize("name,call", DENSE_CALLS, ids=[c[0] for c in DENSE_CALLS])
+def test_item2_no_output_changes_when_the_inputs_change(name, call):
+    a = np.arange(6.0).reshape(2, 3)
+    i = np.array([2, 0])
+    out = call(a, i)
+    before = out.numpy() if out.layout == "dense" else out.to_dense().numpy()
+    _mutate(a, i)
+    after = out.numpy() if out.layout == "dense" else out.to_dense().numpy()
+    np.testing.assert_array_equal(after, before)
+
+
+def test_item2_sparse_constructors_and_from_scipy_own_their_buffers():
+    idx, val = np.array([[0, 1], [1, 0]]), np.array([1.0, 2.0])
+    coo = sparse.sparse_coo_tensor(idx, val, [2, 2])
+    crows, cols = np.array([0, 1, 2]), np.array([1, 0])
+    csr = sparse.sparse_csr_tensor(crows, cols, val, [2, 2])
+    m = scipy.sparse.csr_array(np.array([[0.0, 1.0], [2.0, 0.0]]))
+    from_m = sparse.from_scipy(m)
+    # a tensor made from a reshaped caller array, then made sparse
+    via = sparse.sparse_csr_tensor(dense.reshape(crows, [3]), cols, val, [2, 2])
+    _mutate(idx, val, crows, cols, m.data, m.indices, m.indptr)
+    want = np.array([[0.0, 1.0], [2.0, 0.0]])
+    for t in (coo, csr, from_m, via):
+        np.testing.assert_array_equal(t.to_dense().numpy(), want)
+
+
+def test_item2_locked_tensor_buffers_are_shared_not_copied():
+    t = dense.to_tensor(np.arange(4.0))
+    view = np.asarray(t)
+    u = dense.Tensor(view)
+    assert np.shares_memory(np.asarray(u), view)
+    with pytest.raises(ValueError):
+        view.flags.writeable = True
+
+
+# ---------------------------------------------------------------- 3. backward state
+@pytest.mark.parametrize("op", ["gather", "batch_gather"])
+def test_item3_backward_reads_what_the_forward_saw(op):
+    x = dense.to_tensor(np.arange(4.0), stop_gradient=False)
+    idx = np.array([0, 0, 1])
+    out = dense.gather(x, idx, 0) if op == "gather" else dense.batch_gather(x, idx)
+    idx[:] = 3
+    dense.sum(out).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 1.0, 0.0, 0.0])
+
+
+# ---------------------------------------------------------------- 4. threads
+def test_item4_concurrent_backward_passes_lose_no_gradient():
+    x = dense.to_tensor(np.ones(3), stop_gradient=False)
+    private = [dense.to_tensor(np.ones(3), stop_gradient=False) for _ in range(4)]
+    barrier = threading.Barrier(4)
+
+    def work(k):
+        barrier.wait()
+        for _ in range(25):
+            dense.sum(dense.expand(dense.reshape(x, [1, 3]), [2, 3])).backward()
+            dense.sum(private[k]).backward()
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 200.0))
+    for p in private:
+        np.testing.assert_array_equal(p.grad.numpy(), np.full(3, 25.0))
+
+
+# ---------------------------------------------------------------- 5. freed graphs
+def test_item5_a_held_loss_keeps_no_tensor_after_backward():
+    x = dense.to_tensor(np.ones((2, 1)), stop_gradient=False)
+    y = dense.expand(x, [2, 1000])
+    loss = dense.sum(y)
+    ref = weakref.ref(y)
+    del y
+    assert ref() is not None          # the graph holds it until backward
+    loss.backward()
+    gc.collect()
+    assert ref() is None
+    assert loss._grad_fn.inputs == () and loss._grad_fn.saved is None
+    with pytest.raises(RuntimeError, match="freed"):
+        loss.backward()
+
+
+# ---------------------------------------------------------------- 6. float32 accuracy
+@pytest.mark.parametrize("shape,target", [((2, 1), (2, 2 ** 22)), ((1, 2), (2 ** 21, 2)),
+                                          ((1, 1, 3), (2 ** 10, 2 ** 10, 3))])
+def test_item6_float32_expand_grad_is_accurate(shape, target):
+    x = dense.to_tensor(np.ones(shape, np.float32), stop_gradient=False)
+    g = np.full(target, 0.1, np.float32)
+    dense.expand(x, list(target)).backward(dense.to_tensor(g))
+    n = g.size // x.size
+    want = n * np.float64(np.float32(0.1))
+    err = np.abs(x.grad.numpy().astype(np.float64) - want).max() / want
+    assert x.grad.dtype == np.float32
+    assert err <= 4 * np.finfo(np.float32).eps * np.log2(n), err
+
+
+# ---------------------------------------------------------------- 7. int and bool
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8, np.bool_])
+def test_item7_only_float_and_complex_tensors_take_gradients(dtype):
+    a = np.ones(3, dtype)
+    with pytest.raises(TypeError, match=f"stop_gradient.*{np.dtype(dtype).name}"):
+        dense.to_tensor(a, stop_gradient=False)
+    t = dense.to_tensor(a)
+    with pytest.raises(TypeError, match="stop_gradient"):
+        t.stop_gradient = False
+    assert t.stop_gradient
+    with pytest.raises(TypeError, match="stop_gradient"):
+        sparse.sparse_coo_tensor([[0, 1]], a[:2], [3], stop_gradient=False)
+    for ok in (np.float16, np.complex64):
+        assert not dense.to_tensor(np.ones(2, ok), stop_gradient=False).stop_gradient
+
+
+def test_item7_uint8_sums_to_a_dtype_every_op_accepts():
+    x = dense.to_tensor(np.full((4, 300), 255, np.uint8))
+    s = dense.sum(dense.gather(x, np.array([0, 1]), 0), axis=[1])
+    assert s.dtype == np.int64 and s.numpy().tolist() == [255 * 300] * 2
+    np.testing.assert_array_equal(dense.expand(dense.reshape(s, [2, 1]), [2, 3]).numpy(),
+                                  np.full((2, 3), 255 * 300))
+
+
+# ---------------------------------------------------------------- 8. sparse grad_tensor
+def test_item8_a_sparse_grad_tensor_with_more_sparse_dims_is_looked_up_not_densified():
+    n = 100_000
+    vals = np.zeros((1, n))
+    x = sparse.sparse_coo_tensor([[3]], vals, [n, n], stop_gradient=False)   # hybrid: [n] x [n]
+    g = sparse.sparse_coo_tensor([[3, 3, 5], [7, 7, 1]], [2.0, 3.0, 9.0], [n, n])
+    x.backward(g)                      # densifying g would need 80 GB
+    got = x.grad.values().numpy()
+    assert got.shape == (1, n) and got[0, 7] == 5.0 and np.count_nonzero(got) == 1
+
+
+# ---------------------------------------------------------------- 15. sizes
+SIZE_CASES = [
+    ("expand", lambda: dense.expand(dense.to_tensor(np.ones(1)), [2 ** 62])),
+    ("expand", lambda: dense.expand(dense.to_tensor(np.ones(1)), [10 ** 12])),
+    ("repeat", lambda: dense.repeat(dense.to_tensor(np.ones(1)), [5 * 10 ** 11])),
+    ("gather", lambda: dense.gather(dense.to_tensor(np.ones((1, 10 ** 6))),
+                                    np.zeros(10 ** 6, np.int64), 0)),
+    ("to_dense", lambda: sparse.sparse_coo_tensor([[0]], [1.0], [10 ** 12]).to_dense()),
+    ("expand", lambda: dense.expand.infer_meta(MetaTensor((1,), "float64"), [10 ** 12])),
+]
+
+
+@pytest.mark.parametrize("op,call", SIZE_CASES, ids=[f"{c[0]}{k}" for k, c in enumerate(SIZE_CASES)])
+def test_item15_huge_outputs_raise_before_allocating(op, call):
+    with pytest.raises(ValueError, match=rf"^{op}: the output of shape \[.*bytes"):
+        call()
+
+
+def test_item15_dims_beyond_int64_are_rejected():
+    with pytest.raises(ValueError, match="sparse_coo_tensor: shape .* int64"):
+        sparse.sparse_coo_tensor([[0], [1]], [1.0], [2 ** 70, 4])
+    with pytest.raises(ValueError, match="reshape"):
+        dense.reshape(dense.to_tensor(np.ones(1)), [2 ** 64])
+
+
+def test_item15_csr_reshape_memory_is_the_new_crows_and_one_count_per_row():
+    import tracemalloc
+    n = 1 << 22
+    x = sparse.sparse_csr_tensor(np.array([0, 3]), np.array([0, 5, n - 1]), np.ones(3), [1, n])
+    tracemalloc.start()
+    try:
+        y = sparse.reshape(x, [n, 1])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    crows = y.crows().numpy()
+    assert crows[[0, 1, 5, 6, n - 1, n]].tolist() == [0, 1, 1, 2, 2, 3]
+    assert peak <= 2.5 * crows.nbytes, peak / crows.nbytes     # was 4x: arange, bounds, grid
+
+
+# ---------------------------------------------------------------- 16. byte order
+def test_item16_big_endian_inputs_are_converted():
+    vals = np.array([1.0, 2.0], ">f4")
+    idx = np.array([[0, 2]], ">i8")
+    s = sparse.sparse_coo_tensor(idx, vals, [3])
+    assert s.dtype == np.float32 and s.indices().dtype == np.int64
+    np.testing.assert_array_equal(s.to_dense().numpy(), [1.0, 0.0, 2.0])
+    t = dense.to_tensor(vals)
+    assert t.dtype == np.float32 and t.dtype.isnative
+    got = dense.gather(np.array([1.0, 2.0, 0.0], ">f8"), np.array([2, 1], ">i8"))
+    assert got.dtype == np.float64 and got.numpy().tolist() == [0.0, 2.0]
+    np.testing.assert_array_equal(dense.reshape(np.arange(4.0).astype(">f8"), [2, 2]).numpy(),
+                                  np.arange(4.0).reshape(2, 2))
+
+
+# ---------------------------------------------------------------- 17. messages
+def test_item17_constructor_errors_name_their_op():
+    with pytest.raises(TypeError, match="^sparse_coo_tensor: .*uint16"):
+        sparse.sparse_coo_tensor([[0]], np.ones(1, np.uint16), [2])
+    with pytest.raises(TypeError, match="^sparse_csr_tensor: "):
+        sparse.sparse_csr_tensor([0, 1], [0], [1.0], [1, 1], dtype="nope")
+    with pytest.raises(TypeError, match="^from_scipy: .*uint16"):
+        sparse.from_scipy(scipy.sparse.coo_array(np.ones((2, 2), np.uint16)))
+    with pytest.raises(IndexError, match="18446744073709551615"):
+        sparse.sparse_coo_tensor(np.array([[2 ** 64 - 1]], np.uint64), [1.0], [4])
+    with pytest.raises(ValueError, match="^sparse_coo_tensor: indices"):
+        sparse.sparse_coo_tensor([[0, 1], [2]], [1.0, 2.0], [3, 3])
+    with pytest.raises(ValueError, match="^sparse_coo_tensor: values"):
+        sparse.sparse_coo_tensor([[0, 1]], [[1.0], [2.0, 3.0]], [3])
+
+
+def test_item17_a_metatensor_is_not_data():
+    with pytest.raises(TypeError, match="^reshape: argument 'x' is a MetaTensor"):
+        dense.reshape(MetaTensor((2, 3), "float64"), [3, 2])
+
+
+def test_item17_a_non_leaf_pickles_as_a_leaf_copy():
+    x = dense.to_tensor(np.arange(3.0), stop_gradient=False)
+    y = dense.expand(dense.reshape(x, [1, 3]), [2, 3])
+    z = pickle.loads(pickle.dumps(y))
+    assert z.is_leaf and not z.stop_gradient
+    np.testing.assert_array_equal(z.numpy(), y.numpy())
+
+
+@pytest.mark.parametrize("var,value,ok", [
+    ("PHISPARSE_POOL_BYTES", "4G", True), ("PHISPARSE_POOL_BYTES", "64MiB", True),
+    ("PHISPARSE_NUM_THREADS", "auto", True), ("PHISPARSE_NUM_THREADS", "3", True),
+    ("PHISPARSE_POOL_BYTES", "lots", False), ("PHISPARSE_NUM_THREADS", "0", False),
+    ("PHISPARSE_NUM_THREADS", "-2", False)])
+def test_item17_environment_knobs_are_checked_with_a_clear_message(var, value, ok):
+    res = _python("import numpy as np, dense\n"
+                  "x = dense.to_tensor(np.ones((1, 1 << 22)))\n"
+                  "print(float(dense.sum(dense.expand(x, [8, 1 << 22])).numpy()))", **{var: value})
+    if ok:
+        assert res.returncode == 0 and res.stdout.strip() == str(8.0 * (1 << 22)), res.stderr
+    else:
+        assert res.returncode != 0
+        assert f"{var}={value!r} is not valid" in res.stderr and "int()" not in res.stderr
+
+
+# ---------------------------------------------------------------- 18. semantics
+def test_item18_sum_over_an_empty_axis_list_sums_everything():
+    a = np.arange(6.0).reshape(2, 3)
+    assert dense.sum(dense.to_tensor(a), axis=[]).numpy() == a.sum()
+
+
+def test_item18_truth_of_a_tensor_is_numpys():
+    assert bool(dense.to_tensor([3.0])) and not bool(dense.to_tensor(0))
+    for data in ([1.0, 2.0], np.zeros((0,))):
+        with pytest.raises(ValueError, match="ambiguous"):
+            bool(dense.to_tensor(data))
+
+
+@pytest.mark.parametrize("value", ["False", 0, None, 1.0])
+def test_item18_stop_gradient_takes_only_bools(value):
+    t = dense.to_tensor([1.0])
+    with pytest.raises(TypeError, match="stop_gradient must be a bool"):
+        t.stop_gradient = value
+    with pytest.raises(TypeError, match="stop_gradient must be a bool"):
+        dense.to_tensor([1.0], stop_gradient=value)
+
+
+def test_item18_a_complex_grad_tensor_on_a_real_output_raises():
+    x = dense.to_tensor(np.ones(2), stop_gradient=False)
+    with pytest.raises(TypeError, match="complex128"):
+        dense.reshape(x, [2]).backward(dense.to_tensor(np.ones(2) * 1j))
+    s = sparse.sparse_coo_tensor([[0]], [1.0], [2], stop_gradient=False)
+    with pytest.raises(TypeError, match="imaginary"):
+        s.backward(dense.to_tensor(np.ones(2) * 1j))
+
+
+def test_item18_asarray_copy_false_raises_where_a_copy_is_needed():
+    t = dense.to_tensor(np.ones(2))
+    with pytest.raises(ValueError, match="copy"):
+        np.asarray(t, dtype=np.float32, copy=False)
+    assert np.shares_memory(np.asarray(t, copy=False), np.asarray(t))
+
+
+def test_item18_from_scipy_checks_a_stale_canonical_flag():
+    m = scipy.sparse.coo_array(([1.0, 2.0], ([0, 1], [0, 1])), shape=(2, 2))
+    m.sum_duplicates()
+    assert sparse.from_scipy(m).is_coalesced()
+    m.coords[0][:] = [1, 0]            # edited after scipy set has_canonical_format
+    assert m.has_canonical_format and not sparse.from_scipy(m).is_coalesced()
+    m.coords[0][:] = [1, 1]
+    m.coords[1][:] = [1, 1]            # duplicates
+    assert not sparse.from_scipy(m).is_coalesced()
+
+
+def test_item18_tensor_leaves_the_callers_flags_alone():
+    a = np.ones(3)
+    dense.Tensor(a)
+    assert a.flags.writeable
+    a.flags.writeable = False
+    t = dense.Tensor(a)
+    a.flags.writeable = True
+    a[0] = 5.0
+    assert t.numpy()[0] == 1.0
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy", "copy"])
+def test_item18_copies_stay_immutable(how):
+    x = dense.to_tensor(np.arange(3.0))
+    y = {"pickle": lambda t: pickle.loads(pickle.dumps(t)), "deepcopy": copy.deepcopy,
+         "copy": copy.copy}[how](x)
+    a = np.asarray(y)
+    assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        a.flags.writeable = True
+    s = sparse.sparse_coo_tensor([[0, 1]], [1.0, 2.0], [3])
+    s2 = pickle.loads(pickle.dumps(s))
+    np.testing.assert_array_equal(s2.to_dense().numpy(), [1.0, 2.0, 0.0])
+    with pytest.raises(ValueError):
+        np.asarray(s2.values()).flags.writeable = True
+
+
+def test_item18_a_pooled_output_cannot_be_made_writable():
+    from kernels.funcs import pool
+    x = dense.to_tensor(np.ones((1, 1 << 20)))
+    y = dense.expand(x, [64, 1 << 20])               # 512 MiB: a pooled block
+    assert pool.pooled_bytes()[0] > 0
+    a = np.asarray(y)
+    with pytest.raises(ValueError):
+        a.flags.writeable = True
+    del y, a
+
+
+# ---------------------------------------------------------------- 19. threads and pools
+def test_item19_one_bounded_thread_pool():
+    res = _python("import threading, numpy as np, dense\n"
+                  "x = dense.to_tensor(np.ones((1, 1 << 16)))\n"
+                  "for n in (64, 96, 128, 200, 256, 400, 512):\n"
+                  "    dense.expand(x, [n, 1 << 16])\n"
+                  "print(threading.active_count())", PHISPARSE_NUM_THREADS="32")
+    assert res.returncode == 0, res.stderr
+    assert int(res.stdout) <= 32
+
+
+def test_item19_concurrent_backward_passes_restore_blas_threads():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    before = [i["num_threads"] for i in threadpoolctl.threadpool_info()]
+    x = dense.to_tensor(np.ones((64, 1, 256)), stop_gradient=False)
+
+    def work():
+        for _ in range(5):
+            dense.sum(dense.expand(x, [64, 64, 256])).backward()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [i["num_threads"] for i in threadpoolctl.threadpool_info()] == before
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((64, 1, 256), 20 * 64.0))
+
+
+# ---------------------------------------------------------------- docstrings
+def test_docstring_examples_of_the_hardening_helpers_run():
+    import doctest
+
+    import kernels.core.env
+    import kernels.core.owned
+    import kernels.infermeta.size
+    import kernels.sparse.data
+    for module in (kernels.core.owned, kernels.core.env, kernels.infermeta.size,
+                   kernels.sparse.data):
+        res = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert res.failed == 0 and res.attempted > 0, module.__name__
+    os.environ.pop("PHISPARSE_EXAMPLE", None)

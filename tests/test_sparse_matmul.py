@@ -1,0 +1,492 @@
+"""The sparse matmul family: matmul, mv, addmm, masked_matmul.
+
+References are independent of the kernels: the dense form of every sparse
+operand is built here with ``np.add.at`` from the buffers, the products are
+numpy's, scipy's ``csr_array`` products for 2-D parity, and gradients are
+central finite differences of ``L = Re(sum(conj(W) * out))`` (the PyTorch
+convention for complex gradients): on the stored values of a sparse operand,
+on the entries of a dense one.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dense
+import sparse
+from kernels.core.meta import MetaTensor
+
+RNG = np.random.default_rng(7)
+LAYOUTS = ["coo", "csr"]
+
+
+# ---------------------------------------------------------------- builders
+def random_coo(shape, nnz, rng, dtype=np.float64, index_dtype=np.int64):
+    """COO buffers: random coordinates (duplicates likely), values of ``dtype``."""
+    nnz = 0 if 0 in shape else nnz
+    coords = [rng.integers(0, s, nnz) for s in shape]
+    indices = np.array(coords, dtype=index_dtype).reshape(len(shape), -1)
+    values = rng.standard_normal(indices.shape[1])
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * rng.standard_normal(indices.shape[1])
+    if np.dtype(dtype).kind in "iu":
+        values = rng.integers(-4, 5, indices.shape[1])
+    return indices, values.astype(dtype)
+
+
+def dense_of(indices, values, shape):
+    out = np.zeros(shape, values.dtype)
+    np.add.at(out, tuple(indices), values)
+    return out
+
+
+def make(layout, shape, nnz, rng, dtype=np.float64, index_dtype=np.int64, grad=False):
+    """A sparse tensor of ``layout`` and its dense reference (duplicates summed)."""
+    indices, values = random_coo(shape, nnz, rng, dtype, index_dtype)
+    ref = dense_of(indices, values, shape)
+    x = sparse.sparse_coo_tensor(indices, values, list(shape), stop_gradient=not grad)
+    if layout == "csr":
+        x = sparse.sparse_coo_tensor(indices, values, list(shape)).to_sparse_csr()
+        x = sparse.sparse_csr_tensor(x.crows(), x.cols(), x.values(), list(shape),
+                                     stop_gradient=not grad)
+    return x, ref
+
+
+def dense_t(a, grad=False):
+    return dense.to_tensor(a, stop_gradient=not grad)
+
+
+def rand(shape, rng, dtype=np.float64):
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    if np.dtype(dtype).kind in "iu":
+        a = rng.integers(-4, 5, shape)
+    return a.astype(dtype)
+
+
+def as_dense(t):
+    return t.numpy() if t.layout == "dense" else t.to_dense().numpy()
+
+
+def tol(dtype):
+    return dict(rtol=1e-5, atol=1e-5) if np.dtype(dtype) in (np.float32, np.complex64) \
+        else dict(rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- forward
+SHAPES = [((5, 4), (4, 3)), ((3, 5, 4), (3, 4, 2)), ((1, 6), (6, 1)), ((4, 0), (0, 3)),
+          ((2, 0, 3), (2, 3, 4))]
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128, np.int32, np.int64]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("xs,ys", SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_sparse_at_dense_and_dense_at_sparse(layout, xs, ys, dtype):
+    rng = np.random.default_rng(1)
+    x, xr = make(layout, xs, 9, rng, dtype)
+    y = rand(ys, rng, dtype)
+    out = sparse.matmul(x, dense_t(y))
+    assert out.layout == "dense" and out.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(out.numpy(), xr @ y, **tol(dtype))
+    left = rand(xs[:-2] + (3, xs[-2]), rng, dtype)
+    out = sparse.matmul(dense_t(left), x)
+    np.testing.assert_allclose(out.numpy(), left @ xr, **tol(dtype))
+
+
+@pytest.mark.parametrize("lx", LAYOUTS)
+@pytest.mark.parametrize("ly", LAYOUTS)
+@pytest.mark.parametrize("xs,ys", SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_sparse_at_sparse_takes_x_layout(lx, ly, xs, ys, dtype):
+    rng = np.random.default_rng(2)
+    x, xr = make(lx, xs, 10, rng, dtype)
+    y, yr = make(ly, ys, 8, rng, dtype)
+    out = sparse.matmul(x, y)
+    assert out.layout == x.layout and out.dtype == np.dtype(dtype) and out.shape == list(
+        xr.shape[:-1] + yr.shape[-1:])
+    np.testing.assert_allclose(as_dense(out), xr @ yr, **tol(dtype))
+    if lx == "coo":
+        assert out.sparse_dim() == len(xs)
+
+
+def test_batches_with_different_nnz_including_an_empty_one():
+    rng = np.random.default_rng(3)
+    parts = [random_coo((4, 5), n, rng) for n in (0, 7, 2)]
+    indices = np.concatenate([np.vstack([np.full((1, i.shape[1]), b), i])
+                              for b, (i, _) in enumerate(parts)], axis=1)
+    values = np.concatenate([v for _, v in parts])
+    xr = dense_of(indices, values, (3, 4, 5))
+    y = rand((3, 5, 2), rng)
+    for x in (sparse.sparse_coo_tensor(indices, values, [3, 4, 5]),
+              sparse.sparse_coo_tensor(indices, values, [3, 4, 5]).to_sparse_csr()):
+        np.testing.assert_allclose(sparse.matmul(x, dense_t(y)).numpy(), xr @ y)
+        z, zr = make(x.layout[7:], (3, 5, 4), 11, rng)
+        np.testing.assert_allclose(as_dense(sparse.matmul(x, z)), xr @ zr)
+
+
+def test_empty_rows_unsorted_columns_and_duplicates_in_csr():
+    x = sparse.sparse_csr_tensor([0, 3, 3, 5], [4, 1, 4, 0, 0], [1.0, 2.0, 3.0, 4.0, 5.0],
+                                 [3, 5])
+    xr = np.zeros((3, 5))
+    xr[0, 4], xr[0, 1], xr[2, 0] = 4.0, 2.0, 9.0
+    y = rand((5, 3), RNG)
+    np.testing.assert_allclose(sparse.matmul(x, dense_t(y)).numpy(), xr @ y)
+    np.testing.assert_allclose(as_dense(sparse.matmul(x, sparse.to_sparse_coo(
+        dense_t(y), 2))), xr @ y)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_int32_indices_stay_int32_and_int64_wins(layout):
+    rng = np.random.default_rng(4)
+    x, xr = make(layout, (6, 5), 12, rng, index_dtype=np.int32)
+    y, yr = make(layout, (5, 4), 9, rng, index_dtype=np.int32)
+    z, zr = make(layout, (5, 4), 9, rng, index_dtype=np.int64)
+    index = (lambda t: t.indices()) if layout == "coo" else (lambda t: t.crows())
+    out = sparse.matmul(x, y)
+    assert index(x).dtype == np.int32 and index(out).dtype == np.int32
+    np.testing.assert_allclose(as_dense(out), xr @ yr)
+    assert index(sparse.matmul(x, z)).dtype == np.int64
+
+
+def test_mixed_dtypes_promote_and_integers_stay_exact():
+    x = sparse.sparse_coo_tensor([[0, 1], [1, 0]], np.array([2**40, 3], np.int64), [2, 2])
+    y = np.array([[1, 2], [2**20, 5]], np.int64)
+    out = sparse.matmul(x, dense_t(y))
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out.numpy(), np.array([[0, 2**40], [3, 0]]) @ y)
+    f = sparse.matmul(x.to_sparse_csr(), dense_t(y.astype(np.float32)))
+    assert f.dtype == np.float64
+
+
+def test_cancelling_products_stay_stored_unlike_scipy():
+    x = sparse.sparse_csr_tensor([0, 2], [0, 1], [1.0, 1.0], [1, 2])
+    y = sparse.sparse_csr_tensor([0, 1, 2], [0, 0], [1.0, -1.0], [2, 1])
+    out = sparse.matmul(x, y)
+    assert out.nnz() == 1 and out.values().numpy().tolist() == [0.0]
+    assert (x.to_scipy() @ y.to_scipy()).nnz == 0
+    x0 = sparse.sparse_coo_tensor([[0, 1], [1, 0]], [0.0, 5.0], [2, 2])   # a stored zero
+    assert sparse.matmul(x0, x0).nnz() == 2
+
+
+def test_stored_zeros_keep_the_structural_pattern_in_every_row():
+    rng = np.random.default_rng(15)
+    indices, values = random_coo((60, 40), 300, rng)
+    values[rng.random(300) < 0.1] = 0.0            # stored zeros: their products cancel
+    x = sparse.sparse_coo_tensor(indices, values, [60, 40]).to_sparse_csr()
+    yi, yv = random_coo((40, 50), 250, rng)
+    y = sparse.sparse_coo_tensor(yi, yv, [40, 50]).to_sparse_csr()
+    out = sparse.matmul(x, y)
+    structure = (dense_of(indices, np.ones(300), (60, 40)) @ dense_of(yi, np.ones(250),
+                                                                     (40, 50))) > 0
+    got = out.to_sparse_coo().indices().numpy()
+    assert out.nnz() == structure.sum() > (x.to_scipy() @ y.to_scipy()).nnz
+    assert structure[tuple(got)].all()
+    np.testing.assert_allclose(as_dense(out), dense_of(indices, values, (60, 40))
+                               @ dense_of(yi, yv, (40, 50)), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("lx", LAYOUTS)
+@pytest.mark.parametrize("ly", LAYOUTS)
+def test_scipy_parity_2d(lx, ly):
+    rng = np.random.default_rng(5)
+    x, _ = make(lx, (30, 20), 80, rng)
+    y, _ = make(ly, (20, 25), 60, rng)
+    sx, sy = sp.csr_array(x.to_scipy()), sp.csr_array(y.to_scipy())
+    out = sparse.matmul(x, y)
+    np.testing.assert_allclose(as_dense(out), (sx @ sy).toarray(), rtol=1e-12, atol=1e-12)
+    assert out.nnz() >= (sx @ sy).nnz
+    d = rand((20, 7), rng)
+    np.testing.assert_allclose(sparse.matmul(x, dense_t(d)).numpy(), sx @ d, rtol=1e-12)
+
+
+def test_coo_with_dense_dims_is_its_logical_matrix():
+    x = sparse.sparse_coo_tensor([[0, 2, 0]], [[1.0, 2.0], [3.0, 4.0], [5.0, 0.0]], [3, 2])
+    xr = np.array([[6.0, 2.0], [0.0, 0.0], [3.0, 4.0]])
+    y = rand((2, 4), RNG)
+    np.testing.assert_allclose(sparse.matmul(x, dense_t(y)).numpy(), xr @ y)
+    left = rand((4, 3), RNG)
+    np.testing.assert_allclose(sparse.matmul(dense_t(left), x).numpy(), left @ xr)
+    out = sparse.matmul(x, sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 1.0], [2, 2]))
+    assert out.sparse_dim() == 2
+    np.testing.assert_allclose(as_dense(out), xr @ np.array([[0.0, 1.0], [1.0, 0.0]]))
+
+
+def test_matmul_operator():
+    x, xr = make("csr", (4, 3), 6, RNG)
+    y = rand((3, 2), RNG)
+    np.testing.assert_allclose((x @ dense_t(y)).numpy(), xr @ y)
+    left = rand((2, 4), RNG)
+    np.testing.assert_allclose((dense_t(left) @ x).numpy(), left @ xr)
+    np.testing.assert_allclose(as_dense(x @ sparse.to_sparse_coo(dense_t(y), 2)), xr @ y)
+
+
+# ---------------------------------------------------------------- mv, addmm
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", [(5, 4), (3, 5, 4), (3, 0)])
+def test_mv(layout, shape):
+    rng = np.random.default_rng(6)
+    x, xr = make(layout, shape, 9, rng)
+    v = rand(shape[:-2] + shape[-1:], rng)
+    out = sparse.mv(x, dense_t(v))
+    assert out.shape == list(shape[:-1])
+    np.testing.assert_allclose(out.numpy(), (xr @ v[..., None])[..., 0])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("xs,ys", SHAPES[:3])
+def test_addmm_dense_input(layout, xs, ys):
+    rng = np.random.default_rng(8)
+    x, xr = make(layout, xs, 9, rng)
+    y, inp = rand(ys, rng), rand(xs[:-1] + ys[-1:], rng)
+    out = sparse.addmm(dense_t(inp), x, dense_t(y), beta=0.5, alpha=-2.0)
+    assert out.layout == "dense"
+    np.testing.assert_allclose(out.numpy(), 0.5 * inp - 2.0 * (xr @ y))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("xs,ys", SHAPES[:3])
+def test_addmm_all_sparse_is_the_union(layout, xs, ys):
+    rng = np.random.default_rng(9)
+    x, xr = make(layout, xs, 9, rng)
+    y, yr = make(layout, ys, 7, rng)
+    inp, ir = make(layout, xs[:-1] + ys[-1:], 6, rng)
+    out = sparse.addmm(inp, x, y, beta=3.0, alpha=0.25)
+    assert out.layout == inp.layout
+    np.testing.assert_allclose(as_dense(out), 3.0 * ir + 0.25 * (xr @ yr))
+    coords = out.to_sparse_coo().indices().numpy()
+    keys = np.ravel_multi_index(tuple(coords), out.shape)
+    assert np.all(np.diff(keys) > 0)   # each coordinate once, sorted
+
+
+# ---------------------------------------------------------------- masked_matmul
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("xs,ys", SHAPES)
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_masked_matmul_has_mask_pattern_as_a_set(layout, xs, ys, index_dtype):
+    rng = np.random.default_rng(10)
+    out_shape = xs[:-1] + ys[-1:]
+    mask, _ = make(layout, out_shape, 12, rng, index_dtype=index_dtype)
+    x, y = rand(xs, rng), rand(ys, rng)
+    out = sparse.masked_matmul(dense_t(x), dense_t(y), mask)
+    coo = mask.to_sparse_coo() if layout == "csr" else mask
+    where = np.zeros(out_shape, bool)
+    where[tuple(coo.indices().numpy())] = True
+    assert out.layout == mask.layout and out.nnz() == where.sum()
+    np.testing.assert_allclose(as_dense(out), np.where(where, x @ y, 0.0), rtol=1e-12,
+                               atol=1e-12)
+    index = out.indices() if layout == "coo" else out.crows()
+    assert index.dtype == np.dtype(index_dtype)
+    if layout == "coo":
+        assert out.is_coalesced()
+
+
+# ---------------------------------------------------------------- errors
+def test_errors_name_the_op_before_any_work():
+    x, _ = make("csr", (4, 3), 5, RNG)
+    c3, _ = make("csr", (2, 4, 3), 5, RNG)
+    v1 = sparse.sparse_coo_tensor([[0, 2]], [1.0, 2.0], [3])
+    d = dense_t(np.ones((3, 2)))
+    with pytest.raises(TypeError, match="matmul: x and y are both dense"):
+        sparse.matmul(d, dense_t(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="matmul: x has shape \\[3\\].*1-D"):
+        sparse.matmul(v1, d)
+    with pytest.raises(ValueError, match="matmul: inner dims differ"):
+        sparse.matmul(x, dense_t(np.ones((4, 2))))
+    with pytest.raises(ValueError, match="batch sizes differ"):
+        sparse.matmul(c3, dense_t(np.ones((3, 3, 2))))
+    with pytest.raises(ValueError, match="both be 2-D or both be batched"):
+        sparse.matmul(c3, d)
+    with pytest.raises(TypeError, match="matmul: y has dtype float16"):
+        sparse.matmul(x, dense_t(np.ones((3, 2), np.float16)))
+    with pytest.raises(TypeError, match="mv: x must be sparse"):
+        sparse.mv(d, dense_t(np.ones(2)))
+    with pytest.raises(ValueError, match="mv: vec has shape"):
+        sparse.mv(x, dense_t(np.ones((3, 1))))
+    with pytest.raises(TypeError, match="addmm: layouts"):
+        sparse.addmm(dense_t(np.ones((4, 2))), x, x.to_sparse_coo())
+    with pytest.raises(ValueError, match="addmm: input has shape \\[1, 2\\].*not broadcast"):
+        sparse.addmm(dense_t(np.ones((1, 2))), x, d)
+    with pytest.raises(TypeError, match="addmm: beta 0.5 is not a whole number"):
+        sparse.addmm(dense_t(np.ones((4, 2), np.int64)),
+                     sparse.sparse_coo_tensor([[0], [0]], np.array([1], np.int64), [4, 3]),
+                     dense_t(np.ones((3, 2), np.int64)), beta=0.5)
+    with pytest.raises(TypeError, match="masked_matmul: x and y must be dense and mask sparse"):
+        sparse.masked_matmul(d, d, dense_t(np.ones((3, 3))))
+    with pytest.raises(ValueError, match="masked_matmul: mask has shape \\[4, 3\\]"):
+        sparse.masked_matmul(dense_t(np.ones((3, 2))), dense_t(np.ones((2, 2))), x)
+
+
+def test_infer_meta_needs_no_data():
+    x = MetaTensor((3, 4, 5), np.float32, "sparse_csr")
+    y = MetaTensor((3, 5, 2), np.float64)
+    out = sparse.matmul.infer_meta(x, y)
+    assert out.shape == (3, 4, 2) and out.dtype == np.float64 and out.layout == "dense"
+    s = sparse.matmul.infer_meta(MetaTensor((4, 5), np.float32, "sparse_coo", sparse_dim=2),
+                                 MetaTensor((5, 6), np.float32, "sparse_csr"))
+    assert s.layout == "sparse_coo" and s.shape == (4, 6) and s.sparse_dim == 2
+    assert sparse.mv.infer_meta(x, MetaTensor((3, 5), np.float32)).shape == (3, 4)
+    m = sparse.masked_matmul.infer_meta(MetaTensor((4, 2), np.float32),
+                                        MetaTensor((2, 6), np.float32),
+                                        MetaTensor((4, 6), np.float32, "sparse_csr"))
+    assert m.layout == "sparse_csr" and m.shape == (4, 6)
+    a = sparse.addmm.infer_meta(MetaTensor((4, 6), np.float32),
+                                MetaTensor((4, 5), np.float32, "sparse_coo", sparse_dim=2),
+                                MetaTensor((5, 6), np.float32), 2.0, 1.0)
+    assert a.layout == "dense" and a.shape == (4, 6)
+
+
+# ---------------------------------------------------------------- gradients
+def _fd(loss, arrays, k, eps=1e-6):
+    """Central differences of ``loss`` w.r.t. every element of ``arrays[k]`` (complex:
+    d/dRe + i d/dIm)."""
+    base = arrays[k]
+    grad = np.zeros_like(base)
+    for i in np.ndindex(base.shape):
+        steps = [1.0] + ([1j] if base.dtype.kind == "c" else [])
+        for step in steps:
+            plus = [a.copy() for a in arrays]
+            minus = [a.copy() for a in arrays]
+            plus[k][i] += eps * step
+            minus[k][i] -= eps * step
+            d = (loss(plus) - loss(minus)) / (2 * eps)
+            grad[i] += d * (1 if step == 1.0 else 1j)
+    return grad
+
+
+class Operand:
+    """A tensor argument rebuilt from a perturbable array (values of a sparse one)."""
+
+    def __init__(self, kind, shape, nnz, rng, dtype):
+        self.kind = kind
+        if kind == "dense":
+            self.array = rand(shape, rng, dtype)
+        else:
+            self.indices, self.array = random_coo(shape, nnz, rng, dtype)
+            self.shape = shape
+
+    def tensor(self, array, grad=False):
+        if self.kind == "dense":
+            return dense_t(array, grad)
+        coo = sparse.sparse_coo_tensor(self.indices, array, list(self.shape))
+        if self.kind == "coo":
+            return sparse.sparse_coo_tensor(self.indices, array, list(self.shape),
+                                            stop_gradient=not grad)
+        c = coo.to_sparse_csr()
+        return sparse.sparse_csr_tensor(c.crows(), c.cols(), c.values(), list(self.shape),
+                                        stop_gradient=not grad)
+
+    def grad_of(self, t):
+        """The gradient in the order of ``self.array`` (CSR stores rows sorted)."""
+        if self.kind != "csr":
+            return t.grad.numpy() if self.kind == "dense" else t.grad.values().numpy()
+        order = _csr_order(self.indices, self.shape)
+        out = np.empty_like(self.array)
+        out[order] = t.grad.values().numpy()
+        return out
+
+
+def _csr_order(indices, shape):
+    """The storage order to_sparse_csr gives COO entries: stable by (batch, row)."""
+    keys = indices[0] * shape[1] + indices[1] if len(shape) == 3 else indices[0]
+    return np.argsort(keys, kind="stable")
+
+
+def check_grads(fn, operands, out_shape, dtype, rng):
+    w = rand(out_shape, rng, dtype)
+
+    def loss(arrays):
+        out = fn(*[o.tensor(a) for o, a in zip(operands, arrays)])
+        return np.real(np.sum(np.conj(w) * as_dense(out)))
+    arrays = [o.array for o in operands]
+    tensors = [o.tensor(a, grad=True) for o, a in zip(operands, arrays)]
+    fn(*tensors).backward(dense_t(w))
+    for k, (o, t) in enumerate(zip(operands, tensors)):
+        assert t.grad.layout == t.layout
+        np.testing.assert_allclose(o.grad_of(t), _fd(loss, arrays, k), rtol=1e-6, atol=1e-6)
+
+
+GRAD_CASES = [("coo", "dense"), ("csr", "dense"), ("dense", "coo"), ("dense", "csr"),
+              ("coo", "coo"), ("csr", "csr"), ("coo", "csr"), ("csr", "coo")]
+
+
+@pytest.mark.parametrize("kx,ky", GRAD_CASES)
+@pytest.mark.parametrize("xs,ys", [((4, 3), (3, 5)), ((2, 3, 4), (2, 4, 2))])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=str)
+def test_matmul_gradients_by_finite_differences(kx, ky, xs, ys, dtype):
+    rng = np.random.default_rng(11)
+    ops = [Operand(kx, xs, 7, rng, dtype), Operand(ky, ys, 6, rng, dtype)]
+    check_grads(sparse.matmul, ops, xs[:-1] + ys[-1:], dtype, rng)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=str)
+def test_mv_and_masked_matmul_gradients(layout, dtype):
+    rng = np.random.default_rng(12)
+    check_grads(sparse.mv, [Operand(layout, (4, 3), 7, rng, dtype),
+                            Operand("dense", (3,), 0, rng, dtype)], (4,), dtype, rng)
+    mask, _ = make(layout, (2, 4, 5), 9, rng)
+
+    def masked(x, y):
+        return sparse.masked_matmul(x, y, mask)
+    check_grads(masked, [Operand("dense", (2, 4, 3), 0, rng, dtype),
+                         Operand("dense", (2, 3, 5), 0, rng, dtype)], (2, 4, 5), dtype, rng)
+
+
+@pytest.mark.parametrize("kinds", [("dense", "coo", "dense"), ("dense", "csr", "dense"),
+                                   ("coo", "coo", "coo"), ("csr", "csr", "csr")])
+def test_addmm_gradients(kinds):
+    rng = np.random.default_rng(13)
+    ops = [Operand(kinds[0], (4, 5), 6, rng, np.float64),
+           Operand(kinds[1], (4, 3), 7, rng, np.float64),
+           Operand(kinds[2], (3, 5), 6, rng, np.float64)]
+
+    def addmm(i, x, y):
+        return sparse.addmm(i, x, y, beta=0.5, alpha=-1.5)
+    check_grads(addmm, ops, (4, 5), np.float64, rng)
+
+
+def test_sparse_gradient_keeps_duplicates_and_storage_order():
+    x = sparse.sparse_coo_tensor([[1, 0, 1], [2, 0, 2]], [1.0, 2.0, 3.0], [2, 3],
+                                 stop_gradient=False)
+    y = np.arange(6.0).reshape(3, 2)
+    sparse.matmul(x, dense_t(y)).backward(dense_t(np.array([[1.0, 0.0], [0.0, 1.0]])))
+    np.testing.assert_array_equal(x.grad.indices().numpy(), [[1, 0, 1], [2, 0, 2]])
+    np.testing.assert_array_equal(x.grad.values().numpy(), [y[2, 1], y[0, 0], y[2, 1]])
+
+
+# ---------------------------------------------------------------- determinism
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_bit_identical_on_one_and_two_threads(layout, monkeypatch):
+    rng = np.random.default_rng(14)
+    x, _ = make(layout, (3000, 2000), 120000, rng, np.float32)
+    y, _ = make(layout, (2000, 1500), 60000, rng, np.float32)
+    d = dense_t(rand((2000, 16), rng, np.float32))
+    a, b = dense_t(rand((3000, 16), rng, np.float32)), dense_t(rand((16, 2000), rng, np.float32))
+
+    def run():
+        xg = sparse.sparse_coo_tensor(x.to_sparse_coo().indices(), x.to_sparse_coo().values(),
+                                      x.shape, stop_gradient=False)
+        out = sparse.matmul(xg, d)
+        out.backward(dense_t(np.ones(out.shape, np.float32)))
+        return [out.numpy(), xg.grad.values().numpy(), as_dense(sparse.matmul(x, y)),
+                sparse.masked_matmul(a, b, x).values().numpy(),
+                sparse.matmul(dense_t(rand((5, 3000), np.random.default_rng(0), np.float32)),
+                              x).numpy()]
+    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "1")
+    one = run()
+    monkeypatch.setenv("PHISPARSE_NUM_THREADS", "2")
+    two, again = run(), run()
+    for p, q, r in zip(one, two, again):
+        assert p.tobytes() == q.tobytes() == r.tobytes()
+
+
+def test_readme_sparse_linear_layer_example():
+    """The README's worked example runs and prints what the README says."""
+    import pathlib
+    text = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = text[text.index("## Sparse matmul"):]
+    code = section[section.index("```python\n") + 10:section.index("```\n", 10)]
+    printed = []
+    exec(compile(code, "README.md", "exec"), {"print": lambda *args: printed.append(args)})
+    assert printed == [(0, 31.345615), (20, 4.8e-05), (40, 0.0), (True,)]
