@@ -53,5 +53,7 @@ def _register(table, make):
             register_kernel(entry.name + "_grad", backends=BACKENDS, dtypes=ALL)(backward)
 
 
-_register(UNARY, _unary_kernels)
+# dense.pow is the binary op; the unary pow(x, factor) of the table is sparse-only
+# (its kernels are pow_coo / pow_csr), so it is not registered here under the same name.
+_register({k: v for k, v in UNARY.items() if k not in BINARY}, _unary_kernels)
 _register(BINARY, _binary_kernels)
