@@ -61,17 +61,24 @@ def _tensor(a, be, stop_gradient=True):
     return dense.to_tensor(be.asarray(a), stop_gradient=stop_gradient)
 
 
+def _coo(inp, be):
+    return sparse.sparse_coo_tensor(be.asarray(inp["indices"]), be.asarray(inp["values"]),
+                                    list(inp["shape"]))
+
+
+def _csr(m, be, prefix=""):
+    """The CSR tensor of ``m``'s ``{prefix}crows``, ``cols`` and ``values`` (shape ``shape``)."""
+    return sparse.sparse_csr_tensor(*(be.asarray(m[prefix + k])
+                                      for k in ("crows", "cols", "values")), list(m["shape"]))
+
+
 def coo_reshape(inp, be):
-    x = sparse.sparse_coo_tensor(be.asarray(inp["indices"]), be.asarray(inp["values"]),
-                                 list(inp["shape"]))
-    new = list(inp["new_shape"])
+    x, new = _coo(inp, be), list(inp["new_shape"])
     return Case(lambda: sparse.reshape(x, new))
 
 
 def csr_reshape(inp, be):
-    x = sparse.sparse_csr_tensor(be.asarray(inp["crows"]), be.asarray(inp["cols"]),
-                                 be.asarray(inp["values"]), list(inp["shape"]))
-    new = list(inp["new_shape"])
+    x, new = _csr(inp, be), list(inp["new_shape"])
     return Case(lambda: sparse.reshape(x, new))
 
 
@@ -94,15 +101,8 @@ def arith(op):
     return factory
 
 
-def _csr(m, be):
-    return sparse.sparse_csr_tensor(be.asarray(m["crows"]), be.asarray(m["cols"]),
-                                    be.asarray(m["values"]), list(m["shape"]))
-
-
 def coo_transpose(inp, be):
-    x = sparse.sparse_coo_tensor(be.asarray(inp["indices"]), be.asarray(inp["values"]),
-                                 list(inp["shape"]))
-    perm = list(inp["perm"])
+    x, perm = _coo(inp, be), list(inp["perm"])
     return Case(lambda: sparse.transpose(x, perm))
 
 
@@ -157,11 +157,6 @@ def backward(op):
             return x.grad
         return Case(run, x.clear_grad)
     return factory
-
-
-def _csr(inp, be, prefix=""):
-    return sparse.sparse_csr_tensor(*(be.asarray(inp[prefix + k])
-                                      for k in ("crows", "cols", "values")), list(inp["shape"]))
 
 
 def matmul(inp, be):
