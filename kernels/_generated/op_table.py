@@ -475,7 +475,7 @@ def _meta_dense_add(x, y):
 def _backward_dense_add(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('dense', 'add_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'dense', 'add_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -510,7 +510,7 @@ def _meta_dense_subtract(x, y):
 def _backward_dense_subtract(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('dense', 'subtract_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'dense', 'subtract_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -545,7 +545,7 @@ def _meta_dense_multiply(x, y):
 def _backward_dense_multiply(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('dense', 'multiply_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'dense', 'multiply_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -583,7 +583,7 @@ def _meta_dense_divide(x, y):
 def _backward_dense_divide(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('dense', 'divide_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'dense', 'divide_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -618,7 +618,7 @@ def _meta_dense_pow(x, y):
 def _backward_dense_pow(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('dense', 'pow_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'dense', 'pow_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -650,7 +650,7 @@ def _meta_dense_maximum(x, y):
 def _backward_dense_maximum(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('dense', 'maximum_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'dense', 'maximum_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -682,7 +682,7 @@ def _meta_dense_minimum(x, y):
 def _backward_dense_minimum(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('dense', 'minimum_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'dense', 'minimum_grad', node.saved['x'], node.saved['y'], node.saved['out'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -884,7 +884,7 @@ def _meta_dense_matmul(x, y, transpose_x, transpose_y):
 def _backward_dense_matmul(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('dense', 'matmul_grad', node.saved['x'], node.saved['y'], out_grad, node.attrs['transpose_x'], node.attrs['transpose_y'])
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'dense', 'matmul_grad', node.saved['x'], node.saved['y'], out_grad, node.attrs['transpose_x'], node.attrs['transpose_y'])
     return {'x': _0, 'y': _1}
 
 
@@ -1348,72 +1348,72 @@ def _meta_dense_matmul_grad(x, y, out_grad, transpose_x, transpose_y):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.transpose_grad  (yaml/backward.yaml:106)
+# dense.transpose_grad  (yaml/backward.yaml:107)
 def _invoke_dense_transpose_grad(x, out_grad, perm):
     return _d.call('dense', 'transpose', out_grad, _resolve('inverse_perm')(perm, x.ndim))
 
 
-# dense.squeeze_grad  (yaml/backward.yaml:113)
+# dense.squeeze_grad  (yaml/backward.yaml:114)
 def _invoke_dense_squeeze_grad(x, out_grad):
     return _d.call('dense', 'reshape_grad', x, out_grad)
 
 
-# dense.unsqueeze_grad  (yaml/backward.yaml:120)
+# dense.unsqueeze_grad  (yaml/backward.yaml:121)
 def _invoke_dense_unsqueeze_grad(x, out_grad):
     return _d.call('dense', 'reshape_grad', x, out_grad)
 
 
-# dense.flatten_grad  (yaml/backward.yaml:127)
+# dense.flatten_grad  (yaml/backward.yaml:128)
 def _invoke_dense_flatten_grad(x, out_grad):
     return _d.call('dense', 'reshape_grad', x, out_grad)
 
 
-# dense.concat_grad  (yaml/backward.yaml:134)
+# dense.concat_grad  (yaml/backward.yaml:135)
 def _meta_dense_concat_grad(xs, out_grad, axis):
     return _im.list_grad_infer_meta(xs)
 
 
-# dense.stack_grad  (yaml/backward.yaml:147)
+# dense.stack_grad  (yaml/backward.yaml:148)
 def _meta_dense_stack_grad(xs, out_grad, axis):
     return _im.list_grad_infer_meta(xs)
 
 
-# dense.slice_grad  (yaml/backward.yaml:160)
+# dense.slice_grad  (yaml/backward.yaml:161)
 def _meta_dense_slice_grad(x, out_grad, axes, starts, ends):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.strided_slice_grad  (yaml/backward.yaml:173)
+# dense.strided_slice_grad  (yaml/backward.yaml:174)
 def _meta_dense_strided_slice_grad(x, out_grad, axes, starts, ends, strides):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.index_select_grad  (yaml/backward.yaml:186)
+# dense.index_select_grad  (yaml/backward.yaml:187)
 def _invoke_dense_index_select_grad(x, index, out_grad, axis):
     return _d.call('dense', 'gather_grad', x, index, out_grad, axis)
 
 
-# dense.mean_grad  (yaml/backward.yaml:193)
+# dense.mean_grad  (yaml/backward.yaml:194)
 def _meta_dense_mean_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.max_grad  (yaml/backward.yaml:206)
+# dense.max_grad  (yaml/backward.yaml:207)
 def _meta_dense_max_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.min_grad  (yaml/backward.yaml:218)
+# dense.min_grad  (yaml/backward.yaml:219)
 def _meta_dense_min_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.prod_grad  (yaml/backward.yaml:230)
+# dense.prod_grad  (yaml/backward.yaml:231)
 def _meta_dense_prod_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.cast_grad  (yaml/backward.yaml:242)
+# dense.cast_grad  (yaml/backward.yaml:243)
 def _meta_dense_cast_grad(x, out_grad, dtype):
     return _im.unchanged_infer_meta(x)
 
@@ -1663,7 +1663,7 @@ def _meta_sparse_add(x, y):
 def _backward_sparse_add(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('sparse', 'add_grad', node.saved['x'], node.saved['y'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'sparse', 'add_grad', node.saved['x'], node.saved['y'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -1687,7 +1687,7 @@ def _meta_sparse_subtract(x, y):
 def _backward_sparse_subtract(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('sparse', 'subtract_grad', node.saved['x'], node.saved['y'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'sparse', 'subtract_grad', node.saved['x'], node.saved['y'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -1711,7 +1711,7 @@ def _meta_sparse_multiply(x, y):
 def _backward_sparse_multiply(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('sparse', 'multiply_grad', node.saved['x'], node.saved['y'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'sparse', 'multiply_grad', node.saved['x'], node.saved['y'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -1738,7 +1738,7 @@ def _meta_sparse_divide(x, y):
 def _backward_sparse_divide(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('sparse', 'divide_grad', node.saved['x'], node.saved['y'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'sparse', 'divide_grad', node.saved['x'], node.saved['y'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -2403,7 +2403,7 @@ def _meta_sparse_matmul(x, y):
 def _backward_sparse_matmul(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('sparse', 'matmul_grad', node.saved['x'], node.saved['y'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'sparse', 'matmul_grad', node.saved['x'], node.saved['y'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -2439,7 +2439,7 @@ def _meta_sparse_mv(x, vec):
 def _backward_sparse_mv(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('sparse', 'mv_grad', node.saved['x'], node.saved['vec'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'sparse', 'mv_grad', node.saved['x'], node.saved['vec'], out_grad)
     return {'x': _0, 'vec': _1}
 
 
@@ -2472,7 +2472,7 @@ def _meta_sparse_addmm(input, x, y, beta, alpha):
 def _backward_sparse_addmm(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1, _2,) = _d.call('sparse', 'addmm_grad', node.saved['input'], node.saved['x'], node.saved['y'], out_grad, node.attrs['beta'], node.attrs['alpha'])
+    (_0, _1, _2,) = _d.call_masked(node.grad_mask((0, 1, 2)), 'sparse', 'addmm_grad', node.saved['input'], node.saved['x'], node.saved['y'], out_grad, node.attrs['beta'], node.attrs['alpha'])
     return {'input': _0, 'x': _1, 'y': _2}
 
 
@@ -2505,7 +2505,7 @@ def _meta_sparse_masked_matmul(x, y, mask):
 def _backward_sparse_masked_matmul(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('sparse', 'masked_matmul_grad', node.saved['x'], node.saved['y'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((0, 1)), 'sparse', 'masked_matmul_grad', node.saved['x'], node.saved['y'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -2579,52 +2579,52 @@ def _meta_sparse_add_grad(x, y, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# sparse.subtract_grad  (yaml/sparse_backward.yaml:172)
+# sparse.subtract_grad  (yaml/sparse_backward.yaml:173)
 def _meta_sparse_subtract_grad(x, y, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# sparse.multiply_grad  (yaml/sparse_backward.yaml:183)
+# sparse.multiply_grad  (yaml/sparse_backward.yaml:185)
 def _meta_sparse_multiply_grad(x, y, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# sparse.divide_grad  (yaml/sparse_backward.yaml:194)
+# sparse.divide_grad  (yaml/sparse_backward.yaml:197)
 def _meta_sparse_divide_grad(x, y, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# sparse.sum_grad  (yaml/sparse_backward.yaml:205)
+# sparse.sum_grad  (yaml/sparse_backward.yaml:209)
 def _meta_sparse_sum_grad(x, out_grad, axis, dtype, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.softmax_grad  (yaml/sparse_backward.yaml:216)
+# sparse.softmax_grad  (yaml/sparse_backward.yaml:220)
 def _meta_sparse_softmax_grad(x, out, out_grad, axis):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.cast_grad  (yaml/sparse_backward.yaml:227)
+# sparse.cast_grad  (yaml/sparse_backward.yaml:231)
 def _meta_sparse_cast_grad(x, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.matmul_grad  (yaml/sparse_backward.yaml:238)
+# sparse.matmul_grad  (yaml/sparse_backward.yaml:242)
 def _meta_sparse_matmul_grad(x, y, out_grad):
     return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, y)
 
 
-# sparse.mv_grad  (yaml/sparse_backward.yaml:250)
+# sparse.mv_grad  (yaml/sparse_backward.yaml:255)
 def _meta_sparse_mv_grad(x, vec, out_grad):
     return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, vec)
 
 
-# sparse.addmm_grad  (yaml/sparse_backward.yaml:262)
+# sparse.addmm_grad  (yaml/sparse_backward.yaml:268)
 def _meta_sparse_addmm_grad(input, x, y, out_grad, beta, alpha):
     return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(input, x, y)
 
 
-# sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:275)
+# sparse.masked_matmul_grad  (yaml/sparse_backward.yaml:282)
 def _meta_sparse_masked_matmul_grad(x, y, out_grad):
     return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, y)
 

@@ -1,6 +1,7 @@
 """Cross-checks between YAML entries and the code they name."""
 import ast
 import importlib
+import inspect
 
 from ..core import registry
 from ..core.resolve import is_name, resolve_function
@@ -27,6 +28,8 @@ def check_all(defs):
             _check_backward_link(op, table)
         if op.is_backward:
             _check_backward_entry(op, table)
+        if op.optional_grads:
+            _check_optional_grads(op)
         if op.invoke:
             _check_invoke(op, table, roots)
         if op.sbp:
@@ -86,6 +89,23 @@ def _check_backward_entry(op, table):
     for name in op.no_need_buffer:
         if name not in set(inputs) | set(fwd.outputs):
             raise _err(op, f"no_need_buffer '{name}' is not a forward Tensor")
+
+
+def _check_optional_grads(op):
+    """``optional_grads``: two or more single gradients, each kernel taking ``grad_mask``."""
+    if op.invoke or len(op.outputs) < 2 or op.list_outputs:
+        raise _err(op, "optional_grads needs a kernel with two or more Tensor gradient "
+                       "outputs (a mask over one gradient, or over an invoke, saves nothing)")
+    for sig in op.kernels:
+        for fn in registry.functions(sig.func):
+            if "grad_mask" not in inspect.signature(fn).parameters:
+                raise _err(op, f"optional_grads: kernel '{sig.func}' ({_qualname(fn)}) takes "
+                               "no 'grad_mask' argument")
+
+
+def _qualname(fn):
+    fn = getattr(fn, "func", fn)            # a functools.partial
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
 
 
 def _check_invoke(op, table, roots):

@@ -94,10 +94,16 @@ def _backward_fn(op, bwd):
     got = "result" if len(outs) == 1 else "(" + ", ".join(f"_{i}" for i in range(len(outs))) + ",)"
     ret = ("{" + ", ".join(f"{n!r}: result" if len(outs) == 1 else f"{n!r}: _{i}"
                            for i, n in enumerate(outs)) + "}")
+    head = f"_d.call({op.namespace!r}, {bwd.name!r}, "
+    if bwd.optional_grads:
+        # which inputs need a gradient, by their position among the forward's Tensors
+        where = [a.name for a in op.tensor_args]
+        head = (f"_d.call_masked(node.grad_mask({_tuple([where.index(n) for n in outs])}), "
+                f"{op.namespace!r}, {bwd.name!r}, ")
     return (f"def _backward_{_ident(op)}(node, {', '.join(grads)}):\n"
             f"    if {' and '.join(g + ' is None' for g in grads)}:\n"
             f"        return {{}}\n"
-            f"    {got} = _d.call({op.namespace!r}, {bwd.name!r}, {', '.join(call)})\n"
+            f"    {got} = {head}{', '.join(call)})\n"
             f"    return {ret}\n")
 
 

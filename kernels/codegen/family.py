@@ -11,7 +11,8 @@ member is built the same way:
   ``<name>_csr`` from ``kernels.sparse`` and shape rule
   ``sparse_unary_infer_meta``;
 - the backward op ``<name>_grad(x[, y], out, out_grad, params...)``; a binary
-  one sums each gradient back to its input's shape;
+  one sums each gradient back to its input's shape and is ``optional_grads``
+  (it computes only the gradients of inputs that need one);
 - SBP rules: ``S(i) -> S(i)`` (and ``P -> P`` for linear unary ops); for
   binary ops a split of an axis both inputs keep, or of an axis the other
   input broadcasts over (which stays B), plus the table's partial-sum rules.
@@ -125,4 +126,4 @@ def _backward_def(kind, table_entry, args, common):
         kernels=tuple(KernelSig(table_entry.name + sfx + "_grad", (lay,) * (len(tensors) + 2),
                                 (lay,) * len(tensors))
                       for sfx, lay in LAYOUTS[common["namespace"]]),
-        **common)
+        optional_grads=kind == "binary", **common)

@@ -19,7 +19,7 @@ TENSOR_TYPES = ("Tensor", "Tensor[]")
 OP_KEYS = {"op", "args", "output", "infer_meta", "kernel", "backward", "invoke", "doc",
            "module", "sbp", "override"}
 BACKWARD_KEYS = {"backward_op", "forward", "args", "output", "infer_meta", "kernel",
-                 "invoke", "no_need_buffer", "module", "override"}
+                 "invoke", "no_need_buffer", "module", "override", "optional_grads"}
 FILES = (("ops.yaml", "dense", False), ("backward.yaml", "dense", True),
          ("sparse_ops.yaml", "sparse", False), ("sparse_backward.yaml", "sparse", True))
 _ARG_RE = re.compile(r"^(Tensor\[\]|Tensor|IntArray|int|float|bool|str|Scalar|DataType)\s+"
@@ -95,6 +95,7 @@ class OpDef:
     sbp: object = None
     list_outputs: tuple = ()   # outputs declared Tensor[] (the gradients of Tensor[] inputs)
     override: bool = False     # may replace an op of the same name defined elsewhere
+    optional_grads: bool = False  # a backward kernel taking grad_mask (yaml/README.md)
 
     @property
     def tensor_args(self):
@@ -296,9 +297,7 @@ def parse_entry(entry, namespace, is_backward):
     kw = {"list_outputs": tuple(o.name for o in _typed_outputs(fields["output"], True)
                                 if o.is_list)}
     if "override" in fields:
-        if fields["override"].value not in ("true", "false"):
-            raise fields["override"].error("override must be true or false")
-        kw["override"] = fields["override"].value == "true"
+        kw["override"] = _flag(fields["override"], "override")
     has_kernel, has_invoke = "kernel" in fields, "invoke" in fields
     if has_kernel == has_invoke:
         raise entry.error(f"{head} '{name}': give exactly one of 'kernel' or 'invoke'")
@@ -318,6 +317,8 @@ def parse_entry(entry, namespace, is_backward):
         kw["forward"] = parse_forward(fields["forward"]) if "forward" in fields else None
         if kw["forward"] is None:
             raise entry.error(f"backward_op '{name}': missing key 'forward'")
+        if "optional_grads" in fields:
+            kw["optional_grads"] = _flag(fields["optional_grads"], "optional_grads")
         if "no_need_buffer" in fields:
             kw["no_need_buffer"] = _names(fields["no_need_buffer"], "no_need_buffer")
     else:
@@ -331,6 +332,13 @@ def parse_entry(entry, namespace, is_backward):
             kw["sbp"] = parse_sbp(fields["sbp"])
     return OpDef(name=name, namespace=namespace, is_backward=is_backward, args=args,
                  outputs=outputs, file=entry.file, line=entry.line, **kw)
+
+
+def _flag(loc, what):
+    """A ``true`` / ``false`` field."""
+    if loc.value not in ("true", "false"):
+        raise loc.error(f"{what} must be true or false")
+    return loc.value == "true"
 
 
 def _doc(loc):

@@ -50,6 +50,15 @@ class GradNode:
                 "backward(); pass retain_graph=True to the first backward() to keep it")
         return self.spec.backward_fn(self, *out_grads)
 
+    def grad_mask(self, positions):
+        """For the tensor inputs at ``positions``: does each need a gradient?
+
+        Read when the backward runs, as :func:`_route` decides where gradients
+        go; the generated backward of an ``optional_grads`` op passes it on.
+        """
+        inputs = self.inputs
+        return tuple(_tracked(inputs[i]) for i in positions)
+
     def free(self):
         """Drop what the node holds (saved tensors, attributes, edges to its inputs).
 

@@ -63,6 +63,31 @@ def get_op(namespace, name):
 def call(namespace, name, *args, **kwargs):
     """Run op ``namespace.name``; arguments by YAML position or by name."""
     spec = get_op(namespace, name)
+    values = _arguments(spec, args, kwargs)
+    n = len(spec.tensor_args)
+    return run(spec, values[:n], values[n:], metas_ok=True)
+
+
+def call_masked(grad_mask, namespace, name, *args):
+    """:func:`call` of a backward op declared ``optional_grads`` (yaml/README.md).
+
+    ``grad_mask`` holds one bool per gradient output: the kernel computes
+    only the gradients marked True and returns None for the others (Paddle's
+    phi backward kernels skip a null gradient output; PyTorch passes
+    ``output_mask``).  All True is a plain call; all False runs nothing.
+    """
+    spec = get_op(namespace, name)
+    if all(grad_mask):
+        return call(namespace, name, *args)
+    if not any(grad_mask):
+        return (None,) * len(spec.outputs)
+    values = _arguments(spec, args, {})
+    n = len(spec.tensor_args)
+    return run(spec, values[:n], values[n:], metas_ok=True, grad_mask=tuple(grad_mask))
+
+
+def _arguments(spec, args, kwargs):
+    """``spec``'s argument values in YAML order: positional, then by name, then defaults."""
     values = list(args)
     for a in spec.args[len(values):]:
         if a.name in kwargs:
@@ -73,8 +98,7 @@ def call(namespace, name, *args, **kwargs):
             raise TypeError(f"{spec.name}: missing argument '{a.name}'")
     if kwargs:
         raise TypeError(f"{spec.name}: unexpected arguments {sorted(kwargs)}")
-    n = len(spec.tensor_args)
-    return run(spec, values[:n], values[n:], metas_ok=True)
+    return values
 
 
 # ---------------------------------------------------------------- arguments
@@ -364,13 +388,17 @@ def _canonical(spec, attrs, canonical):
 
 
 # ---------------------------------------------------------------- running
-def run(spec, tensors, attrs, metas_ok=False):
+def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
     """Run ``spec`` on tensor inputs and attribute values (both in YAML order).
 
     The common call (single tensors in, MetaTensors out) takes the short
     path; ``Tensor[]`` arguments and ops without tensor inputs take
     :func:`_run_general`.  A MetaTensor input raises TypeError unless
     ``metas_ok`` (a backward passes them for its no_need_buffer inputs).
+    ``grad_mask`` (from :func:`call_masked`) goes to the kernel as a keyword,
+    and the outputs it returns as None stay None.  Global inputs go to the
+    global runtime without it (every gradient is computed); a generated
+    backward never sends them, since autograd records the local run on the shards.
     """
     ins = tensors
     if spec.general:
@@ -396,7 +424,10 @@ def run(spec, tensors, attrs, metas_ok=False):
         metas.append(t.meta)
     kernel, kernel_attrs, out_metas, classes = _prepared(spec, metas, attrs)
     datas = [t if type(t) is MetaTensor else t._data() for t in ins]
-    result = kernel(*datas, *kernel_attrs)
+    if grad_mask is None:
+        result = kernel(*datas, *kernel_attrs)
+    else:
+        result = kernel(*datas, *kernel_attrs, grad_mask=grad_mask)
     if len(out_metas) == 1 and type(out_metas[0]) is MetaTensor:
         outs = (classes[0]._from_kernel(result, out_metas[0]),)
     else:
@@ -475,6 +506,8 @@ def _datas(t):
 
 
 def _wrap(result, m):
+    if result is None:                     # a gradient its grad_mask did not ask for
+        return None
     if isinstance(m, list):
         return [_wrap(r, i) for r, i in zip(result, m)]
     return layout_class(m.layout)._from_kernel(result, m)

@@ -67,6 +67,11 @@ def has_kernel(name):
     return any(key[0] == name for key in _KERNELS)
 
 
+def functions(name):
+    """The distinct functions registered as kernel ``name`` (any backend, layout, dtype)."""
+    return list({id(fn): fn for key, fn in _KERNELS.items() if key[0] == name}.values())
+
+
 def registered(name):
     """Sorted (backend, layout, dtype) keys registered for kernel ``name``."""
     return sorted((b, lay, str(d)) for n, b, lay, d in _KERNELS if n == name)

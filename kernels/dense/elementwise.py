@@ -3,13 +3,14 @@
 Each entry of :data:`kernels.funcs.elementwise.UNARY` and ``BINARY`` is
 registered as kernel ``<name>`` (and ``<name>_grad`` when differentiable),
 xp-generic for 'cpu' and 'gpu'.  A binary backward sums the broadcast
-gradient back to each input's shape in one place, :func:`sum_to_shape`.
+gradient back to each input's shape in one place, :func:`sum_to_shape`, and
+computes only the gradients its ``grad_mask`` asks for (``optional_grads``).
 """
 
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
-from ..funcs.elementwise import BINARY, UNARY
+from ..funcs.elementwise import BINARY, BOTH, UNARY
 from ..funcs.sum_to_shape import sum_to_shape
 
 BACKENDS = ("cpu", "gpu")
@@ -36,9 +37,12 @@ def _binary_kernels(entry):
     def forward(x, y):
         return entry.fn(xp_of(x), x, y)
 
-    def backward(x, y, out, out_grad):
-        gx, gy = entry.grad(xp_of(out_grad), x, y, out, out_grad)
-        return _as_grad(gx, x), _as_grad(gy, y)
+    def backward(x, y, out, out_grad, grad_mask=BOTH):
+        """Only the gradients ``grad_mask`` asks for: an unneeded one is neither
+        computed nor summed to its input's shape."""
+        gx, gy = entry.grad(xp_of(out_grad), x, y, out, out_grad, grad_mask)
+        return (None if gx is None else _as_grad(gx, x),
+                None if gy is None else _as_grad(gy, y))
     return forward, backward
 
 

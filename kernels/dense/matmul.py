@@ -38,14 +38,20 @@ def _back(xp, g, shape, op_shape, transpose, dtype):
 
 
 @register_kernel("matmul_grad", backends=BACKENDS, dtypes=ALL)
-def matmul_grad(x, y, out_grad, transpose_x=False, transpose_y=False):
-    """dA = g @ B^H and dB = A^H @ g on the 2-D forms, each summed over broadcast batch dims."""
+def matmul_grad(x, y, out_grad, transpose_x=False, transpose_y=False, grad_mask=(True, True)):
+    """dA = g @ B^H and dB = A^H @ g on the 2-D forms, each summed over broadcast batch dims.
+
+    Only the gradients ``grad_mask`` asks for are computed (None for the other).
+    """
     xp, a, b = _operands(x, y, transpose_x, transpose_y)
     sa, sb = matmul_operand_shapes(x.shape, y.shape, transpose_x, transpose_y)
-    a2, b2 = a.reshape(sa), b.reshape(sb)
     g = out_grad.reshape(out_grad.shape[:len(out_grad.shape) - (x.ndim > 1) - (y.ndim > 1)]
                          + (sa[-2], sb[-1]))
-    ga = xp.matmul(g, xp.swapaxes(_conj(xp, b2), -1, -2))
-    gb = xp.matmul(xp.swapaxes(_conj(xp, a2), -1, -2), g)
-    return (_back(xp, ga, x.shape, sa, transpose_x, x.dtype),
-            _back(xp, gb, y.shape, sb, transpose_y, y.dtype))
+    gx = gy = None
+    if grad_mask[0]:
+        ga = xp.matmul(g, xp.swapaxes(_conj(xp, b.reshape(sb)), -1, -2))
+        gx = _back(xp, ga, x.shape, sa, transpose_x, x.dtype)
+    if grad_mask[1]:
+        gb = xp.matmul(xp.swapaxes(_conj(xp, a.reshape(sa)), -1, -2), g)
+        gy = _back(xp, gb, y.shape, sb, transpose_y, y.dtype)
+    return gx, gy

@@ -38,7 +38,10 @@ class Unary:
 
 @dataclass(frozen=True)
 class Binary:
-    """``fn(xp, x, y) -> out``; ``grad(xp, x, y, out, g) -> (x_grad, y_grad)`` or None.
+    """``fn(xp, x, y) -> out``; ``grad(xp, x, y, out, g, need) -> (x_grad, y_grad)`` or None.
+
+    ``need`` (default both) says which gradients to compute: the other one
+    is None and costs nothing (a backward's ``grad_mask``).
 
     ``partial`` lists the SBP rules with partial sums the op admits, e.g.
     ``'P, B -> P'`` for multiply (linear in x).
@@ -164,24 +167,41 @@ UNARY_TABLE = (
 )
 
 
-def _pow_grad(xp, x, y, out, g):
+BOTH = (True, True)
+
+
+def _sides(x_rule, y_rule):
+    """A binary derivative from one rule per input ``rule(xp, x, y, out, g)``, each run
+    only when needed."""
+    def grad(xp, x, y, out, g, need=BOTH):
+        return (x_rule(xp, x, y, out, g) if need[0] else None,
+                y_rule(xp, x, y, out, g) if need[1] else None)
+    return grad
+
+
+def _pow_x(xp, x, y, out, g):
     with quiet(xp, divide="ignore", invalid="ignore"):
-        gx = g * _conj(xp, y * x ** (y - 1))
-        gy = g * _conj(xp, out * xp.log(x))
-    return gx, gy
+        return g * _conj(xp, y * x ** (y - 1))
 
 
-def _divide_grad(xp, x, y, out, g):
+def _pow_y(xp, x, y, out, g):
+    with quiet(xp, divide="ignore", invalid="ignore"):
+        return g * _conj(xp, out * xp.log(x))
+
+
+def _divide_grad(xp, x, y, out, g, need=BOTH):
+    """x_grad = g / conj(y), computed once; y_grad = -x_grad * conj(out)."""
     gx = g / _conj(xp, y)
-    return gx, -gx * _conj(xp, out)
+    return gx if need[0] else None, -gx * _conj(xp, out) if need[1] else None
 
 
 def _pick_grad(x_wins):
     """maximum/minimum: g goes to x where ``x_wins(x, y)``, else to y (Paddle)."""
-    def grad(xp, x, y, out, g):
+    def grad(xp, x, y, out, g, need=BOTH):
         zero = xp.zeros((), g.dtype)
         win = x_wins(x, y)
-        return xp.where(win, g, zero), xp.where(win, zero, g)
+        return (xp.where(win, g, zero) if need[0] else None,
+                xp.where(win, zero, g) if need[1] else None)
     return grad
 
 
@@ -190,14 +210,16 @@ def _binary_ufunc(name):
 
 
 BINARY_TABLE = (
-    Binary("add", _binary_ufunc("add"), lambda xp, x, y, out, g: (g, g), ("P, P -> P",)),
-    Binary("subtract", _binary_ufunc("subtract"), lambda xp, x, y, out, g: (g, -g),
-           ("P, P -> P",)),
+    Binary("add", _binary_ufunc("add"), _sides(lambda xp, x, y, out, g: g,
+                                               lambda xp, x, y, out, g: g), ("P, P -> P",)),
+    Binary("subtract", _binary_ufunc("subtract"),
+           _sides(lambda xp, x, y, out, g: g, lambda xp, x, y, out, g: -g), ("P, P -> P",)),
     Binary("multiply", _binary_ufunc("multiply"),
-           lambda xp, x, y, out, g: (g * _conj(xp, y), g * _conj(xp, x)),
+           _sides(lambda xp, x, y, out, g: g * _conj(xp, y),
+                  lambda xp, x, y, out, g: g * _conj(xp, x)),
            ("P, B -> P", "B, P -> P")),
     Binary("divide", _binary_ufunc("divide"), _divide_grad, ("P, B -> P",)),
-    Binary("pow", _binary_ufunc("power"), _pow_grad),
+    Binary("pow", _binary_ufunc("power"), _sides(_pow_x, _pow_y)),
     Binary("maximum", _binary_ufunc("maximum"), _pick_grad(lambda x, y: x > y)),
     Binary("minimum", _binary_ufunc("minimum"), _pick_grad(lambda x, y: x < y)),
     Binary("equal", _binary_ufunc("equal")),

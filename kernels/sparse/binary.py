@@ -15,7 +15,9 @@ aligned form.  Sparse plus or minus dense is dense.
 A gradient is computed at the output's entries and reduced back to each
 operand: over the output entries its coordinates were broadcast to, over
 broadcast dense dims, and from the summed coordinate to every stored entry
-(duplicates included).  All kernels are xp-generic ('cpu' and 'gpu').
+(duplicates included).  A backward computes only the gradients its
+``grad_mask`` asks for (``optional_grads``).  All kernels are xp-generic
+('cpu' and 'gpu').
 """
 from functools import partial
 from typing import NamedTuple
@@ -27,7 +29,7 @@ from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
-from ..funcs.elementwise import BINARY, quiet, result_dtype
+from ..funcs.elementwise import BINARY, BOTH, quiet, result_dtype
 from .data import (CooData, CsrData, crows_from_keys, csr_coords, fold_dense, index_rows,
                    sum_by_key)
 
@@ -234,12 +236,13 @@ def apply(op, xv, yv, dtype):
         return BINARY[op].fn(xp, xv, yv).astype(dtype, copy=False)
 
 
-def partials(op, g, xv, yv, dtype):
-    """The table's derivative: the output gradient ``g`` pulled back to x and y."""
+def partials(op, g, xv, yv, dtype, need=BOTH):
+    """The table's derivative: the output gradient ``g`` pulled back to x and y
+    (only to those ``need`` marks; None for the other)."""
     xp = xp_of(g)
-    out = apply(op, xv, yv, dtype) if op == "divide" else None
+    out = apply(op, xv, yv, dtype) if op == "divide" and need[1] else None
     with quiet(xp, divide="ignore", invalid="ignore"):
-        return BINARY[op].grad(xp, xv, yv, out, g)
+        return BINARY[op].grad(xp, xv, yv, out, g, need)
 
 
 # ---------------------------------------------------------------- outputs
@@ -312,15 +315,21 @@ def sparse_sparse(op, x, y):
     return coo_out(p.c.keys, values, p.out_shape, p.k, idt, xp)
 
 
-def sparse_sparse_grad(op, x, y, out_grad):
-    """Both operands' gradients, each on its own pattern, entry for entry."""
+def sparse_sparse_grad(op, x, y, out_grad, grad_mask=BOTH):
+    """The operands' gradients ``grad_mask`` asks for, each on its own pattern, entry
+    for entry."""
     p = pair(op, x, y)
-    tx, ty = partials(op, out_grad.values, p.c.xv, p.c.yv, p.dtype)
+    tx, ty = partials(op, out_grad.values, p.c.xv, p.c.yv, p.dtype, grad_mask)
     sshape = p.out_shape[:p.k]
-    xv, yv = x.values, y.values
-    gx = reduce_to(p.a, p.c.keys, sshape, tx, xv.shape).astype(xv.dtype, copy=False)
-    gy = reduce_to(p.b, p.c.keys, sshape, ty, yv.shape).astype(yv.dtype, copy=False)
-    return x._replace(values=gx), y._replace(values=gy)
+    return (_reduced(x, p.a, p.c.keys, sshape, tx), _reduced(y, p.b, p.c.keys, sshape, ty))
+
+
+def _reduced(s, a, keys, sshape, t):
+    """Sparse operand s with gradient ``t`` (None: not asked for) reduced to its entries."""
+    if t is None:
+        return None
+    g = reduce_to(a, keys, sshape, t, s.values.shape)
+    return s._replace(values=g.astype(s.values.dtype, copy=False))
 
 
 # ---------------------------------------------------------------- sparse with dense
@@ -384,7 +393,10 @@ def dense_sparse(op, x, y):
 
 
 def _sparse_grad(s, p, t, out_shape):
-    """Gradient ``t`` at the result's entries, reduced to sparse operand s's entries."""
+    """Gradient ``t`` at the result's entries, reduced to sparse operand s's entries
+    (None when ``t`` is: a gradient not asked for)."""
+    if t is None:
+        return None
     shape = s.values.shape
     if p.a is None:
         g = sum_to_shape(t, shape)
@@ -393,22 +405,28 @@ def _sparse_grad(s, p, t, out_shape):
     return s._replace(values=g.astype(s.values.dtype, copy=False))
 
 
-def sparse_dense_grad(op, x, y, out_grad):
-    """Sparse x's gradient on its pattern and dense y's gradient."""
+def _dense_grad(d, p, t, out_shape):
+    """Gradient ``t`` at the result's entries summed into dense operand d (None: not
+    asked for)."""
+    if t is None:
+        return None
+    return to_grid(p.rows, t, out_shape, p.k, d.shape).astype(d.dtype, copy=False)
+
+
+def sparse_dense_grad(op, x, y, out_grad, grad_mask=BOTH):
+    """Sparse x's gradient on its pattern and dense y's gradient, as ``grad_mask`` asks."""
     out_shape, dtype = _meta(op, x, y)
     p = on_pattern(x, y, out_shape, coalesce=not _linear(x))
-    tx, ty = partials(op, out_grad.values, p.sv, p.dv, dtype)
-    gy = to_grid(p.rows, ty, out_shape, p.k, y.shape).astype(y.dtype, copy=False)
-    return _sparse_grad(x, p, tx, out_shape), gy
+    tx, ty = partials(op, out_grad.values, p.sv, p.dv, dtype, grad_mask)
+    return _sparse_grad(x, p, tx, out_shape), _dense_grad(y, p, ty, out_shape)
 
 
-def dense_sparse_grad(op, x, y, out_grad):
-    """Dense x's gradient and sparse y's gradient on its pattern."""
+def dense_sparse_grad(op, x, y, out_grad, grad_mask=BOTH):
+    """Dense x's gradient and sparse y's gradient on its pattern, as ``grad_mask`` asks."""
     out_shape, dtype = _meta(op, x, y)
     p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _linear(y))
-    tx, ty = partials(op, out_grad.values, p.dv, p.sv, dtype)
-    gx = to_grid(p.rows, tx, out_shape, p.k, x.shape).astype(x.dtype, copy=False)
-    return gx, _sparse_grad(y, p, ty, out_shape)
+    tx, ty = partials(op, out_grad.values, p.dv, p.sv, dtype, grad_mask)
+    return _dense_grad(x, p, tx, out_shape), _sparse_grad(y, p, ty, out_shape)
 
 
 # ---------------------------------------------------------------- dense results
@@ -429,16 +447,20 @@ def mixed_dense(op, x, y):
 
 
 def _grad_of(t, g):
-    """Dense gradient ``g`` summed to t's shape, read at t's entries when t is sparse."""
+    """Dense gradient ``g`` summed to t's shape, read at t's entries when t is sparse
+    (None when ``g`` is: a gradient not asked for)."""
+    if g is None:
+        return None
     g = sum_to_shape(g, tuple(t.shape))
     if not isinstance(t, (CooData, CsrData)):
         return g.astype(t.dtype, copy=False)
     return t._replace(values=g[tuple(coords(t))].astype(t.values.dtype, copy=False))
 
 
-def mixed_dense_grad(op, x, y, out_grad):
-    """Each operand's share of the dense gradient (sparse ones read at their entries)."""
-    tx, ty = BINARY[op].grad(xp_of(out_grad), None, None, None, out_grad)
+def mixed_dense_grad(op, x, y, out_grad, grad_mask=BOTH):
+    """Each operand's share of the dense gradient (sparse ones read at their entries),
+    for the operands ``grad_mask`` marks."""
+    tx, ty = BINARY[op].grad(xp_of(out_grad), None, None, None, out_grad, grad_mask)
     return _grad_of(x, tx), _grad_of(y, ty)
 
 

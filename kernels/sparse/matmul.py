@@ -19,7 +19,9 @@ Gradients (complex ones conjugated, as in PyTorch and Paddle): for
 ``out = x @ y``, ``x_grad = out_grad @ y^H`` and ``y_grad = x^H @ out_grad``.
 A sparse operand's gradient is only evaluated at its stored entries (an
 SDDMM, or a sparse product looked up at them), in its storage order,
-duplicates included; it is never densified.
+duplicates included; it is never densified.  Each backward kernel computes
+only the gradients its ``grad_mask`` asks for (``optional_grads``): training
+``W`` in ``W @ x`` never pays for x's SpMM, nor ``x`` for W's SDDMM.
 """
 import functools
 
@@ -39,6 +41,8 @@ COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
 DTYPES = INTS + (np.dtype(np.float32), np.dtype(np.float64)) + COMPLEX
 #: Dtypes that carry gradients.
 GRAD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + COMPLEX
+#: The default ``grad_mask`` of the backward kernels: every gradient (a direct call).
+BOTH, ALL3 = (True, True), (True, True, True)
 
 
 # ---------------------------------------------------------------- 2-D views
@@ -196,28 +200,40 @@ def matmul_sparse_sparse(ops, x, y):
     return from_flat(c, shape, _layout(x), _out_index_dtype((x, y), shape, c.nnz))
 
 
-def matmul_sparse_dense_grad(ops, x, y, out_grad):
+def matmul_sparse_dense_grad(ops, x, y, out_grad, grad_mask=BOTH):
     """x_grad = SDDMM(out_grad, conj y) on x's entries; y_grad = x^H @ out_grad."""
     g = _stack(out_grad)
-    x_grad = _with_values(x, ops.sddmm(*flat_coords(x), g, _conj(_stack(y))))
-    y_grad = ops.spmm(_conj_values(ops.transpose(flat_csr(x))), g)
-    return x_grad, _cast(y_grad, y.dtype).reshape(y.shape)
+    x_grad = y_grad = None
+    if grad_mask[0]:
+        x_grad = _with_values(x, ops.sddmm(*flat_coords(x), g, _conj(_stack(y))))
+    if grad_mask[1]:
+        y_grad = ops.spmm(_conj_values(ops.transpose(flat_csr(x))), g)
+        y_grad = _cast(y_grad, y.dtype).reshape(y.shape)
+    return x_grad, y_grad
 
 
-def matmul_dense_sparse_grad(ops, x, y, out_grad):
+def matmul_dense_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
     """x_grad = out_grad @ y^H; y_grad = SDDMM(conj x^T, out_grad^T) on y's entries."""
     g_t = _stack_t(out_grad)
-    x_grad = _unstack_t(ops.spmm(_conj_values(flat_csr(y)), g_t), x.shape)
-    y_grad = _with_values(y, ops.sddmm(*flat_coords(y), _conj(_stack_t(x)), g_t))
-    return _cast(x_grad, x.dtype), y_grad
+    x_grad = y_grad = None
+    if grad_mask[0]:
+        x_grad = _cast(_unstack_t(ops.spmm(_conj_values(flat_csr(y)), g_t), x.shape), x.dtype)
+    if grad_mask[1]:
+        y_grad = _with_values(y, ops.sddmm(*flat_coords(y), _conj(_stack_t(x)), g_t))
+    return x_grad, y_grad
 
 
-def matmul_sparse_sparse_grad(ops, x, y, out_grad):
+def matmul_sparse_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
     """out_grad @ y^H and x^H @ out_grad (SpGEMM), each looked up at its operand's entries."""
     g = flat_csr(out_grad)
-    x_grad = _lookup(ops.spgemm(g, _conj_values(ops.transpose(flat_csr(y)))), x)
-    y_grad = _lookup(ops.spgemm(_conj_values(ops.transpose(flat_csr(x))), g), y)
-    return _with_values(x, x_grad), _with_values(y, y_grad)
+    x_grad = y_grad = None
+    if grad_mask[0]:
+        x_grad = _with_values(x, _lookup(ops.spgemm(g, _conj_values(ops.transpose(
+            flat_csr(y)))), x))
+    if grad_mask[1]:
+        y_grad = _with_values(y, _lookup(ops.spgemm(_conj_values(ops.transpose(
+            flat_csr(x))), g), y))
+    return x_grad, y_grad
 
 
 # ---------------------------------------------------------------- mv
@@ -226,9 +242,10 @@ def mv_sparse(ops, x, vec):
     return matmul_sparse_dense(ops, x, vec[..., None])[..., 0]
 
 
-def mv_sparse_grad(ops, x, vec, out_grad):
-    x_grad, vec_grad = matmul_sparse_dense_grad(ops, x, vec[..., None], out_grad[..., None])
-    return x_grad, vec_grad[..., 0]
+def mv_sparse_grad(ops, x, vec, out_grad, grad_mask=BOTH):
+    x_grad, vec_grad = matmul_sparse_dense_grad(ops, x, vec[..., None], out_grad[..., None],
+                                                grad_mask)
+    return x_grad, None if vec_grad is None else vec_grad[..., 0]
 
 
 # ---------------------------------------------------------------- addmm
@@ -245,11 +262,13 @@ def addmm_dense(ops, input, x, y, beta, alpha):
     return out
 
 
-def addmm_dense_grad(ops, input, x, y, out_grad, beta, alpha):
-    x_grad, y_grad = matmul_sparse_dense_grad(ops, x, y, out_grad)
-    input_grad = _cast(out_grad * _scalar(beta, out_grad.dtype), input.dtype)
-    return (input_grad, _with_values(x, x_grad.values, alpha),
-            (y_grad * _scalar(alpha, y_grad.dtype)))
+def addmm_dense_grad(ops, input, x, y, out_grad, beta, alpha, grad_mask=ALL3):
+    x_grad, y_grad = matmul_sparse_dense_grad(ops, x, y, out_grad, grad_mask[1:])
+    input_grad = None
+    if grad_mask[0]:
+        input_grad = _cast(out_grad * _scalar(beta, out_grad.dtype), input.dtype)
+    return (input_grad, None if x_grad is None else _with_values(x, x_grad.values, alpha),
+            None if y_grad is None else y_grad * _scalar(alpha, y_grad.dtype))
 
 
 def addmm_sparse(ops, input, x, y, beta, alpha):
@@ -272,11 +291,13 @@ def addmm_sparse(ops, input, x, y, beta, alpha):
                      _layout(input), dtype, coalesced=True)
 
 
-def addmm_sparse_grad(ops, input, x, y, out_grad, beta, alpha):
-    input_grad = _lookup(flat_csr(out_grad), input)
-    x_grad, y_grad = matmul_sparse_sparse_grad(ops, x, y, out_grad)
-    return (_with_values(input, input_grad, beta), _with_values(x, x_grad.values, alpha),
-            _with_values(y, y_grad.values, alpha))
+def addmm_sparse_grad(ops, input, x, y, out_grad, beta, alpha, grad_mask=ALL3):
+    x_grad, y_grad = matmul_sparse_sparse_grad(ops, x, y, out_grad, grad_mask[1:])
+    input_grad = None
+    if grad_mask[0]:
+        input_grad = _with_values(input, _lookup(flat_csr(out_grad), input), beta)
+    return (input_grad, None if x_grad is None else _with_values(x, x_grad.values, alpha),
+            None if y_grad is None else _with_values(y, y_grad.values, alpha))
 
 
 # ---------------------------------------------------------------- masked_matmul
@@ -298,12 +319,16 @@ def masked_matmul(ops, x, y, mask):
     return from_flat(flat, tuple(mask.shape), _layout(mask), dtype, coalesced=True)
 
 
-def masked_matmul_grad(ops, x, y, out_grad):
+def masked_matmul_grad(ops, x, y, out_grad, grad_mask=BOTH):
     """x_grad = G @ y^H and y_grad = x^H @ G for the sparse out_grad G (SpMM)."""
     g = flat_csr(out_grad)
-    x_grad = ops.spmm(g, _conj(_stack_t(y))).reshape(x.shape)
-    y_grad = _unstack_t(ops.spmm(ops.transpose(g), _conj(_stack(x))), y.shape)
-    return _cast(x_grad, x.dtype), _cast(y_grad, y.dtype)
+    x_grad = y_grad = None
+    if grad_mask[0]:
+        x_grad = _cast(ops.spmm(g, _conj(_stack_t(y))).reshape(x.shape), x.dtype)
+    if grad_mask[1]:
+        y_grad = _cast(_unstack_t(ops.spmm(ops.transpose(g), _conj(_stack(x))), y.shape),
+                       y.dtype)
+    return x_grad, y_grad
 
 
 # ---------------------------------------------------------------- registration
