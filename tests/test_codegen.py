@@ -100,6 +100,8 @@ BAD_BACKWARD = [
     ("kernel and invoke", GOOD_BACKWARD.replace(
         "  no_need_buffer", "  invoke : reshape(out_grad, x.shape)\n  no_need_buffer"),
      "exactly one of 'kernel' or 'invoke'"),
+    ("optional_grads on one gradient", GOOD_BACKWARD + "  optional_grads : true\n",
+     "optional_grads needs a kernel with two or more Tensor gradient outputs"),
 ]
 
 
@@ -108,6 +110,50 @@ def test_malformed_backward_yaml(tmp_path, case, text, message):
     with pytest.raises(CodegenError) as err:
         load_yaml_dir(_write(tmp_path, GOOD, text))
     assert "backward.yaml:1:" in str(err.value) and message in str(err.value)
+
+
+MATMUL = """\
+- op : matmul
+  args : (Tensor x, Tensor y, bool transpose_x = false, bool transpose_y = false)
+  output : Tensor(out)
+  infer_meta :
+    func : matmul_infer_meta
+  kernel :
+    func : matmul
+  backward : matmul_grad
+  module : kernels.dense.matmul
+  doc : Matmul.
+"""
+MATMUL_BACKWARD = """\
+- backward_op : matmul_grad
+  forward : matmul (Tensor x, Tensor y, bool transpose_x, bool transpose_y) -> Tensor(out)
+  args : (Tensor x, Tensor y, Tensor out_grad, bool transpose_x = false, bool transpose_y = false)
+  output : Tensor(x_grad), Tensor(y_grad)
+  optional_grads : true
+  infer_meta :
+    func : binary_grad_infer_meta
+    param : [x, y]
+  kernel :
+    func : {kernel}
+  module : {module}
+"""
+
+
+def test_optional_grads_is_true_or_false(tmp_path):
+    with pytest.raises(CodegenError, match="backward.yaml:12: optional_grads must be true or "
+                                           "false"):
+        load_yaml_dir(_write(tmp_path, GOOD, GOOD_BACKWARD + "  optional_grads : yes\n"))
+
+
+def test_optional_grads_wants_kernels_taking_grad_mask(tmp_path):
+    good = load_yaml_dir(_write(tmp_path, MATMUL, MATMUL_BACKWARD.format(
+        kernel="matmul_grad", module="kernels.dense.matmul")))
+    assert good[1].optional_grads and not good[0].optional_grads
+    with pytest.raises(CodegenError, match="backward.yaml:1: .*kernel 'where_grad' "
+                                           r"\(kernels.dense.where.where_grad\) takes no "
+                                           "'grad_mask' argument"):
+        load_yaml_dir(_write(tmp_path, MATMUL, MATMUL_BACKWARD.format(
+            kernel="where_grad", module="kernels.dense.where")))
 
 
 def test_cli_reports_errors_with_nonzero_exit(tmp_path):
