@@ -11,4 +11,4 @@ from test_global_mpi import _run  # noqa: E402
 def test_dense_signatures_match_one_process(n):
     proc, _ = _run(n, "dense_checks.py", "-m", "mpi4py", timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "30 passed, 0 failed" in proc.stdout
+    assert "34 passed, 0 failed" in proc.stdout

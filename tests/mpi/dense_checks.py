@@ -44,6 +44,16 @@ def matmul_checks():
           S(0), (0, 1))
 
 
+def masked_grad_checks():
+    """Only one input trainable: each shard's backward gets a grad_mask."""
+    x, y, row = data((6, 4)), data((4, 5), seed=1), data((4,), seed=3)
+    for k in (0, 1):
+        check(f"multiply S(0),B grad of input {k} only", dense.multiply,
+              [(x, S(0)), (row, B)], S(0), (k,))
+        check(f"matmul S(1),S(0) grad of input {k} only", dense.matmul,
+              [(x, S(1)), (y, S(0))], P, (k,))
+
+
 def shape_checks():
     x = data((5, 3, 4))
     check("transpose S(0)", lambda t: dense.transpose(t, [2, 0, 1]), [(x, S(0))], S(1))
@@ -71,6 +81,7 @@ def reduce_checks():
 def main():
     elementwise_checks()
     matmul_checks()
+    masked_grad_checks()
     shape_checks()
     reduce_checks()
     if RANK == 0:

@@ -61,18 +61,24 @@ def as_dense(t):
     return t if t.layout == "dense" else t.to_dense()
 
 
-def check(name, fn, operands, sbps, want):
+def check(name, fn, operands, sbps, want, train=None):
+    """Forward and sbp against one process, and the gradients of the operands ``train``
+    marks (all by default; the others get none, as the backward's grad_mask says)."""
+    train = train or (True,) * len(operands)
     ref = as_dense(fn(*[o.full(o.values) for o in operands]))
     out = fn(*[o.glob(o.values, s)[1] for o, s in zip(operands, sbps)])
     assert out.sbp == want, f"{name}: sbp {out.sbp}, expected {want}"
     assert np.array_equal(as_dense(out).numpy(), ref.numpy()), f"{name}: forward differs"
     floats = [o.values.astype(np.float64) for o in operands]
-    refs = [o.full(v, grad=True) for o, v in zip(operands, floats)]
+    refs = [o.full(v, grad=t) for o, v, t in zip(operands, floats, train)]
     seed = data(ref.shape, np.float64, seed=7)
     as_dense(fn(*refs)).backward(dense.to_tensor(seed))
-    pairs = [o.glob(v, s, grad=True) for o, v, s in zip(operands, floats, sbps)]
+    pairs = [o.glob(v, s, grad=t) for o, v, s, t in zip(operands, floats, sbps, train)]
     as_dense(fn(*[g for _, g in pairs])).backward(dense.to_tensor(seed))
     for k, (o, s, r, (leaf, _)) in enumerate(zip(operands, sbps, refs, pairs)):
+        if not train[k]:
+            assert leaf.grad is None, f"{name}: operand {k} got a gradient"
+            continue
         if isinstance(o, Dense):
             want_grad = shard(r.grad.numpy(), s) if s.is_split else r.grad.numpy()
             got = leaf.grad.numpy()
@@ -110,6 +116,21 @@ def matmul_checks():
     vec = Dense((5,))
     for sx, sv, want in [(S(0), B, S(0)), (S(1), S(0), P), (P, B, P), (B, P, P)]:
         check(f"mv {sx} {sv}", sparse.mv, [x, vec], [sx, sv], want)
+    masked_checks(x, y, z, addmm)
+
+
+def masked_checks(x, y, z, addmm):
+    """One operand trainable: each shard's backward gets a grad_mask."""
+    for train in [(True, False), (False, True)]:
+        check(f"sparse @ dense S(1) S(0) train {train}", sparse.matmul, [x, y], [S(1), S(0)],
+              P, train)
+        check(f"dense @ sparse S(0) B train {train}", sparse.matmul, [Dense((3, 7)), z],
+              [S(0), B], S(0), train)
+        check(f"sparse @ sparse P B train {train}", sparse.matmul, [x, Coo((5, 6), 9)],
+              [P, B], P, train)
+    for train in [(True, False, False), (False, True, False), (False, False, True)]:
+        check(f"addmm S(0) S(0) B train {train}", addmm, [Dense((7, 4)), x, y],
+              [S(0), S(0), B], S(0), train)
 
 
 def main():
