@@ -149,11 +149,11 @@ def test_optional_grads_wants_kernels_taking_grad_mask(tmp_path):
     good = load_yaml_dir(_write(tmp_path, MATMUL, MATMUL_BACKWARD.format(
         kernel="matmul_grad", module="kernels.dense.matmul")))
     assert good[1].optional_grads and not good[0].optional_grads
-    with pytest.raises(CodegenError, match="backward.yaml:1: .*kernel 'where_grad' "
-                                           r"\(kernels.dense.where.where_grad\) takes no "
+    with pytest.raises(CodegenError, match="backward.yaml:1: .*kernel 'reshape_grad' "
+                                           r"\(kernels.dense.reshape.reshape_grad\) takes no "
                                            "'grad_mask' argument"):
         load_yaml_dir(_write(tmp_path, MATMUL, MATMUL_BACKWARD.format(
-            kernel="where_grad", module="kernels.dense.where")))
+            kernel="reshape_grad", module="kernels.dense.reshape")))
 
 
 def test_cli_reports_errors_with_nonzero_exit(tmp_path):

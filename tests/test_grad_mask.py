@@ -1,7 +1,7 @@
 """A backward computes only the gradients its inputs need (``optional_grads``).
 
 For every op family whose backward takes a ``grad_mask`` (dense binary
-elementwise, dense matmul, sparse binary, the sparse matmul family) the
+elementwise and where, dense matmul, sparse binary, the sparse matmul family) the
 backward kernel is spied on: with an operand at ``stop_gradient=True`` it is
 asked for the other gradients only, and the gradients it gives match central
 finite differences (``_fd`` and ``Operand`` of test_sparse_matmul: on the
@@ -101,6 +101,18 @@ def test_dense_matmul_backward_asks_only_for_needed_grads(mask, tx, ty):
     def matmul(x, y):
         return dense.matmul(x, y, transpose_x=tx, transpose_y=ty)
     check_masked(matmul, ops, ("dense", "matmul_grad"), mask, rng, np.complex128)
+
+
+@pytest.mark.parametrize("mask", masks(2), ids=str)
+def test_dense_where_backward_asks_only_for_needed_grads(mask):
+    rng = np.random.default_rng(11)
+    cond = rng.random((3, 4)) < 0.5
+    ops = [Operand("dense", (3, 4), 0, rng, np.float64), Operand("dense", (1, 4), 0, rng,
+                                                                 np.float64)]
+
+    def where(x, y):
+        return dense.where(cond, x, y)
+    check_masked(where, ops, ("dense", "where_grad"), mask, rng)
 
 
 def test_dense_binary_sums_only_the_needed_side(monkeypatch):

@@ -860,7 +860,7 @@ def _meta_dense_where(condition, x, y):
 def _backward_dense_where(node, out_grad):
     if out_grad is None:
         return {}
-    (_0, _1,) = _d.call('dense', 'where_grad', node.saved['condition'], node.saved['x'], node.saved['y'], out_grad)
+    (_0, _1,) = _d.call_masked(node.grad_mask((1, 2)), 'dense', 'where_grad', node.saved['condition'], node.saved['x'], node.saved['y'], out_grad)
     return {'x': _0, 'y': _1}
 
 
@@ -1343,77 +1343,77 @@ def _meta_dense_where_grad(condition, x, y, out_grad):
     return _im.where_grad_infer_meta(x, y)
 
 
-# dense.matmul_grad  (yaml/backward.yaml:94)
+# dense.matmul_grad  (yaml/backward.yaml:95)
 def _meta_dense_matmul_grad(x, y, out_grad, transpose_x, transpose_y):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.transpose_grad  (yaml/backward.yaml:107)
+# dense.transpose_grad  (yaml/backward.yaml:108)
 def _invoke_dense_transpose_grad(x, out_grad, perm):
     return _d.call('dense', 'transpose', out_grad, _resolve('inverse_perm')(perm, x.ndim))
 
 
-# dense.squeeze_grad  (yaml/backward.yaml:114)
+# dense.squeeze_grad  (yaml/backward.yaml:115)
 def _invoke_dense_squeeze_grad(x, out_grad):
     return _d.call('dense', 'reshape_grad', x, out_grad)
 
 
-# dense.unsqueeze_grad  (yaml/backward.yaml:121)
+# dense.unsqueeze_grad  (yaml/backward.yaml:122)
 def _invoke_dense_unsqueeze_grad(x, out_grad):
     return _d.call('dense', 'reshape_grad', x, out_grad)
 
 
-# dense.flatten_grad  (yaml/backward.yaml:128)
+# dense.flatten_grad  (yaml/backward.yaml:129)
 def _invoke_dense_flatten_grad(x, out_grad):
     return _d.call('dense', 'reshape_grad', x, out_grad)
 
 
-# dense.concat_grad  (yaml/backward.yaml:135)
+# dense.concat_grad  (yaml/backward.yaml:136)
 def _meta_dense_concat_grad(xs, out_grad, axis):
     return _im.list_grad_infer_meta(xs)
 
 
-# dense.stack_grad  (yaml/backward.yaml:148)
+# dense.stack_grad  (yaml/backward.yaml:149)
 def _meta_dense_stack_grad(xs, out_grad, axis):
     return _im.list_grad_infer_meta(xs)
 
 
-# dense.slice_grad  (yaml/backward.yaml:161)
+# dense.slice_grad  (yaml/backward.yaml:162)
 def _meta_dense_slice_grad(x, out_grad, axes, starts, ends):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.strided_slice_grad  (yaml/backward.yaml:174)
+# dense.strided_slice_grad  (yaml/backward.yaml:175)
 def _meta_dense_strided_slice_grad(x, out_grad, axes, starts, ends, strides):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.index_select_grad  (yaml/backward.yaml:187)
+# dense.index_select_grad  (yaml/backward.yaml:188)
 def _invoke_dense_index_select_grad(x, index, out_grad, axis):
     return _d.call('dense', 'gather_grad', x, index, out_grad, axis)
 
 
-# dense.mean_grad  (yaml/backward.yaml:194)
+# dense.mean_grad  (yaml/backward.yaml:195)
 def _meta_dense_mean_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.max_grad  (yaml/backward.yaml:207)
+# dense.max_grad  (yaml/backward.yaml:208)
 def _meta_dense_max_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.min_grad  (yaml/backward.yaml:219)
+# dense.min_grad  (yaml/backward.yaml:220)
 def _meta_dense_min_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.prod_grad  (yaml/backward.yaml:231)
+# dense.prod_grad  (yaml/backward.yaml:232)
 def _meta_dense_prod_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.cast_grad  (yaml/backward.yaml:243)
+# dense.cast_grad  (yaml/backward.yaml:244)
 def _meta_dense_cast_grad(x, out_grad, dtype):
     return _im.unchanged_infer_meta(x)
 

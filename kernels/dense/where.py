@@ -14,9 +14,10 @@ def where(condition, x, y):
 
 
 @register_kernel("where_grad", backends=BACKENDS, dtypes=ALL)
-def where_grad(condition, x, y, out_grad):
-    """out_grad where condition holds to x, elsewhere to y, each summed to its shape."""
+def where_grad(condition, x, y, out_grad, grad_mask=(True, True)):
+    """out_grad where condition holds to x, elsewhere to y, each summed to its shape
+    (only those ``grad_mask`` asks for: ``where(c, x, 0.0)`` pays for x's alone)."""
     xp = xp_of(out_grad)
     zero = xp.zeros((), out_grad.dtype)
-    return (_as_grad(xp.where(condition, out_grad, zero), x),
-            _as_grad(xp.where(condition, zero, out_grad), y))
+    return (_as_grad(xp.where(condition, out_grad, zero), x) if grad_mask[0] else None,
+            _as_grad(xp.where(condition, zero, out_grad), y) if grad_mask[1] else None)
