@@ -139,13 +139,16 @@ BINARY_KINDS = [("coo", "coo"), ("csr", "csr"), ("coo", "dense"), ("csr", "dense
 
 @pytest.mark.parametrize("name", SPARSE_BINARY)
 @pytest.mark.parametrize("kinds", BINARY_KINDS, ids="-".join)
+@pytest.mark.parametrize("y_shape", [(3, 4), (1, 4)], ids=["same-shape", "broadcast"])
 @pytest.mark.parametrize("mask", masks(2), ids=str)
-def test_sparse_binary_backward_asks_only_for_needed_grads(name, kinds, mask):
+def test_sparse_binary_backward_asks_only_for_needed_grads(name, kinds, y_shape, mask):
     rng = np.random.default_rng(3)
-    ops = [Operand(k, (3, 4), 6, rng, np.float64) for k in kinds]
-    if name == "divide":        # a divisor away from 0, storing wherever x does
-        if kinds[0] == kinds[1]:
-            ops[1].indices, ops[1].array = ops[0].indices, ops[0].array.copy()
+    ops = [Operand(kinds[0], (3, 4), 6, rng, np.float64),
+           Operand(kinds[1], y_shape, 3, rng, np.float64)]
+    if name == "divide":        # a divisor away from 0, stored at every coordinate
+        if kinds[1] != "dense":
+            ops[1].indices = np.indices(y_shape).reshape(2, -1)
+            ops[1].array = rng.standard_normal(ops[1].indices.shape[1])
         ops[1] = positive(ops[1])
     check_masked(getattr(sparse, name), ops, ("sparse", f"{name}_grad"), mask, rng)
 
