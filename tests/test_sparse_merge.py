@@ -92,16 +92,29 @@ def test_unsorted_csr_rows_take_the_sort_path():
                                   c.to_dense().numpy() + d.to_dense().numpy())
 
 
-def test_many_blocks_on_threads_match_one_block(monkeypatch):
+def _forward_and_grads(op, x, y):
+    leaves = [dense.to_tensor(t.values().numpy(), stop_gradient=False) for t in (x, y)]
+    out = getattr(sparse, op)(*(_rebuild(t, v) for t, v in zip((x, y), leaves)))
+    w = np.cos(np.arange(out.nnz()))
+    dense.sum(out.values() * dense.to_tensor(w)).backward()
+    return out.to_dense().numpy(), leaves[0].grad.numpy(), leaves[1].grad.numpy()
+
+
+@pytest.mark.parametrize("op", ["add", "multiply", "divide"])
+def test_many_blocks_on_threads_match_one_block(op, monkeypatch):
     rng = np.random.default_rng(5)
     x, y = pair(rng, "csr", (400, 300), 2, nnz=(20000, 15000))
-    one = (x + y).to_dense().numpy()
-    monkeypatch.setattr(merge, "MIN_BYTES_PER_THREAD", 1)
-    monkeypatch.setattr(merge, "MIN_BYTES_PER_PIECE", 1)
-    monkeypatch.setattr(threads, "_num_threads", 4)
-    assert len(merge._cuts(x._d.crows, y._d.crows)) > 3
-    np.testing.assert_array_equal((x + y).to_dense().numpy(), one)
-    np.testing.assert_allclose(one, x.to_dense().numpy() + y.to_dense().numpy())
+    with np.errstate(all="ignore"):
+        one = _forward_and_grads(op, x, y)
+        monkeypatch.setattr(merge, "MIN_BYTES_PER_THREAD", 1)
+        monkeypatch.setattr(merge, "MIN_BYTES_PER_PIECE", 1)
+        monkeypatch.setattr(threads, "_num_threads", 4)
+        assert len(merge._cuts(x._d.crows, y._d.crows)) > 3
+        many = _forward_and_grads(op, x, y)
+    for a, b in zip(one, many):
+        np.testing.assert_array_equal(a, b)
+    if op != "divide":
+        np.testing.assert_allclose(one[0], OPS[op](x.to_dense().numpy(), y.to_dense().numpy()))
 
 
 def _rebuild(t, values):
