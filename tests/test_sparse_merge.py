@@ -150,3 +150,18 @@ def test_gradients_by_finite_differences(op, layout):
             vals[1][which][i] -= 1e-6
             fd[i] = (float(loss(*vals[0]).numpy()) - float(loss(*vals[1]).numpy())) / 2e-6
         np.testing.assert_allclose(leaf.grad.numpy(), fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_sums_computed_in_the_walk_are_numpys_in_the_values_dtype(dtype, layout):
+    rng = np.random.default_rng(7)
+    x, y = pair(rng, layout, (30, 40), 2, nnz=(300, 250))
+    x, y = (_rebuild(t, t.values().numpy().astype(dtype) * 1e3 / 7) for t in (x, y))
+    both = x - x                                    # every sum cancels: all stay stored
+    assert both.nnz() == x.nnz() and not both.values().numpy().any()
+    for op in ("add", "subtract"):
+        out = getattr(sparse, op)(x, y)
+        assert out.values().numpy().dtype == dtype
+        want = OPS[op](x.to_dense().numpy(), y.to_dense().numpy())
+        np.testing.assert_array_equal(out.to_dense().numpy(), want)
