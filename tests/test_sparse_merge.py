@@ -154,14 +154,26 @@ def test_gradients_by_finite_differences(op, layout):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("layout", ["coo", "csr"])
-def test_sums_computed_in_the_walk_are_numpys_in_the_values_dtype(dtype, layout):
+def test_values_computed_in_the_walk_are_numpys_in_the_values_dtype(dtype, layout):
     rng = np.random.default_rng(7)
     x, y = pair(rng, layout, (30, 40), 2, nnz=(300, 250))
     x, y = (_rebuild(t, t.values().numpy().astype(dtype) * 1e3 / 7) for t in (x, y))
     both = x - x                                    # every sum cancels: all stay stored
     assert both.nnz() == x.nnz() and not both.values().numpy().any()
-    for op in ("add", "subtract"):
+    y = _rebuild(y, np.where(y.values().numpy() == 0, dtype(3), y.values().numpy()))
+    x = _rebuild(x, np.where(x.values().numpy() == 0, dtype(-2), x.values().numpy()))
+    assert merge.products_nonzero(x.values().numpy(), y.values().numpy())
+    for op in ("add", "subtract", "multiply"):
         out = getattr(sparse, op)(x, y)
         assert out.values().numpy().dtype == dtype
         want = OPS[op](x.to_dense().numpy(), y.to_dense().numpy())
         np.testing.assert_array_equal(out.to_dense().numpy(), want)
+
+
+def test_products_that_could_vanish_take_the_flag_walk():
+    x = sparse.sparse_coo_tensor([[0, 1], [0, 1]], np.float32([1e-30, 2.0]), [2, 2])
+    y = sparse.sparse_coo_tensor([[0, 1], [0, 1]], np.float32([1e-30, 0.0]), [2, 2])
+    assert not merge.products_nonzero(x.values().numpy(), y.values().numpy())
+    out = x * y                           # 1e-30 * 1e-30 underflows to 0 in float32: stored
+    assert out.indices().numpy().tolist() == [[0, 1], [0, 1]]
+    assert out.values().numpy().tolist() == [0.0, 0.0]

@@ -318,8 +318,8 @@ def _eligible(x, y):
 
 def provenance(op, x, y, forward=False):
     """x and y merged by :func:`kernels.sparse.merge.merge` (multiply: the intersection), or
-    None (other operands take :func:`pair`).  A forward add or subtract of float values of
-    one dtype has the walk compute the values too."""
+    None (other operands take :func:`pair`).  A forward add, subtract or multiply of float
+    values of one dtype may have the walk compute the values too."""
     if not _eligible(x, y):
         return None
     rx, ry = _as_rows(x), _as_rows(y)
@@ -328,15 +328,17 @@ def provenance(op, x, y, forward=False):
     (ap, aj), (bp, bj) = rx, ry
     if aj.dtype != bj.dtype:
         ap, aj, bp, bj = (a.astype(np.int64) for a in (ap, aj, bp, bj))
-    values = (op, x.values, y.values) if forward and _summable(op, x, y) else None
+    values = (op, x.values, y.values) if forward and _computable(op, x, y) else None
     return merge.merge(ap, aj, bp, bj, x.shape[_sparse_dim(x) - 1], union=op != "multiply",
                        values=values)
 
 
-def _summable(op, x, y):
+def _computable(op, x, y):
+    """True if the walk can compute ``op``'s values (see :func:`kernels.sparse.merge.merge`)."""
     v, w = x.values, y.values
-    return (op in ("add", "subtract") and v.ndim == 1 and v.dtype == w.dtype
-            and v.dtype in (np.float32, np.float64))
+    if v.ndim != 1 or v.dtype != w.dtype or v.dtype not in (np.float32, np.float64):
+        return False
+    return op in ("add", "subtract") or (op == "multiply" and merge.products_nonzero(v, w))
 
 
 def _from_rows(like, mg, values, shape, idt):

@@ -14,7 +14,11 @@ sums that are zero, so it is given values whose sums never are:
 - for a float sum or difference, the values *tagged* as complex numbers
   ``v + 1j`` (a) and ``w + 2j`` (b): the imaginary part is never zero, and the
   real part is ``v + w`` (or ``v - w``) in the values' own precision, computed
-  in the walk.
+  in the walk;
+- for a float product, the values themselves, when no product can be zero
+  (no stored zero, and the two smallest magnitudes' product is not below
+  the smallest subnormal): the compiled ``csr_elmul_csr`` walk writes the
+  intersection and its products.
 
 Either way explicit zeros of the operands, and cancellations, stay stored.
 The walk releases the GIL, so blocks of rows, cut to equal shares of both
@@ -34,6 +38,7 @@ from ..funcs.threads import num_threads, run_parallel
 try:
     from scipy.sparse import _sparsetools
     _WALK = {"add": _sparsetools.csr_plus_csr, "subtract": _sparsetools.csr_minus_csr,
+             "multiply": _sparsetools.csr_elmul_csr,
              "canonical": _sparsetools.csr_has_canonical_format}
 except (ImportError, AttributeError):       # a scipy without them: the sort-based merge serves
     _WALK = None
@@ -125,6 +130,31 @@ def _sources(block, union):
                                     _shared(flag, 2))
 
 
+def _payload(op, av, bv):
+    """Walk data computing ``op``'s values: tagged for a sum or difference, else the values."""
+    if op != "multiply":
+        return _tagged(av, bv)
+    return lambda a0, a1, b0, b1: (av[a0:a1], bv[b0:b1])
+
+
+def products_nonzero(av, bv):
+    """True if no product of a value of ``av`` and one of ``bv`` can be zero, and no NaN
+    is stored (then the answer is False, to be safe).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> products_nonzero(np.float32([1e-30, 2]), np.float32([1e-10]))
+    True
+    >>> products_nonzero(np.float32([1e-30, 2]), np.float32([1e-30]))
+    False
+    """
+    if av.shape[0] == 0 or bv.shape[0] == 0:
+        return True
+    low = float(np.min(np.abs(av))) * float(np.min(np.abs(bv)))
+    return low >= 2 * float(np.finfo(av.dtype).smallest_subnormal)
+
+
 def _tagged(av, bv):
     """Walk data carrying the values as the real part and the tags 1 (a) and 2 (b) as the
     imaginary part: a complex sum or difference is never zero, and its real part is the
@@ -156,8 +186,9 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None):
         False: the intersection.
     values : tuple, optional
         ``(op, av, bv)``: the union's values ``av + bv`` (op ``'add'``) or
-        ``av - bv`` (``'subtract'``) computed in the walk, for 1-D float32 or
-        float64 values of one dtype.
+        ``av - bv`` (``'subtract'``), or the intersection's ``av * bv``
+        (``'multiply'``, where :func:`products_nonzero`), computed in the
+        walk, for 1-D float32 or float64 values of one dtype.
 
     Returns
     -------
@@ -178,7 +209,7 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None):
     array([ 1.,  0., -2.])
     """
     cuts = _cuts(ap, bp)
-    data, fn = (_flags, _WALK["add"]) if values is None else (_tagged(*values[1:]),
+    data, fn = (_flags, _WALK["add"]) if values is None else (_payload(*values),
                                                               _WALK[values[0]])
     blocks = [None] * (len(cuts) - 1)
 
