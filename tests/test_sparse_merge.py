@@ -92,16 +92,29 @@ def test_unsorted_csr_rows_take_the_sort_path():
                                   c.to_dense().numpy() + d.to_dense().numpy())
 
 
-def test_many_blocks_on_threads_match_one_block(monkeypatch):
+def _forward_and_grads(op, x, y):
+    leaves = [dense.to_tensor(t.values().numpy(), stop_gradient=False) for t in (x, y)]
+    out = getattr(sparse, op)(*(_rebuild(t, v) for t, v in zip((x, y), leaves)))
+    w = np.cos(np.arange(out.nnz()))
+    dense.sum(out.values() * dense.to_tensor(w)).backward()
+    return out.to_dense().numpy(), leaves[0].grad.numpy(), leaves[1].grad.numpy()
+
+
+@pytest.mark.parametrize("op", ["add", "multiply", "divide"])
+def test_many_blocks_on_threads_match_one_block(op, monkeypatch):
     rng = np.random.default_rng(5)
     x, y = pair(rng, "csr", (400, 300), 2, nnz=(20000, 15000))
-    one = (x + y).to_dense().numpy()
-    monkeypatch.setattr(merge, "MIN_BYTES_PER_THREAD", 1)
-    monkeypatch.setattr(merge, "MIN_BYTES_PER_PIECE", 1)
-    monkeypatch.setattr(threads, "_num_threads", 4)
-    assert len(merge._cuts(x._d.crows, y._d.crows)) > 3
-    np.testing.assert_array_equal((x + y).to_dense().numpy(), one)
-    np.testing.assert_allclose(one, x.to_dense().numpy() + y.to_dense().numpy())
+    with np.errstate(all="ignore"):
+        one = _forward_and_grads(op, x, y)
+        monkeypatch.setattr(merge, "MIN_BYTES_PER_THREAD", 1)
+        monkeypatch.setattr(merge, "MIN_BYTES_PER_PIECE", 1)
+        monkeypatch.setattr(threads, "_num_threads", 4)
+        assert len(merge._cuts(x._d.crows, y._d.crows)) > 3
+        many = _forward_and_grads(op, x, y)
+    for a, b in zip(one, many):
+        np.testing.assert_array_equal(a, b)
+    if op != "divide":
+        np.testing.assert_allclose(one[0], OPS[op](x.to_dense().numpy(), y.to_dense().numpy()))
 
 
 def _rebuild(t, values):
@@ -137,3 +150,30 @@ def test_gradients_by_finite_differences(op, layout):
             vals[1][which][i] -= 1e-6
             fd[i] = (float(loss(*vals[0]).numpy()) - float(loss(*vals[1]).numpy())) / 2e-6
         np.testing.assert_allclose(leaf.grad.numpy(), fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_values_computed_in_the_walk_are_numpys_in_the_values_dtype(dtype, layout):
+    rng = np.random.default_rng(7)
+    x, y = pair(rng, layout, (30, 40), 2, nnz=(300, 250))
+    x, y = (_rebuild(t, t.values().numpy().astype(dtype) * 1e3 / 7) for t in (x, y))
+    both = x - x                                    # every sum cancels: all stay stored
+    assert both.nnz() == x.nnz() and not both.values().numpy().any()
+    y = _rebuild(y, np.where(y.values().numpy() == 0, dtype(3), y.values().numpy()))
+    x = _rebuild(x, np.where(x.values().numpy() == 0, dtype(-2), x.values().numpy()))
+    assert merge.products_nonzero(x.values().numpy(), y.values().numpy())
+    for op in ("add", "subtract", "multiply"):
+        out = getattr(sparse, op)(x, y)
+        assert out.values().numpy().dtype == dtype
+        want = OPS[op](x.to_dense().numpy(), y.to_dense().numpy())
+        np.testing.assert_array_equal(out.to_dense().numpy(), want)
+
+
+def test_products_that_could_vanish_take_the_flag_walk():
+    x = sparse.sparse_coo_tensor([[0, 1], [0, 1]], np.float32([1e-30, 2.0]), [2, 2])
+    y = sparse.sparse_coo_tensor([[0, 1], [0, 1]], np.float32([1e-30, 0.0]), [2, 2])
+    assert not merge.products_nonzero(x.values().numpy(), y.values().numpy())
+    out = x * y                           # 1e-30 * 1e-30 underflows to 0 in float32: stored
+    assert out.indices().numpy().tolist() == [[0, 1], [0, 1]]
+    assert out.values().numpy().tolist() == [0.0, 0.0]

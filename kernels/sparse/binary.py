@@ -29,6 +29,7 @@ from ..core.registry import register_kernel
 from ..core.xp import place_of, xp_of
 from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
+from ..funcs.threads import run_parallel
 from ..funcs.elementwise import BINARY, BOTH, quiet, result_dtype
 from . import merge
 from .data import (CooData, CsrData, crows_from_keys, csr_coords, fold_dense, index_rows,
@@ -285,21 +286,6 @@ def _k(x, y, out_shape):
 
 
 # ---------------------------------------------------------------- same shape on the CPU
-class Provenance(NamedTuple):
-    """A same-shape sparse pair merged by scipy's compiled walk (:mod:`kernels.sparse.merge`).
-
-    The result's row pointers and columns over the sparse dims (rows: all
-    but the last), and for each result entry its position plus one in x and
-    in y (0: absent).  ``union`` is False for multiply (the intersection).
-    """
-
-    indptr: object
-    cols: object
-    ca: object
-    cb: object
-    union: bool
-
-
 def _as_rows(s):
     """(row pointers, columns) of s seen as one CSR matrix over its sparse dims, or None."""
     if isinstance(s, CsrData):
@@ -333,8 +319,10 @@ def _eligible(x, y):
     return isinstance(x, CsrData) or x.sparse_dim == y.sparse_dim
 
 
-def provenance(op, x, y):
-    """The :class:`Provenance` of ``x op y``, or None (other operands take :func:`pair`)."""
+def provenance(op, x, y, forward=False):
+    """x and y merged by :func:`kernels.sparse.merge.merge` (multiply: the intersection), or
+    None (other operands take :func:`pair`).  A forward add, subtract or multiply of float
+    values of one dtype may have the walk compute the values too."""
     if not _eligible(x, y):
         return None
     rx, ry = _as_rows(x), _as_rows(y)
@@ -343,45 +331,30 @@ def provenance(op, x, y):
     (ap, aj), (bp, bj) = rx, ry
     if aj.dtype != bj.dtype:
         ap, aj, bp, bj = (a.astype(np.int64) for a in (ap, aj, bp, bj))
-    m = merge.merge(ap, aj, bp, bj, x.shape[_sparse_dim(x) - 1])
-    if m is None:
-        return None
-    if op != "multiply":
-        return Provenance(*m, True)
-    keep = (m.ca > 0) & (m.cb > 0)
-    idx = np.flatnonzero(keep)
-    indptr = np.concatenate([[0], np.cumsum(keep)])[m.indptr]
-    return Provenance(indptr, m.cols[idx], m.ca[idx], m.cb[idx], False)
+    values = (op, x.values, y.values) if forward and _computable(op, x, y) else None
+    return merge.merge(ap, aj, bp, bj, x.shape[_sparse_dim(x) - 1], union=op != "multiply",
+                       values=values)
 
 
-def _at(values, code, union):
-    """An operand's values at the result's entries, from their codes (0 reads a zero)."""
-    if not union:
-        return np.take(values, code - 1, axis=0)
-    ext = np.concatenate([np.zeros((1,) + values.shape[1:], values.dtype), values])
-    return np.take(ext, code, axis=0)
+def _computable(op, x, y):
+    """True if the walk can compute ``op``'s values (see :func:`kernels.sparse.merge.merge`)."""
+    v, w = x.values, y.values
+    if v.ndim != 1 or v.dtype != w.dtype or v.dtype not in (np.float32, np.float64):
+        return False
+    return op in ("add", "subtract") or (op == "multiply" and merge.products_nonzero(v, w))
 
 
-def _back(t, code, union, n):
-    """Gradient ``t`` at the result's entries, back at an operand's ``n`` entries."""
-    if union:                       # each entry is in the union once, in storage order
-        return t[code > 0]
-    out = np.zeros((n,) + t.shape[1:], t.dtype)
-    out[code - 1] = t
-    return out
-
-
-def _from_rows(like, pv, values, shape, idt):
-    """A coalesced result of ``like``'s layout from the provenance's rows and columns."""
-    n = pv.cols.shape[0]
+def _from_rows(like, mg, values, shape, idt):
+    """A coalesced result of ``like``'s layout from the merge's rows and columns."""
+    n = mg.cols.shape[0]
     if isinstance(like, CsrData):
         idt = index_dtype(shape, idt, extent=n, xp=np)
-        return CsrData(_batched_crows(pv.indptr, shape).astype(idt, copy=False),
-                       pv.cols.astype(idt, copy=False), values, tuple(shape))
+        return CsrData(_batched_crows(mg.indptr, shape).astype(idt, copy=False),
+                       mg.cols.astype(idt, copy=False), values, tuple(shape))
     k = like.sparse_dim
-    row = np.repeat(np.arange(pv.indptr.shape[0] - 1, dtype=idt), np.diff(pv.indptr))
+    row = np.repeat(np.arange(mg.indptr.shape[0] - 1, dtype=idt), np.diff(mg.indptr))
     lead = unflatten(row, shape[:k - 1], np, idt) if k > 1 else []
-    return CooData(np.stack(lead + [pv.cols.astype(idt, copy=False)]), values, tuple(shape),
+    return CooData(np.stack(lead + [mg.cols.astype(idt, copy=False)]), values, tuple(shape),
                    True)
 
 
@@ -394,28 +367,48 @@ def _batched_crows(indptr, shape):
     return (indptr[at] - indptr[at[:, :1]]).reshape(-1)
 
 
-def same_shape(op, pv, x, y):
-    """x op y from their :class:`Provenance`."""
+def same_shape(op, mg, x, y):
+    """x op y from their merge, block by block on threads."""
     out_shape, dtype = _meta(op, x, y)
-    values = apply(op, _at(x.values, pv.ca, pv.union), _at(y.values, pv.cb, pv.union), dtype)
-    return _from_rows(x, pv, values, out_shape, _index_dtype(out_shape, _indices(x),
+    values = mg.values
+    if values is None:
+        values = np.empty(mg.cols.shape + x.values.shape[1:], dtype)
+
+        def fill(p):
+            xv, yv = merge.at(x.values, p, "a", mg.union), merge.at(y.values, p, "b", mg.union)
+            values[p.s:p.e] = apply(op, xv, yv, dtype)
+
+        run_parallel(fill, mg.parts)
+    return _from_rows(x, mg, values, out_shape, _index_dtype(out_shape, _indices(x),
                                                               _indices(y)))
 
 
-def same_shape_grad(op, pv, x, y, out_grad, grad_mask=BOTH):
-    """The gradients ``grad_mask`` asks for, from the :class:`Provenance`, each on its
-    operand's entries."""
+def same_shape_grad(op, mg, x, y, out_grad, grad_mask=BOTH):
+    """The gradients ``grad_mask`` asks for, from the merge, each on its operand's
+    entries, block by block."""
     _, dtype = _meta(op, x, y)
-    xv, yv = _at(x.values, pv.ca, pv.union), _at(y.values, pv.cb, pv.union)
-    tx, ty = partials(op, out_grad.values, xv, yv, dtype, grad_mask)
-    return _back_to(x, tx, pv.ca, pv.union), _back_to(y, ty, pv.cb, pv.union)
+    new = np.empty if mg.union else np.zeros        # a union writes every entry
+    gx = new(x.values.shape, x.values.dtype) if grad_mask[0] else None
+    gy = new(y.values.shape, y.values.dtype) if grad_mask[1] else None
+    g = out_grad.values
+
+    def fill(p):
+        xv, yv = merge.at(x.values, p, "a", mg.union), merge.at(y.values, p, "b", mg.union)
+        tx, ty = partials(op, g[p.s:p.e], xv, yv, dtype, grad_mask)
+        if tx is not None:
+            merge.back(_real_as(tx, gx), p, "a", mg.union, gx)
+        if ty is not None:
+            merge.back(_real_as(ty, gy), p, "b", mg.union, gy)
+
+    run_parallel(fill, mg.parts)
+    return (None if gx is None else x._replace(values=gx),
+            None if gy is None else y._replace(values=gy))
 
 
-def _back_to(s, t, code, union):
-    """Sparse operand s with gradient ``t`` (None: not asked for) back at its entries."""
-    if t is None:
-        return None
-    return s._replace(values=_back(t, code, union, s.nnz).astype(s.values.dtype, copy=False))
+def _real_as(t, g):
+    """``t`` in ``g``'s dtype (a complex gradient of a real operand keeps its real part)."""
+    return (t.real if t.dtype.kind == "c" and g.dtype.kind != "c" else t).astype(g.dtype,
+                                                                                 copy=False)
 
 
 # ---------------------------------------------------------------- sparse with sparse
@@ -441,9 +434,9 @@ def pair(op, x, y):
 
 def sparse_sparse(op, x, y):
     """x op y for two sparse operands of one layout: union or intersection, coalesced."""
-    pv = provenance(op, x, y)
-    if pv is not None:
-        return same_shape(op, pv, x, y)
+    mg = provenance(op, x, y, forward=True)
+    if mg is not None:
+        return same_shape(op, mg, x, y)
     p = pair(op, x, y)
     xp = xp_of(p.c.keys)
     values = apply(op, p.c.xv, p.c.yv, p.dtype)
@@ -456,9 +449,9 @@ def sparse_sparse(op, x, y):
 def sparse_sparse_grad(op, x, y, out_grad, grad_mask=BOTH):
     """The operands' gradients ``grad_mask`` asks for, each on its own pattern, entry
     for entry."""
-    pv = provenance(op, x, y)
-    if pv is not None:
-        return same_shape_grad(op, pv, x, y, out_grad, grad_mask)
+    mg = provenance(op, x, y)
+    if mg is not None:
+        return same_shape_grad(op, mg, x, y, out_grad, grad_mask)
     p = pair(op, x, y)
     tx, ty = partials(op, out_grad.values, p.c.xv, p.c.yv, p.dtype, grad_mask)
     sshape = p.out_shape[:p.k]

@@ -1,19 +1,32 @@
-"""The union of two canonical CSR patterns, with where each entry comes from.
+"""The union or intersection of two canonical CSR patterns, block by block of rows.
 
 scipy.sparse's compiled ``csr_plus_csr`` (sparsetools) walks two CSR
 matrices whose rows are sorted and free of duplicates in one pass per row
 and writes their union: the classic sparse addition (Saad, *Iterative
-Methods for Sparse Linear Systems*, 2nd ed., section 3.4).  Given *position
-codes* instead of values, ``i + 1`` for a's i-th entry and ``(j + 1) << 32``
-for b's j-th, the sums it writes are never zero (scipy drops zero sums) and
-each decodes to the positions of its sources in a and in b.  So
-one compiled pass gives the union pattern and its provenance, explicit zeros
-of the operands kept.  The walk releases the GIL, so blocks of rows, cut to
-equal shares of entries, run on threads (:func:`kernels.funcs.threads.run_parallel`).
+Methods for Sparse Linear Systems*, 2nd ed., section 3.4).  It drops the
+sums that are zero, so it is given values whose sums never are:
 
-This serves the CPU side of sparse-with-sparse add, subtract, multiply and
-divide of same-shape operands and their gradients (:mod:`kernels.sparse.binary`);
-other operands take the sort-based merge there.
+- the int8 *flags* 1 for every entry of a and 2 for every entry of b: the
+  sums 1, 2 and 3 say where each union entry comes from.  In a union each
+  operand's entries appear once and in their storage order, so a's values
+  land where the flag has bit 1 and b's where it has bit 2; the intersection
+  (flag 3) finds its sources among each operand's own flags;
+- for a float sum or difference, the values *tagged* as complex numbers
+  ``v + 1j`` (a) and ``w + 2j`` (b): the imaginary part is never zero, and the
+  real part is ``v + w`` (or ``v - w``) in the values' own precision, computed
+  in the walk;
+- for a float product, the values themselves, when no product can be zero
+  (no stored zero, and the two smallest magnitudes' product is not below
+  the smallest subnormal): the compiled ``csr_elmul_csr`` walk writes the
+  intersection and its products.
+
+Either way explicit zeros of the operands, and cancellations, stay stored.
+The walk releases the GIL, so blocks of rows, cut to equal shares of both
+operands' entries, are walked on threads
+(:func:`kernels.funcs.threads.run_parallel`), and each block's values can be
+computed on threads too (:func:`at`, :func:`back`).  This serves the CPU side
+of sparse-with-sparse add, subtract, multiply and divide of same-shape
+operands and their gradients (:mod:`kernels.sparse.binary`).
 """
 from typing import NamedTuple
 
@@ -24,31 +37,50 @@ from ..funcs.threads import num_threads, run_parallel
 
 try:
     from scipy.sparse import _sparsetools
-    _WALK = (_sparsetools.csr_plus_csr, _sparsetools.csr_has_canonical_format)
-except (ImportError, AttributeError):       # a scipy without them: the numpy merge serves
+    _WALK = {"add": _sparsetools.csr_plus_csr, "subtract": _sparsetools.csr_minus_csr,
+             "multiply": _sparsetools.csr_elmul_csr,
+             "canonical": _sparsetools.csr_has_canonical_format}
+except (ImportError, AttributeError):       # a scipy without them: the sort-based merge serves
     _WALK = None
 
-_LOW = np.int64(0xFFFFFFFF)
-#: Position codes hold b's positions in the high 31 bits.
-MAX_ENTRIES = (1 << 31) - 1
-#: Bytes the walk touches per entry of an operand (index, code, written twice).
+#: Bytes the walk touches per operand entry (column and value read, column and value written).
 _BYTES_PER_ENTRY = 24
 
 
+class Part(NamedTuple):
+    """A block of rows: result entries ``[s, e)`` from a's ``[a0, a1)`` and b's ``[b0, b1)``.
+
+    ``ia``/``ib``: in a union, where in the block a's (b's) entries are; in
+    an intersection, where in a's (b's) share each of the block's entries is.
+    """
+
+    s: int
+    e: int
+    a0: int
+    a1: int
+    b0: int
+    b1: int
+    ia: np.ndarray
+    ib: np.ndarray
+
+
 class Merged(NamedTuple):
-    """The union's row pointers and columns, and each entry's position plus one in a and
-    in b (intp, numpy's index type; 0: none)."""
+    """The result's row pointers and columns, its blocks, and whether it is the union.
+
+    ``values`` are the sums (or differences) when :func:`merge` was asked for
+    them (then ``parts`` is empty), else None.
+    """
 
     indptr: np.ndarray
     cols: np.ndarray
-    ca: np.ndarray
-    cb: np.ndarray
+    parts: list
+    union: bool
+    values: np.ndarray = None
 
 
 def usable(na, nb, n_rows):
-    """True if :func:`merge` can take operands of these sizes (CPU, scipy's walk present)."""
-    return (_WALK is not None and na <= MAX_ENTRIES and nb <= MAX_ENTRIES
-            and n_rows <= 4 * (na + nb) + 1024)
+    """True if scipy's walk is present and the row pointers are not far larger than the entries."""
+    return _WALK is not None and n_rows <= 4 * (na + nb) + 1024
 
 
 def _cuts(ap, bp):
@@ -65,32 +97,98 @@ def _cuts(ap, bp):
     return [0, *sorted(set(cuts.tolist()) - {0, ap.shape[0] - 1}), ap.shape[0] - 1]
 
 
-def _walk(ap, aj, bp, bj, ncols, lo, hi):
-    """The union of rows [lo, hi): (local indptr, cols, codes), or None if not canonical."""
-    plus, canonical = _WALK
+def _walk(ap, aj, bp, bj, ncols, lo, hi, data, fn):
+    """scipy's walk ``fn`` over rows [lo, hi) with ``data(a0, a1, b0, b1)`` as the operands'
+    values: (local indptr, cols, written values, (a0, a1, b0, b1)), or None if not canonical."""
     a0, a1, b0, b1 = int(ap[lo]), int(ap[hi]), int(bp[lo]), int(bp[hi])
     la, lb = ap[lo:hi + 1] - ap[lo], bp[lo:hi + 1] - bp[lo]
-    rows = hi - lo
+    rows, canonical = hi - lo, _WALK["canonical"]
     if not (canonical(rows, la, aj[a0:a1]) and canonical(rows, lb, bj[b0:b1])):
         return None
-    codes_a = np.arange(a0 + 1, a1 + 1, dtype=np.int64)
-    codes_b = np.arange(b0 + 1, b1 + 1, dtype=np.int64) << 32
+    da, db = data(a0, a1, b0, b1)
     size = (a1 - a0) + (b1 - b0)
-    cp = np.empty(rows + 1, la.dtype)
-    cj = np.empty(size, la.dtype)
-    cx = np.empty(size, np.int64)
-    plus(rows, ncols, la, aj[a0:a1], codes_a, lb, bj[b0:b1], codes_b, cp, cj, cx)
-    return cp, cj, cx
+    cp, cj, cx = np.empty(rows + 1, la.dtype), np.empty(size, la.dtype), np.empty(size, da.dtype)
+    fn(rows, ncols, la, aj[a0:a1], da, lb, bj[b0:b1], db, cp, cj, cx)
+    n = int(cp[-1])
+    return cp, cj[:n], cx[:n], (a0, a1, b0, b1)
 
 
-def merge(ap, aj, bp, bj, ncols):
-    """The union of CSR patterns a (``ap``, ``aj``) and b (``bp``, ``bj``) of one shape.
+def _flags(a0, a1, b0, b1):
+    return np.ones(a1 - a0, np.int8), np.full(b1 - b0, 2, np.int8)
+
+
+def _sources(block, union):
+    """A flag walk's block as (local indptr, cols, Part without offsets)."""
+    cp, cj, flag, (a0, a1, b0, b1) = block
+    if union:
+        return cp, cj, Part(0, cj.shape[0], a0, a1, b0, b1,
+                            np.flatnonzero((flag & 1).view(bool)),
+                            np.flatnonzero((flag >> 1).view(bool)))
+    both = np.flatnonzero(flag == 3)
+    cp = np.searchsorted(both, cp).astype(cp.dtype)
+    return cp, cj.take(both), Part(0, both.shape[0], a0, a1, b0, b1, _shared(flag, 1),
+                                    _shared(flag, 2))
+
+
+def _payload(op, av, bv):
+    """Walk data computing ``op``'s values: tagged for a sum or difference, else the values."""
+    if op != "multiply":
+        return _tagged(av, bv)
+    return lambda a0, a1, b0, b1: (av[a0:a1], bv[b0:b1])
+
+
+def products_nonzero(av, bv):
+    """True if no product of a value of ``av`` and one of ``bv`` can be zero, and no NaN
+    is stored (then the answer is False, to be safe).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> products_nonzero(np.float32([1e-30, 2]), np.float32([1e-10]))
+    True
+    >>> products_nonzero(np.float32([1e-30, 2]), np.float32([1e-30]))
+    False
+    """
+    if av.shape[0] == 0 or bv.shape[0] == 0:
+        return True
+    low = float(np.min(np.abs(av))) * float(np.min(np.abs(bv)))
+    return low >= 2 * float(np.finfo(av.dtype).smallest_subnormal)
+
+
+def _tagged(av, bv):
+    """Walk data carrying the values as the real part and the tags 1 (a) and 2 (b) as the
+    imaginary part: a complex sum or difference is never zero, and its real part is the
+    operands' sum or difference in their own precision."""
+    ctype = np.result_type(av.dtype, np.complex64)
+
+    def data(a0, a1, b0, b1):
+        da, db = np.empty(a1 - a0, ctype), np.empty(b1 - b0, ctype)
+        da.real, da.imag, db.real, db.imag = av[a0:a1], 1, bv[b0:b1], 2
+        return da, db
+    return data
+
+
+def _shared(flag, bit):
+    """Where, among the entries of the operand with ``bit``, those of both operands are."""
+    own = flag.take(np.flatnonzero((flag & bit).view(bool)))
+    return np.flatnonzero(own == 3)
+
+
+def merge(ap, aj, bp, bj, ncols, union=True, values=None):
+    """The union (or intersection) of CSR patterns a (``ap``, ``aj``) and b (``bp``, ``bj``).
 
     Parameters
     ----------
     ap, aj, bp, bj : 1-D arrays
-        Row pointers and columns, one index dtype for all four.
+        Row pointers and columns of one shape, one index dtype for all four.
     ncols : int
+    union : bool
+        False: the intersection.
+    values : tuple, optional
+        ``(op, av, bv)``: the union's values ``av + bv`` (op ``'add'``) or
+        ``av - bv`` (``'subtract'``), or the intersection's ``av * bv``
+        (``'multiply'``, where :func:`products_nonzero`), computed in the
+        walk, for 1-D float32 or float64 values of one dtype.
 
     Returns
     -------
@@ -100,41 +198,68 @@ def merge(ap, aj, bp, bj, ncols):
     Examples
     --------
     >>> import numpy as np
-    >>> m = merge(np.array([0, 2]), np.array([0, 3]), np.array([0, 2]), np.array([1, 3]), 4)
-    >>> m.cols.tolist(), m.ca.tolist(), m.cb.tolist()
-    ([0, 1, 3], [1, 0, 2], [0, 1, 2])
+    >>> a, b = (np.array([0, 2]), np.array([0, 3])), (np.array([0, 2]), np.array([1, 3]))
+    >>> m = merge(*a, *b, 4)
+    >>> m.cols.tolist(), m.parts[0].ia.tolist(), m.parts[0].ib.tolist()
+    ([0, 1, 3], [0, 2], [1, 2])
+    >>> m = merge(*a, *b, 4, union=False)
+    >>> m.cols.tolist(), m.parts[0].ia.tolist(), m.parts[0].ib.tolist()
+    ([3], [1], [1])
+    >>> merge(*a, *b, 4, values=("subtract", np.array([1.0, 0.0]), np.array([0.0, 2.0]))).values
+    array([ 1.,  0., -2.])
     """
     cuts = _cuts(ap, bp)
+    data, fn = (_flags, _WALK["add"]) if values is None else (_payload(*values),
+                                                              _WALK[values[0]])
     blocks = [None] * (len(cuts) - 1)
 
     def walk(i):
-        blocks[i] = _walk(ap, aj, bp, bj, ncols, cuts[i], cuts[i + 1])
+        block = _walk(ap, aj, bp, bj, ncols, cuts[i], cuts[i + 1], data, fn)
+        blocks[i] = block if block is None or values is not None else _sources(block, union)
 
     run_parallel(walk, list(range(len(blocks))))
     if any(b is None for b in blocks):
         return None
-    return _assemble(blocks, cuts, ap.dtype)
+    return _assemble(blocks, cuts, ap.dtype, union, values is not None)
 
 
-def _assemble(blocks, cuts, dtype):
-    """One Merged from the blocks' local results (their columns and codes copied on threads).
-
-    A code's low and high 32 bits are a's and b's position plus one.
-    """
-    sizes = [int(cp[-1]) for cp, _, _ in blocks]
-    starts = np.cumsum([0] + sizes)
-    indptr = np.empty(cuts[-1] + 1, dtype)
+def _assemble(blocks, cuts, dtype, union, summed):
+    """One Merged from the blocks' local results (copied into place on threads)."""
+    if len(blocks) == 1 and not summed:
+        return Merged(blocks[0][0], blocks[0][1], [blocks[0][2]], union)
+    starts = np.cumsum([0] + [int(b[0][-1]) for b in blocks]).tolist()
+    indptr, cols = np.empty(cuts[-1] + 1, dtype), np.empty(starts[-1], dtype)
     indptr[0] = 0
-    n = int(starts[-1])
-    cols, ca, cb = np.empty(n, dtype), np.empty(n, np.intp), np.empty(n, np.intp)
+    out = np.empty(starts[-1], blocks[0][2].real.dtype) if summed else None
 
     def place(i):
-        cp, cj, cx = blocks[i]
-        s, e = int(starts[i]), int(starts[i + 1])
-        indptr[cuts[i] + 1:cuts[i + 1] + 1] = cp[1:] + s
-        cols[s:e] = cj[:e - s]
-        np.bitwise_and(cx[:e - s], _LOW, out=ca[s:e])
-        np.right_shift(cx[:e - s], 32, out=cb[s:e])
+        cp, cj, extra = blocks[i][:3]
+        indptr[cuts[i] + 1:cuts[i + 1] + 1] = cp[1:] + starts[i]
+        cols[starts[i]:starts[i + 1]] = cj
+        if summed:
+            out[starts[i]:starts[i + 1]] = extra.real
 
     run_parallel(place, list(range(len(blocks))))
-    return Merged(indptr, cols, ca, cb)
+    if summed:
+        return Merged(indptr, cols, [], union, out)
+    return Merged(indptr, cols, [b[2]._replace(s=s, e=e) for b, s, e in
+                                 zip(blocks, starts, starts[1:])], union)
+
+
+def at(values, part, side, union):
+    """Operand ``side``'s (``'a'`` or ``'b'``) values at the block's entries (0 where it has none)."""
+    lo, hi, sel = (part.a0, part.a1, part.ia) if side == "a" else (part.b0, part.b1, part.ib)
+    if not union:
+        return np.take(values[lo:hi], sel, axis=0)
+    out = np.zeros((part.e - part.s,) + values.shape[1:], values.dtype)
+    out[sel] = values[lo:hi]
+    return out
+
+
+def back(t, part, side, union, g):
+    """Write ``t`` (the block's gradient at its entries) to operand ``side``'s gradient ``g``."""
+    lo, hi, sel = (part.a0, part.a1, part.ia) if side == "a" else (part.b0, part.b1, part.ib)
+    if union:
+        g[lo:hi] = np.take(t, sel, axis=0)
+    else:
+        g[lo:hi][sel] = t
