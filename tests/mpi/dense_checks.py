@@ -3,8 +3,8 @@
 Run as ``mpiexec -n N python -m mpi4py tests/mpi/dense_checks.py`` (tests/
 test_dense_mpi.py does, for N = 2 and 3).  Each check runs the op on global
 inputs of the given sbps, compares the output's sbp, data (bit for bit) and
-gradients with one process, using global_checks' helpers.  Global tensors
-have no operators, so the checks call the ops by name.
+gradients with one process, using global_checks' helpers (operators on
+global tensors: operator_checks.py).
 """
 import numpy as np
 
