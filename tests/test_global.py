@@ -267,6 +267,10 @@ def test_sbp_field_on_a_tensor_list_reads_elements():
         bad = dataclasses.replace(op, sbp=parse_sbp(_field([rule])))
         with pytest.raises(CodegenError, match="t.yaml:9: sbp: .*" + message):
             check_sbp(bad)
+    bad = dataclasses.replace(op, sbp=parse_sbp(_field(["P -> P"], physical="shard_out_shape")))
+    with pytest.raises(CodegenError, match=r"t.yaml:7: sbp: physical is not supported on an "
+                                           r"op with a Tensor\[\] argument \(\['xs'\]\)"):
+        check_sbp(bad)
 
 
 def test_generated_tables_are_attached():

@@ -13,10 +13,11 @@ A rule lists one pattern per Tensor argument (``S(var)``, ``B`` or ``P``; a
 variable repeated means the same axis), ``->``, one sbp per output, and an
 optional ``if`` condition.  A ``Tensor[]`` argument takes one pattern, which
 each of its elements must have; in expressions it is the list of the
-elements' metadata, so its dims are read off an element (``xs[0].ndim``).  ``B, ..., B -> B`` needs no rule.  ``physical``
-names a Python function (bare names live in :mod:`kernels.infermeta`) that
-returns the attributes a shard's kernel gets (see
-:class:`kernels.core.dist.rules.Shards`).
+elements' metadata, so its dims are read off an element (``xs[0].ndim``).
+``B, ..., B -> B`` needs no rule.  ``physical`` names a Python function
+(bare names live in :mod:`kernels.infermeta`) that returns the attributes a
+shard's kernel gets (see :class:`kernels.core.dist.rules.Shards`); an op
+with a ``Tensor[]`` argument has none.
 """
 import ast
 import re
@@ -218,6 +219,10 @@ def check_sbp(op):
         scope = base | {p.var for p in rule.ins if isinstance(p, SplitPattern)}
         for text in rule.outs + ((rule.cond,) if rule.cond else ()):
             check_expr(text, rule.where, scope, lists)
+    if sbp.physical and lists:
+        raise CodegenError(f"{sbp.where}: sbp: physical is not supported on an op with a "
+                           f"Tensor[] argument ({sorted(lists)}); its shards run with the "
+                           "logical attributes")
     if sbp.physical and resolve_function(sbp.physical) is None:
         raise CodegenError(f"{sbp.where}: sbp: physical function '{sbp.physical}' does not "
                            "exist in kernels.infermeta (name it there, or give a dotted path)")

@@ -123,7 +123,7 @@ def candidates(spec, metas, attrs, out_metas):
 def _expand(rule, metas, out_metas, env):
     names = list(dict.fromkeys(p[1] for p in rule.ins if isinstance(p, tuple)))
     limit = {v: min(m.ndim for p, ms in zip(rule.ins, metas) if p == ("S", v)
-                    for m in _elements(ms)) for v in names}
+                    for m in elements(ms)) for v in names}
     for values in itertools.product(*(range(limit[v]) for v in names)):
         scope = SimpleNamespace(**vars(env), **dict(zip(names, values)))
         if rule.cond is not None and not rule.cond(scope):
@@ -140,18 +140,18 @@ def _pattern(p, values):
     return Sbp(p)
 
 
-def _elements(meta):
-    """The MetaTensors of one argument: a ``Tensor[]`` list's elements, or the one."""
-    return meta if isinstance(meta, list) else (meta,)
+def elements(item):
+    """The items of one argument: a ``Tensor[]`` list's elements, or the one."""
+    return item if isinstance(item, list) else (item,)
 
 
 def _fits(sbp, meta):
     """``sbp`` suits every element of an argument (:func:`_fits_one`), and a split
     list's elements have one size along the split axis (aligned shards)."""
-    elements = _elements(meta)
-    if not all(_fits_one(sbp, m) for m in elements):
+    each = elements(meta)
+    if not all(_fits_one(sbp, m) for m in each):
         return False
-    return not sbp.is_split or len({m.shape[sbp.axis] for m in elements}) == 1
+    return not sbp.is_split or len({m.shape[sbp.axis] for m in each}) == 1
 
 
 def _fits_one(sbp, meta):
@@ -164,4 +164,4 @@ def _fits_one(sbp, meta):
 
 
 __all__ = ["SbpRule", "SbpTable", "Shards", "Signature", "candidates", "environment",
-           "S", "B", "P"] + list(HELPERS)
+           "elements", "S", "B", "P"] + list(HELPERS)

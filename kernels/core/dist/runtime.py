@@ -198,7 +198,7 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
     where = []
     for a, item, s in zip(spec.tensor_args, boxed, sig.ins):
         if s.is_split:
-            n = _elements(item)[0].meta.shape[s.axis]     # a list's elements: one size
+            n = rules.elements(item)[0].meta.shape[s.axis]    # a list's: one size
             lo = shard_start(n, placement.size, bad)
             hi = lo + shard_sizes(n, placement.size)[bad]
             what = "each of " if isinstance(item, list) else ""
@@ -221,13 +221,8 @@ def _each(fn, item):
     return [fn(t) for t in item] if isinstance(item, list) else fn(item)
 
 
-def _elements(item):
-    """The tensors of one argument: a ``Tensor[]`` list's elements, or the one."""
-    return item if isinstance(item, list) else (item,)
-
-
 def _placement(spec, ins):
-    found = {t.placement for item in ins for t in _elements(item)
+    found = {t.placement for item in ins for t in rules.elements(item)
              if getattr(t, "is_global", False)}
     if len(found) > 1:
         raise ValueError(f"{spec.name}: global inputs are on different placements "
@@ -240,7 +235,7 @@ def choose(spec, ins, metas, attrs, out_metas):
     best, best_cost = None, None
     for sig in rules.candidates(spec, metas, attrs, out_metas):
         c = sum(boxing.cost(t.sbp, s, _nbytes(t), t.layout != "dense")
-                for item, s in zip(ins, sig.ins) for t in _elements(item))
+                for item, s in zip(ins, sig.ins) for t in rules.elements(item))
         if best is None or c < best_cost:
             best, best_cost = sig, c
     return best
@@ -270,12 +265,11 @@ def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
     if table is None or table.physical is None:
         return attrs, {}
     env = rules.environment(spec, metas, attrs, out_metas, rules.Shards)
-    for a, item, s in zip(spec.tensor_args, boxed, sig.ins):
-        setattr(env, a.name + "_local", _each(lambda t: t.to_local().meta, item))
+    for a, t, s in zip(spec.tensor_args, boxed, sig.ins):      # no Tensor[] (codegen)
+        setattr(env, a.name + "_local", t.to_local().meta)
         setattr(env, a.name + "_sbp", s)
         setattr(env, a.name + "_axis", s.axis)
-        setattr(env, a.name + "_slice", _each(lambda t: _slice(t.meta.shape, s, placement),
-                                              item))
+        setattr(env, a.name + "_slice", _slice(t.meta.shape, s, placement))
     env.out_local = out_metas[0].with_(shape=shard_shape(out_metas[0].shape, sig.outs[0],
                                                          placement.size, placement.rank))
     extra = dict(table.physical(env))
