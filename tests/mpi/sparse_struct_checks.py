@@ -38,10 +38,18 @@ def check(name, fn, indices, values, shape, src, want):
     check_list(name, lambda ts: fn(ts[0]), [(indices, values, shape, src)], want)
 
 
-def check_list(name, fn, inputs, want):
+def to_numpy(indices, values, shape):
+    """The dense array of COO parts, duplicates summed."""
+    out = np.zeros(shape, values.dtype)
+    np.add.at(out, tuple(indices), values)
+    return out
+
+
+def check_list(name, fn, inputs, want, numpy_fn=None):
     """fn of a list of global COO tensors, each ``(indices, values, shape, sbp)``, equals
-    fn of the whole ones: the output sbp, the forward, and every leaf's gradient on
-    this rank (the upstream value at each of its entries' images)."""
+    fn of the whole ones: the output sbp, the forward (and ``numpy_fn`` of the dense
+    arrays, if given), and every leaf's gradient on this rank (the upstream value at
+    each of its entries' images)."""
     wholes = [sparse.sparse_coo_tensor(i, v.astype(np.float64), sh, stop_gradient=False)
               for i, v, sh, _ in inputs]
     ref = fn(wholes)
@@ -50,8 +58,11 @@ def check_list(name, fn, inputs, want):
     if want is not None:
         assert out.sbp == want, f"{name} {srcs}: sbp {out.sbp}, expected {want}"
     assert out.shape == ref.shape, f"{name} {srcs}: shape {out.shape} vs {ref.shape}"
-    assert np.array_equal(out.to_dense().numpy(), ref.to_dense().numpy()), \
-        f"{name} {srcs}: forward differs"
+    gathered = out.to_dense().numpy()
+    assert np.array_equal(gathered, ref.to_dense().numpy()), f"{name} {srcs}: forward differs"
+    if numpy_fn is not None:
+        assert np.array_equal(gathered, numpy_fn([to_numpy(*t[:3]) for t in inputs])), \
+            f"{name} {srcs}: forward differs from numpy"
     seed = data(ref.shape, np.float64, seed=5)
     ref.to_dense().backward(dense.to_tensor(seed))
     pairs = [coo_glob(i, v.astype(np.float64), sh, s, grad=True) for i, v, sh, s in inputs]
@@ -73,26 +84,30 @@ def list_checks(rng):
         idx[:, 1] = idx[:, 0]                                # a duplicate coordinate
         return idx, rng.integers(-9, 10, (nnz,) + dense_dims), shape + dense_dims
 
+    def concat(name, axis, inputs, want):
+        check_list(name, lambda ts: sparse.concat(ts, axis), inputs, want,
+                   lambda xs: np.concatenate(xs, axis))
+
+    def stack(name, axis, inputs, want):
+        check_list(name, lambda ts: sparse.stack(ts, axis), inputs, want,
+                   lambda xs: np.stack(xs, axis))
+
     a, b, c = coo((2, 5, 7), 6), coo((5, 5, 7), 9), coo((2, 5, 7), 5)
     for sbp, want in [(S(1), S(1)), (S(2), S(2)), (P, P), (B, B), (S(0), P)]:
-        check_list(f"concat axis 0 {sbp}", lambda ts: sparse.concat(ts, 0),
-                   [(*a, sbp), (*b, sbp), (*c, sbp)], want)
-    check_list("concat axis 0 equal sizes S(0)", lambda ts: sparse.concat(ts, 0),
-               [(*a, S(0)), (*c, S(0))], P)
-    check_list("concat axis 0 mixed", lambda ts: sparse.concat(ts, 0),
-               [(*a, S(1)), (*b, B), (*c, S(1))], S(1))
-    check_list("concat axis -1 mixed", lambda ts: sparse.concat(ts, -1),
-               [(*a, S(0)), (*a, P)], P)
+        concat(f"concat axis 0 {sbp}", 0, [(*a, sbp), (*b, sbp), (*c, sbp)], want)
+    concat("concat axis 0 equal sizes S(0)", 0, [(*a, S(0)), (*c, S(0))], P)
+    concat("concat axis 0 mixed", 0, [(*a, S(1)), (*b, B), (*c, S(1))], S(1))
+    concat("concat axis -1 mixed", -1, [(*a, S(0)), (*a, P)], P)
     h, g = coo((4, 5), 7, (3,)), coo((4, 5), 4, (2,))       # hybrid: concat a dense dim
     for sbp, want in [(S(0), S(0)), (S(1), S(1)), (P, P)]:
-        check_list(f"concat hybrid axis 2 {sbp}", lambda ts: sparse.concat(ts, 2),
-                   [(*h, sbp), (*g, sbp)], want)
+        concat(f"concat hybrid axis 2 {sbp}", 2, [(*h, sbp), (*g, sbp)], want)
     for axis, sbp, want in [(0, S(0), S(1)), (1, S(0), S(0)), (1, S(1), S(2)),
                             (-1, S(2), S(2)), (2, P, P)]:
-        check_list(f"stack axis {axis} {sbp}", lambda ts: sparse.stack(ts, axis),
-                   [(*a, sbp), (*c, sbp)], want)
-    check_list("stack hybrid axis 0 S(1)", lambda ts: sparse.stack(ts, 0),
-               [(*h, S(1)), (*coo((4, 5), 3, (3,)), S(1))], S(2))
+        stack(f"stack axis {axis} {sbp}", axis, [(*a, sbp), (*c, sbp)], want)
+    h2 = coo((4, 5), 3, (3,))
+    stack("stack hybrid axis 0 S(1)", 0, [(*h, S(1)), (*h2, S(1))], S(2))
+    stack("stack hybrid axis 3 (folds the dense dim) S(1)", 3, [(*h, S(1)), (*h2, S(1))],
+          S(1))
 
 
 def main():
