@@ -62,8 +62,8 @@ def list_checks():
     Dims of 5 and 7 split unevenly on 2 and 3 ranks.  A split on the concat
     axis has no rule; the cheapest boxing is to broadcast (a tie with a
     split of another axis, and broadcast is the first candidate).  A list of
-    mixed sbps is boxed to the one that moves the fewest bytes.  The
-    gathered forward is compared with numpy's too."""
+    mixed sbps is boxed to the cheapest signature (costs summed over the
+    elements).  The gathered forward is compared with numpy's too."""
     a, b, c = data((2, 5, 7)), data((3, 5, 7), seed=1), data((1, 5, 7), seed=2)
 
     def concat(name, axis, inputs, want):
