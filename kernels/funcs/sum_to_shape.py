@@ -140,3 +140,19 @@ def _sum_dim(v, p, acc):
     with single_threaded_blas() if blas else contextlib.nullcontext():
         run_parallel(run, split_index(v.shape, v.nbytes, candidates=range(p)))
     return out
+
+
+def sum_leading(v, dtype):
+    """``v`` summed over its leading axis in ``dtype``, keeping it (shape ``[1, ...]``).
+
+    On the CPU each thread adds a block of rows (np.add.reduce: pairwise
+    along a contiguous axis) and the blocks' partial sums are added last.
+    """
+    xp = xp_of(v)
+    parts = split_index(v.shape, v.nbytes, candidates=[0]) if xp is np else [()]
+    if len(parts) == 1:
+        return xp.sum(v, axis=0, dtype=dtype, keepdims=True)
+    partial = np.empty((len(parts),) + v.shape[1:], dtype)
+    run_parallel(lambda i: np.add.reduce(v[parts[i]], axis=0, dtype=dtype, keepdims=True,
+                                         out=partial[i:i + 1]), list(range(len(parts))))
+    return partial.sum(axis=0, keepdims=True)

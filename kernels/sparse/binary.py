@@ -24,10 +24,11 @@ import numpy as np
 
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
-from ..core.xp import xp_of
+from ..core.xp import place_of, xp_of
 from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
 from ..funcs.elementwise import BINARY, quiet, result_dtype
+from . import merge
 from .data import (CooData, CsrData, crows_from_keys, csr_coords, fold_dense, index_rows,
                    sum_by_key)
 
@@ -280,6 +281,134 @@ def _k(x, y, out_shape):
                if isinstance(s, (CooData, CsrData)))
 
 
+# ---------------------------------------------------------------- same shape on the CPU
+class Provenance(NamedTuple):
+    """A same-shape sparse pair merged by scipy's compiled walk (:mod:`kernels.sparse.merge`).
+
+    The result's row pointers and columns over the sparse dims (rows: all
+    but the last), and for each result entry its position plus one in x and
+    in y (0: absent).  ``union`` is False for multiply (the intersection).
+    """
+
+    indptr: object
+    cols: object
+    ca: object
+    cb: object
+    union: bool
+
+
+def _as_rows(s):
+    """(row pointers, columns) of s seen as one CSR matrix over its sparse dims, or None."""
+    if isinstance(s, CsrData):
+        return _global_indptr(s), s.cols
+    k = s.sparse_dim
+    n_rows = int(np.prod(s.shape[:k - 1]))
+    keys = flatten(index_rows(s.indices)[:k - 1], s.shape[:k - 1], np) if k > 1 \
+        else np.zeros(s.nnz, np.int64)
+    if not s.coalesced and keys.shape[0] > 1 and bool(np.any(keys[1:] < keys[:-1])):
+        return None                 # rows out of order (the walk checks each row's columns)
+    indptr = np.searchsorted(keys, np.arange(n_rows + 1), side="left")
+    return indptr.astype(s.indices.dtype), s.indices[k - 1]
+
+
+def _global_indptr(x):
+    """One row-pointer array over a (batched) CSR tensor's ``batch * rows`` rows."""
+    if len(x.shape) == 2:
+        return x.crows
+    c2 = x.crows.reshape(x.batch, -1)
+    base = np.concatenate([[0], np.cumsum(c2[:, -1])[:-1]]).astype(c2.dtype)
+    return np.concatenate([c2[:1, 0], (c2[:, 1:] + base[:, None]).reshape(-1)])
+
+
+def _eligible(x, y):
+    """True for a CPU pair of one layout, shape and sparse structure that the walk can take."""
+    if type(x) is not type(y) or tuple(x.shape) != tuple(y.shape) or not merge.usable(
+            x.nnz, y.nnz, int(np.prod(x.shape[:_sparse_dim(x) - 1]))):
+        return False
+    if place_of(x.values) != "cpu" or place_of(y.values) != "cpu":
+        return False
+    return isinstance(x, CsrData) or x.sparse_dim == y.sparse_dim
+
+
+def provenance(op, x, y):
+    """The :class:`Provenance` of ``x op y``, or None (other operands take :func:`pair`)."""
+    if not _eligible(x, y):
+        return None
+    rx, ry = _as_rows(x), _as_rows(y)
+    if rx is None or ry is None:
+        return None
+    (ap, aj), (bp, bj) = rx, ry
+    if aj.dtype != bj.dtype:
+        ap, aj, bp, bj = (a.astype(np.int64) for a in (ap, aj, bp, bj))
+    m = merge.merge(ap, aj, bp, bj, x.shape[_sparse_dim(x) - 1])
+    if m is None:
+        return None
+    if op != "multiply":
+        return Provenance(*m, True)
+    keep = (m.ca > 0) & (m.cb > 0)
+    idx = np.flatnonzero(keep)
+    indptr = np.concatenate([[0], np.cumsum(keep)])[m.indptr]
+    return Provenance(indptr, m.cols[idx], m.ca[idx], m.cb[idx], False)
+
+
+def _at(values, code, union):
+    """An operand's values at the result's entries, from their codes (0 reads a zero)."""
+    if not union:
+        return np.take(values, code - 1, axis=0)
+    ext = np.concatenate([np.zeros((1,) + values.shape[1:], values.dtype), values])
+    return np.take(ext, code, axis=0)
+
+
+def _back(t, code, union, n):
+    """Gradient ``t`` at the result's entries, back at an operand's ``n`` entries."""
+    if union:                       # each entry is in the union once, in storage order
+        return t[code > 0]
+    out = np.zeros((n,) + t.shape[1:], t.dtype)
+    out[code - 1] = t
+    return out
+
+
+def _from_rows(like, pv, values, shape, idt):
+    """A coalesced result of ``like``'s layout from the provenance's rows and columns."""
+    n = pv.cols.shape[0]
+    if isinstance(like, CsrData):
+        idt = index_dtype(shape, idt, extent=n, xp=np)
+        return CsrData(_batched_crows(pv.indptr, shape).astype(idt, copy=False),
+                       pv.cols.astype(idt, copy=False), values, tuple(shape))
+    k = like.sparse_dim
+    row = np.repeat(np.arange(pv.indptr.shape[0] - 1, dtype=idt), np.diff(pv.indptr))
+    lead = unflatten(row, shape[:k - 1], np, idt) if k > 1 else []
+    return CooData(np.stack(lead + [pv.cols.astype(idt, copy=False)]), values, tuple(shape),
+                   True)
+
+
+def _batched_crows(indptr, shape):
+    """Per-batch crows of a (batched) CSR result from its global row pointers."""
+    if len(shape) == 2:
+        return indptr
+    batch, rows = shape[0], shape[1]
+    at = np.arange(batch)[:, None] * rows + np.arange(rows + 1)[None, :]
+    return (indptr[at] - indptr[at[:, :1]]).reshape(-1)
+
+
+def same_shape(op, pv, x, y):
+    """x op y from their :class:`Provenance`."""
+    out_shape, dtype = _meta(op, x, y)
+    values = apply(op, _at(x.values, pv.ca, pv.union), _at(y.values, pv.cb, pv.union), dtype)
+    return _from_rows(x, pv, values, out_shape, _index_dtype(out_shape, _indices(x),
+                                                              _indices(y)))
+
+
+def same_shape_grad(op, pv, x, y, out_grad):
+    """Both gradients from the :class:`Provenance`, each on its operand's entries."""
+    _, dtype = _meta(op, x, y)
+    xv, yv = _at(x.values, pv.ca, pv.union), _at(y.values, pv.cb, pv.union)
+    tx, ty = partials(op, out_grad.values, xv, yv, dtype)
+    gx = _back(tx, pv.ca, pv.union, x.nnz).astype(x.values.dtype, copy=False)
+    gy = _back(ty, pv.cb, pv.union, y.nnz).astype(y.values.dtype, copy=False)
+    return x._replace(values=gx), y._replace(values=gy)
+
+
 # ---------------------------------------------------------------- sparse with sparse
 class Pair(NamedTuple):
     """Two sparse operands aligned and combined (what forward and backward share)."""
@@ -303,6 +432,9 @@ def pair(op, x, y):
 
 def sparse_sparse(op, x, y):
     """x op y for two sparse operands of one layout: union or intersection, coalesced."""
+    pv = provenance(op, x, y)
+    if pv is not None:
+        return same_shape(op, pv, x, y)
     p = pair(op, x, y)
     xp = xp_of(p.c.keys)
     values = apply(op, p.c.xv, p.c.yv, p.dtype)
@@ -314,6 +446,9 @@ def sparse_sparse(op, x, y):
 
 def sparse_sparse_grad(op, x, y, out_grad):
     """Both operands' gradients, each on its own pattern, entry for entry."""
+    pv = provenance(op, x, y)
+    if pv is not None:
+        return same_shape_grad(op, pv, x, y, out_grad)
     p = pair(op, x, y)
     tx, ty = partials(op, out_grad.values, p.c.xv, p.c.yv, p.dtype)
     sshape = p.out_shape[:p.k]

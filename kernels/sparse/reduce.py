@@ -13,6 +13,7 @@ import numpy as np
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
+from ..funcs.sum_to_shape import sum_leading
 from ..infermeta.sparse_reduce import sparse_sum_dtype, sum_plan
 from .binary import csr_out, flatten, unflatten
 from .convert import coalesce_coo, coo_of_csr
@@ -22,29 +23,28 @@ COO, CSR = "sparse_coo", "sparse_csr"
 BOTH = ("cpu", "gpu")
 
 
-def _grouped(x, plan):
-    """Each entry's key over the kept sparse dims that were not summed, and their shape."""
-    xp = xp_of(x.indices)
+def _free(x, plan):
+    """The kept sparse dims that were not summed, and their sizes."""
     free = [d for d in plan.kept if d not in plan.axes]
-    shape = tuple(x.shape[d] for d in free)
-    if not free:
-        return xp.zeros(x.indices.shape[1], dtype=xp.int64), free, shape
-    return flatten([x.indices[d] for d in free], shape, xp), free, shape
+    return free, tuple(x.shape[d] for d in free)
 
 
 def _sum(x, plan, dtype):
-    """(keys or None, values summed, group, free dims, their shape) of COO x under ``plan``."""
+    """(keys or None, values summed, group, free dims, their shape) of COO x under ``plan``.
+
+    Summing every sparse dim adds all entries up (threaded, no keys compared)
+    and gives a None group: each entry's gradient is the one output entry's.
+    """
     xp = xp_of(x.values)
     values = xp.sum(x.values, axis=plan.value_axes, dtype=dtype, keepdims=True) \
         if plan.value_axes else x.values.astype(dtype, copy=False)
     if plan.kept == tuple(range(x.sparse_dim)) and not any(a < x.sparse_dim for a in plan.axes):
         return None, values, None, None, None
-    keys, free, shape = _grouped(x, plan)
-    if not free:                     # one group: no keys to compare
-        xp = xp_of(values)
-        n = values.shape[0]
-        sums = xp.sum(values, axis=0, keepdims=True)[:n]
-        return keys[:1], sums, xp.zeros(n, dtype=xp.int64), free, shape
+    free, shape = _free(x, plan)
+    if not free:
+        n = min(values.shape[0], 1)
+        return xp.zeros(n, dtype=xp.int64), sum_leading(values, dtype)[:n], None, free, shape
+    keys = flatten([x.indices[d] for d in free], shape, xp)
     ukeys, sums, group = sum_by_key(keys, values, int(np.prod(shape)))
     return ukeys, sums, group, free, shape
 
@@ -97,7 +97,7 @@ def sum_csr(x, axis, dtype, keepdim):
     if x.values.dtype != np.bool_ and len(plan.axes) == len(x.shape):
         xp = xp_of(x.values)
         n = min(x.nnz, 1)
-        total = xp.sum(x.values, dtype=dtype, keepdims=True)[:n]
+        total = sum_leading(x.values, dtype)[:n]
         return csr_out(xp.zeros(n, dtype=xp.int64), total, plan.shape, x.crows.dtype, xp)
     if x.values.dtype != np.bool_ and plan.axes == (len(x.shape) - 1,):
         return _row_sums(x, plan, dtype)

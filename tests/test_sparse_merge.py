@@ -1,0 +1,139 @@
+"""Same-shape sparse arithmetic through scipy's compiled merge (kernels/sparse/merge.py).
+
+Each case runs twice, once through the merge and once with it turned off
+(the sort-based merge of kernels/sparse/binary.py), and both are compared
+with numpy on the dense forms; gradients are checked by finite differences.
+"""
+import numpy as np
+import pytest
+
+import dense
+import sparse
+from kernels.funcs import threads
+from kernels.sparse import binary, merge
+
+OPS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
+
+
+def random_coo(rng, shape, nnz, sparse_dim, zeros=True, idt=np.int64):
+    """A coalesced COO tensor with ``nnz`` distinct coordinates, some values exactly 0."""
+    sshape = shape[:sparse_dim]
+    flat = rng.choice(int(np.prod(sshape)), size=nnz, replace=False)
+    idx = np.stack(np.unravel_index(np.sort(flat), sshape)).astype(idt)
+    values = rng.standard_normal((nnz,) + tuple(shape[sparse_dim:]))
+    if zeros and nnz:
+        values[rng.random(nnz) < 0.2] = 0.0
+    return sparse.sparse_coo_tensor(idx, values, shape).coalesce()
+
+
+def pair(rng, layout, shape, sparse_dim, nnz=(13, 9), idt=(np.int64, np.int64)):
+    x = random_coo(rng, shape, nnz[0], sparse_dim, idt=idt[0])
+    y = random_coo(rng, shape, nnz[1], sparse_dim, idt=idt[1])
+    if layout == "csr":
+        x, y = x.to_sparse_csr(), y.to_sparse_csr()
+    return x, y
+
+
+CASES = [("coo", (6, 7), 2), ("coo", (4, 5, 3), 3), ("coo", (5, 6, 2), 2), ("coo", (19,), 1),
+         ("csr", (6, 7), 2), ("csr", (3, 4, 5), 3)]
+
+
+def pattern(t):
+    c = t.to_sparse_coo(len(t.shape)) if t.is_sparse_csr() else t
+    return c.indices().numpy().T.tolist()
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("layout,shape,sparse_dim", CASES)
+def test_merge_matches_the_sort_path_and_numpy(op, layout, shape, sparse_dim, monkeypatch):
+    rng = np.random.default_rng(abs(hash((op, layout, shape))) % 2**32)
+    x, y = pair(rng, layout, shape, sparse_dim)
+    assert binary.provenance(op, *(t._d for t in (x, y))) is not None
+    fast = getattr(sparse, op)(x, y)
+    monkeypatch.setattr(merge, "usable", lambda *a: False)
+    slow = getattr(sparse, op)(x, y)
+    assert pattern(fast) == pattern(slow) and fast.is_sparse_coo() == slow.is_sparse_coo()
+    with np.errstate(all="ignore"):
+        want = OPS[op](x.to_dense().numpy(), y.to_dense().numpy())
+    np.testing.assert_array_equal(fast.to_dense().numpy(), slow.to_dense().numpy())
+    at = tuple(np.array(pattern(fast), dtype=np.int64).reshape(-1, sparse_dim).T)
+    got = fast.to_dense().numpy()
+    np.testing.assert_allclose(got[at], want[at], rtol=1e-12)    # divide: numpy's value there
+    if op != "divide":
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_explicit_zeros_and_cancellations_stay_stored():
+    x = sparse.sparse_coo_tensor([[0, 0, 1], [0, 2, 1]], [0.0, 2.0, 3.0], [2, 3]).coalesce()
+    y = sparse.sparse_coo_tensor([[0, 1], [2, 0]], [-2.0, 5.0], [2, 3]).coalesce()
+    s = x + y
+    assert s.indices().numpy().tolist() == [[0, 0, 1, 1], [0, 2, 0, 1]]
+    assert s.values().numpy().tolist() == [0.0, 0.0, 5.0, 3.0]
+    m = x * y
+    assert m.indices().numpy().tolist() == [[0], [2]] and m.values().numpy().tolist() == [-4.0]
+
+
+def test_mixed_index_dtypes_and_nnz0():
+    rng = np.random.default_rng(3)
+    x, y = pair(rng, "coo", (8, 9), 2, idt=(np.int32, np.int64))
+    assert (x + y).indices().numpy().dtype == np.int64
+    x32, y32 = pair(rng, "coo", (8, 9), 2, idt=(np.int32, np.int32))
+    assert (x32 * y32).indices().numpy().dtype == np.int32
+    e = sparse.sparse_coo_tensor(np.zeros((2, 0), np.int64), np.zeros(0), [8, 9]).coalesce()
+    np.testing.assert_array_equal((x + e).to_dense().numpy(), x.to_dense().numpy())
+    assert (x * e).nnz() == 0
+
+
+def test_unsorted_csr_rows_take_the_sort_path():
+    c = sparse.sparse_csr_tensor([0, 2, 3], [2, 0, 1], [1.0, 2.0, 3.0], [2, 3])
+    d = sparse.sparse_csr_tensor([0, 1, 2], [0, 1], [4.0, 5.0], [2, 3])
+    assert binary.provenance("add", c._d, d._d) is None
+    np.testing.assert_array_equal((c + d).to_dense().numpy(),
+                                  c.to_dense().numpy() + d.to_dense().numpy())
+
+
+def test_many_blocks_on_threads_match_one_block(monkeypatch):
+    rng = np.random.default_rng(5)
+    x, y = pair(rng, "csr", (400, 300), 2, nnz=(20000, 15000))
+    one = (x + y).to_dense().numpy()
+    monkeypatch.setattr(merge, "MIN_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(merge, "MIN_BYTES_PER_PIECE", 1)
+    monkeypatch.setattr(threads, "_num_threads", 4)
+    assert len(merge._cuts(x._d.crows, y._d.crows)) > 3
+    np.testing.assert_array_equal((x + y).to_dense().numpy(), one)
+    np.testing.assert_allclose(one, x.to_dense().numpy() + y.to_dense().numpy())
+
+
+def _rebuild(t, values):
+    """t's pattern with other values (a dense Tensor keeps them differentiable)."""
+    if t.is_sparse_csr():
+        return sparse.sparse_csr_tensor(t.crows(), t.cols(), values, t.shape)
+    return sparse.sparse_coo_tensor(t.indices(), values, t.shape)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_gradients_by_finite_differences(op, layout):
+    rng = np.random.default_rng(11)
+    x, y = pair(rng, layout, (5, 6), 2, nnz=(12, 10))
+    if op == "divide":          # y stores every coordinate of x, and no zero divisor
+        y = _rebuild(x + y, np.abs((x + y).values().numpy()) + 1.0)
+    fn = getattr(sparse, op)
+    w = rng.standard_normal(fn(x, y).nnz())
+    base = [x.values().numpy(), y.values().numpy()]
+
+    def loss(a, b):
+        out = fn(_rebuild(x, a), _rebuild(y, b))
+        return dense.sum(out.values() * dense.to_tensor(w))
+
+    assert binary.provenance(op, _rebuild(x, base[0])._d, _rebuild(y, base[1])._d)
+    leaves = [dense.to_tensor(v, stop_gradient=False) for v in base]
+    loss(*leaves).backward()
+    for which, leaf in enumerate(leaves):
+        fd = np.zeros_like(base[which])
+        for i in range(fd.shape[0]):
+            vals = [v.copy() for v in base], [v.copy() for v in base]
+            vals[0][which][i] += 1e-6
+            vals[1][which][i] -= 1e-6
+            fd[i] = (float(loss(*vals[0]).numpy()) - float(loss(*vals[1]).numpy())) / 2e-6
+        np.testing.assert_allclose(leaf.grad.numpy(), fd, rtol=1e-5, atol=1e-6)
