@@ -26,7 +26,8 @@ _UFUNC_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
 
 def _is_operand(value):
     return isinstance(value, (Tensor, np.ndarray, numbers.Number, np.bool_)) \
-        or type(value).__module__.startswith("cupy")
+        or type(value).__module__.startswith("cupy") \
+        or (getattr(value, "is_global", False) and value.layout == "dense")
 
 
 def _binary(name, reflected=False):

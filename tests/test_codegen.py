@@ -156,6 +156,46 @@ def test_optional_grads_wants_kernels_taking_grad_mask(tmp_path):
             kernel="reshape_grad", module="kernels.dense.reshape")))
 
 
+LIST_OP = """\
+- op : my_concat
+  args : (Tensor[] xs, int axis = 0)
+  output : Tensor(out)
+  infer_meta :
+    func : concat_infer_meta
+  kernel :
+    func : concat
+  module : kernels.dense.manip
+  sbp :
+    rules :
+      - S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)
+      - P -> P
+  doc : Concat.
+"""
+
+
+def test_sbp_rules_over_a_tensor_list_are_accepted(tmp_path):
+    from kernels.codegen.sbp import sbp_source
+    op = next(d for d in load_yaml_dir(_write(tmp_path, GOOD + LIST_OP)) if d.name == "my_concat")
+    assert [r.text for r in op.sbp.rules] == [
+        "S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)", "P -> P"]
+    assert "e.i != _r.norm_axis(e.axis, e.xs[0].ndim)" in sbp_source(op, "my_concat")
+
+
+@pytest.mark.parametrize("rule, message", [
+    ("S(i) -> S(i) if i != norm_axis(axis, xs.ndim)",
+     "reads 'xs.ndim', but 'xs' is a Tensor[] (a list of tensors); read an element, "
+     "e.g. 'xs[0].ndim'"),
+    ("S(i), B -> S(i)", "has 2 inputs and 1 outputs; the op has 1 Tensor arguments and 1 "
+     "outputs (a Tensor[] argument, ['xs'], takes one pattern that each element must have)"),
+    ("'[S(i), B] -> S(i)'", "input pattern '[S(i), B]' must be S(name), B or P"),
+])
+def test_malformed_sbp_rules_over_a_tensor_list(tmp_path, rule, message):
+    text = LIST_OP.replace("S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)", rule)
+    with pytest.raises(CodegenError) as err:
+        load_yaml_dir(_write(tmp_path, GOOD + text))
+    assert "ops.yaml:21: sbp: " in str(err.value) and message in str(err.value)
+
+
 def test_cli_reports_errors_with_nonzero_exit(tmp_path):
     _write(tmp_path, GOOD.replace("kernel :", "kernal :"))
     res = subprocess.run([sys.executable, "-m", "kernels.codegen", "--yaml", str(tmp_path),

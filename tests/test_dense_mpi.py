@@ -1,4 +1,5 @@
-"""The dense ops' SBP rules on 2 and 3 ranks: tests/mpi/dense_checks.py under mpiexec."""
+"""The dense ops' SBP rules on 2 and 3 ranks, concat and stack over Tensor[] lists
+included: tests/mpi/dense_checks.py under mpiexec."""
 import pytest
 
 pytest.importorskip("mpi4py", reason="the multi-rank tests need the 'mpi' extra "
@@ -11,4 +12,4 @@ from test_global_mpi import _run  # noqa: E402
 def test_dense_signatures_match_one_process(n):
     proc, _ = _run(n, "dense_checks.py", "-m", "mpi4py", timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "34 passed, 0 failed" in proc.stdout
+    assert "51 passed, 0 failed" in proc.stdout

@@ -133,6 +133,69 @@ def test_sparse_reshape_signatures():
     assert _sigs("sparse", "reshape", x, [3, 8]) == {(B, B), (P, P)}
 
 
+def _metas(*shapes, **kw):
+    return [MetaTensor(s, kw.get("dtype", np.int64), kw.get("layout", "dense"),
+                       sparse_dim=kw.get("sparse_dim")) for s in shapes]
+
+
+def test_concat_signatures_split_any_axis_but_the_concat_axis():
+    xs = _metas((2, 5, 7), (3, 5, 7))
+    want = {(B, B), (S(1), S(1)), (S(2), S(2)), (P, P)}
+    assert _sigs("dense", "concat", xs, 0) == want
+    assert _sigs("dense", "concat", xs, -3) == want
+    assert _sigs("dense", "concat", _metas((4, 2), (4, 3)), -1) == {(B, B), (S(0), S(0)),
+                                                                    (P, P)}
+    assert (P, P) not in _sigs("dense", "concat", _metas((2, 3), (2, 3), dtype=bool), 0)
+
+
+def test_stack_signatures_shift_the_axes_from_the_new_one_on():
+    xs = _metas((5, 3), (5, 3), (5, 3))
+    assert _sigs("dense", "stack", xs, 0) == {(B, B), (S(0), S(1)), (S(1), S(2)), (P, P)}
+    assert _sigs("dense", "stack", xs, 1) == {(B, B), (S(0), S(0)), (S(1), S(2)), (P, P)}
+    assert _sigs("dense", "stack", xs, -1) == {(B, B), (S(0), S(0)), (S(1), S(1)), (P, P)}
+
+
+def test_sparse_list_signatures_split_sparse_dims_only():
+    # hybrid COO (2 sparse dims, 1 dense): a split of the dense dim 2 never matches
+    xs = _metas((4, 5, 3), (2, 5, 3), dtype=np.float64, layout="sparse_coo", sparse_dim=2)
+    assert _sigs("sparse", "concat", xs, 0) == {(B, B), (S(1), S(1)), (P, P)}
+    assert _sigs("sparse", "stack", _metas((4, 5, 3), (4, 5, 3), dtype=np.float64,
+                                          layout="sparse_coo", sparse_dim=2), 0) == {
+        (B, B), (S(0), S(1)), (S(1), S(2)), (P, P)}
+
+
+def test_a_split_list_matches_only_when_its_elements_align():
+    """One S(i) for the list: every element split along i, so their sizes along i
+    must agree (each rank then holds the same range of each); a rule without a
+    condition still never splits an axis along which the elements differ."""
+    spec = dispatch.get_op("dense", "concat")
+    bare = dataclasses.replace(spec, sbp=rules.SbpTable(
+        (rules.SbpRule((("S", "i"),), lambda e: (rules.S(e.i),), None, "S(i) -> S(i)"),)))
+    xs = _metas((2, 5), (3, 5))
+    outs = dispatch.infer(bare, [xs], [0])
+    got = {s.ins[0] for s in rules.candidates(bare, [xs], [0], outs)}
+    assert got == {B, S(1)}
+
+
+def test_global_concat_and_stack_one_rank():
+    a = dense.to_tensor(np.arange(6.0).reshape(2, 3), stop_gradient=False)
+    b = dense.to_tensor(np.arange(9.0).reshape(3, 3), stop_gradient=False)
+    out = dense.concat([a.to_global(sbp=S(1)), b], axis=0)   # b: a local, taken as broadcast
+    assert out.is_global and out.sbp == S(1)
+    assert np.array_equal(out.numpy(), np.concatenate([a.numpy(), b.numpy()]))
+    seed = np.arange(15.0).reshape(5, 3)
+    out.backward(dense.to_tensor(seed))
+    assert np.array_equal(a.grad.numpy(), seed[:2]) and np.array_equal(b.grad.numpy(), seed[2:])
+    st = dense.stack([a.to_global(sbp=S(1)), a.to_global(sbp=S(1))], axis=-1)
+    assert st.sbp == S(1) and np.array_equal(st.numpy(), np.stack([a.numpy()] * 2, -1))
+    coo = sparse.sparse_coo_tensor(np.array([[0, 1], [1, 2]]), np.array([1.0, 2.0]), [2, 3])
+    sc = sparse.concat([coo.to_global(sbp=S(1)), coo.to_global(sbp=S(1))], axis=0)
+    assert sc.sbp == S(1) and sc.is_sparse_coo()
+    assert np.array_equal(sc.to_dense().numpy(), np.concatenate([coo.to_dense().numpy()] * 2))
+    with pytest.raises(ValueError, match="concat: tensor 1 has shape"):
+        dense.concat([a.to_global(sbp=S(0)), dense.to_tensor(np.zeros((2, 4)))], axis=0)
+
+
 # ---------------------------------------------------------------- the sbp: field
 def _op(name, ns="dense"):
     return next(d for d in load_yaml_dir(YAML) if d.name == name and d.namespace == ns
@@ -189,6 +252,25 @@ def test_sbp_field_name_errors(rules_, extra, message):
     op = dataclasses.replace(_op("expand"), sbp=parse_sbp(_field(rules_, **extra)))
     with pytest.raises(CodegenError, match=message):
         check_sbp(op)
+
+
+def test_sbp_field_on_a_tensor_list_reads_elements():
+    op = _op("concat")
+    assert [r.text for r in op.sbp.rules][0] == "S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)"
+    check_sbp(op)
+    for rule, message in [
+        ("S(i) -> S(i) if i != norm_axis(axis, xs.ndim)",
+         r"reads 'xs.ndim', but 'xs' is a Tensor\[\] .*read an element, e.g. 'xs\[0\].ndim'"),
+        ("S(i), S(i) -> S(i)",
+         r"has 2 inputs .* \(a Tensor\[\] argument, \['xs'\], takes one pattern"),
+    ]:
+        bad = dataclasses.replace(op, sbp=parse_sbp(_field([rule])))
+        with pytest.raises(CodegenError, match="t.yaml:9: sbp: .*" + message):
+            check_sbp(bad)
+    bad = dataclasses.replace(op, sbp=parse_sbp(_field(["P -> P"], physical="shard_out_shape")))
+    with pytest.raises(CodegenError, match=r"t.yaml:7: sbp: physical is not supported on an "
+                                           r"op with a Tensor\[\] argument \(\['xs'\]\)"):
+        check_sbp(bad)
 
 
 def test_generated_tables_are_attached():

@@ -41,6 +41,13 @@ def test_every_signature_matches_one_process(n):
     assert " passed, 0 failed" in proc.stdout
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_operators_on_global_tensors_match_one_process(n):
+    proc, _ = _run(n, "operator_checks.py", "-m", "mpi4py", timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "15 passed, 0 failed" in proc.stdout
+
+
 def test_bookkeeping_per_rank_grows_linearly_in_ranks():
     """Each rank holds the same data at 2, 4 and 8 ranks; what it receives beyond
     the payload when routing nonzeros is P - 1 counts (a P x P matrix would be

@@ -1020,7 +1020,19 @@ def _backward_dense_concat(node, out_grad):
     return {'xs': result}
 
 
-# dense.stack  (yaml/ops.yaml:1404)
+_sbp_dense_concat = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i != _r.norm_axis(e.axis, e.xs[0].ndim),
+                   'S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.stack  (yaml/ops.yaml:1408)
 def _meta_dense_stack(xs, axis):
     return _im.stack_infer_meta(xs, axis)
 
@@ -1032,7 +1044,19 @@ def _backward_dense_stack(node, out_grad):
     return {'xs': result}
 
 
-# dense.slice  (yaml/ops.yaml:1440)
+_sbp_dense_stack = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.i < _r.norm_axis(e.axis, e.xs[0].ndim + 1) else e.i + 1),),
+                   None,
+                   'S(i) -> S(i if i < norm_axis(axis, xs[0].ndim + 1) else i + 1)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.slice  (yaml/ops.yaml:1448)
 def _meta_dense_slice(x, axes, starts, ends):
     return _im.slice_infer_meta(x, axes, starts, ends)
 
@@ -1056,7 +1080,7 @@ _sbp_dense_slice = _r.SbpTable(
     physical=None)
 
 
-# dense.strided_slice  (yaml/ops.yaml:1483)
+# dense.strided_slice  (yaml/ops.yaml:1491)
 def _meta_dense_strided_slice(x, axes, starts, ends, strides):
     return _im.strided_slice_infer_meta(x, axes, starts, ends, strides)
 
@@ -1080,7 +1104,7 @@ _sbp_dense_strided_slice = _r.SbpTable(
     physical=None)
 
 
-# dense.index_select  (yaml/ops.yaml:1527)
+# dense.index_select  (yaml/ops.yaml:1535)
 def _meta_dense_index_select(x, index, axis):
     return _im.index_select_infer_meta(x, index, axis)
 
@@ -1107,7 +1131,7 @@ _sbp_dense_index_select = _r.SbpTable(
     physical=None)
 
 
-# dense.mean  (yaml/ops.yaml:1576)
+# dense.mean  (yaml/ops.yaml:1584)
 def _meta_dense_mean(x, axis, keepdim):
     return _im.mean_infer_meta(x, axis, keepdim)
 
@@ -1131,7 +1155,7 @@ _sbp_dense_mean = _r.SbpTable(
     physical=None)
 
 
-# dense.max  (yaml/ops.yaml:1618)
+# dense.max  (yaml/ops.yaml:1626)
 def _meta_dense_max(x, axis, keepdim):
     return _im.max_infer_meta(x, axis, keepdim)
 
@@ -1152,7 +1176,7 @@ _sbp_dense_max = _r.SbpTable(
     physical=None)
 
 
-# dense.min  (yaml/ops.yaml:1660)
+# dense.min  (yaml/ops.yaml:1668)
 def _meta_dense_min(x, axis, keepdim):
     return _im.min_infer_meta(x, axis, keepdim)
 
@@ -1173,7 +1197,7 @@ _sbp_dense_min = _r.SbpTable(
     physical=None)
 
 
-# dense.prod  (yaml/ops.yaml:1702)
+# dense.prod  (yaml/ops.yaml:1710)
 def _meta_dense_prod(x, axis, keepdim):
     return _im.prod_infer_meta(x, axis, keepdim)
 
@@ -1194,7 +1218,7 @@ _sbp_dense_prod = _r.SbpTable(
     physical=None)
 
 
-# dense.argmax  (yaml/ops.yaml:1744)
+# dense.argmax  (yaml/ops.yaml:1752)
 def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
@@ -1208,7 +1232,7 @@ _sbp_dense_argmax = _r.SbpTable(
     physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1788)
+# dense.argmin  (yaml/ops.yaml:1796)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -1222,27 +1246,27 @@ _sbp_dense_argmin = _r.SbpTable(
     physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1830)
+# dense.zeros  (yaml/ops.yaml:1838)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1865)
+# dense.ones  (yaml/ops.yaml:1873)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1900)
+# dense.full  (yaml/ops.yaml:1908)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:1936)
+# dense.arange  (yaml/ops.yaml:1944)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:1971)
+# dense.zeros_like  (yaml/ops.yaml:1979)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1256,7 +1280,7 @@ _sbp_dense_zeros_like = _r.SbpTable(
     physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2008)
+# dense.ones_like  (yaml/ops.yaml:2016)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1270,7 +1294,7 @@ _sbp_dense_ones_like = _r.SbpTable(
     physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2045)
+# dense.full_like  (yaml/ops.yaml:2053)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1284,7 +1308,7 @@ _sbp_dense_full_like = _r.SbpTable(
     physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2083)
+# dense.cast  (yaml/ops.yaml:2091)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 
@@ -1607,7 +1631,19 @@ def _backward_sparse_concat(node, out_grad):
     return {'xs': result}
 
 
-# sparse.stack  (yaml/sparse_ops.yaml:461)
+_sbp_sparse_concat = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                   lambda e: e.i != _r.norm_axis(e.axis, e.xs[0].ndim),
+                   'S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.stack  (yaml/sparse_ops.yaml:465)
 def _meta_sparse_stack(xs, axis):
     return _im.sparse_stack_infer_meta(xs, axis)
 
@@ -1619,7 +1655,19 @@ def _backward_sparse_stack(node, out_grad):
     return {'xs': result}
 
 
-# sparse.mask_as  (yaml/sparse_ops.yaml:508)
+_sbp_sparse_stack = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.i < _r.norm_axis(e.axis, e.xs[0].ndim + 1) else e.i + 1),),
+                   None,
+                   'S(i) -> S(i if i < norm_axis(axis, xs[0].ndim + 1) else i + 1)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# sparse.mask_as  (yaml/sparse_ops.yaml:516)
 def _meta_sparse_mask_as(x, mask):
     return _im.mask_as_infer_meta(x, mask)
 
@@ -1631,7 +1679,7 @@ def _backward_sparse_mask_as(node, out_grad):
     return {'x': result}
 
 
-# sparse.values  (yaml/sparse_ops.yaml:554)
+# sparse.values  (yaml/sparse_ops.yaml:562)
 def _meta_sparse_values(x):
     return _im.values_infer_meta(x)
 
@@ -1643,7 +1691,7 @@ def _backward_sparse_values(node, out_grad):
     return {'x': result}
 
 
-# sparse.with_values  (yaml/sparse_ops.yaml:591)
+# sparse.with_values  (yaml/sparse_ops.yaml:599)
 def _meta_sparse_with_values(x, values):
     return _im.with_values_infer_meta(x, values)
 
@@ -1655,7 +1703,7 @@ def _backward_sparse_with_values(node, out_grad):
     return {'values': result}
 
 
-# sparse.add  (yaml/sparse_ops.yaml:637)
+# sparse.add  (yaml/sparse_ops.yaml:645)
 def _meta_sparse_add(x, y):
     return _im.sparse_add_infer_meta(x, y)
 
@@ -1679,7 +1727,7 @@ _sbp_sparse_add = _r.SbpTable(
     physical=None)
 
 
-# sparse.subtract  (yaml/sparse_ops.yaml:688)
+# sparse.subtract  (yaml/sparse_ops.yaml:696)
 def _meta_sparse_subtract(x, y):
     return _im.sparse_subtract_infer_meta(x, y)
 
@@ -1703,7 +1751,7 @@ _sbp_sparse_subtract = _r.SbpTable(
     physical=None)
 
 
-# sparse.multiply  (yaml/sparse_ops.yaml:737)
+# sparse.multiply  (yaml/sparse_ops.yaml:745)
 def _meta_sparse_multiply(x, y):
     return _im.sparse_multiply_infer_meta(x, y)
 
@@ -1730,7 +1778,7 @@ _sbp_sparse_multiply = _r.SbpTable(
     physical=None)
 
 
-# sparse.divide  (yaml/sparse_ops.yaml:788)
+# sparse.divide  (yaml/sparse_ops.yaml:796)
 def _meta_sparse_divide(x, y):
     return _im.sparse_divide_infer_meta(x, y)
 
@@ -1754,7 +1802,7 @@ _sbp_sparse_divide = _r.SbpTable(
     physical=None)
 
 
-# sparse.sum  (yaml/sparse_ops.yaml:839)
+# sparse.sum  (yaml/sparse_ops.yaml:847)
 def _meta_sparse_sum(x, axis, dtype, keepdim):
     return _im.sparse_sum_infer_meta(x, axis, dtype, keepdim)
 
@@ -1781,7 +1829,7 @@ _sbp_sparse_sum = _r.SbpTable(
     physical=None)
 
 
-# sparse.softmax  (yaml/sparse_ops.yaml:897)
+# sparse.softmax  (yaml/sparse_ops.yaml:905)
 def _meta_sparse_softmax(x, axis):
     return _im.sparse_softmax_infer_meta(x, axis)
 
@@ -1802,7 +1850,7 @@ _sbp_sparse_softmax = _r.SbpTable(
     physical=None)
 
 
-# sparse.abs  (yaml/sparse_ops.yaml:943)
+# sparse.abs  (yaml/sparse_ops.yaml:951)
 def _meta_sparse_abs(x):
     return _im.sparse_unary_infer_meta('abs', x)
 
@@ -1823,12 +1871,12 @@ _sbp_sparse_abs = _r.SbpTable(
     physical=None)
 
 
-# sparse.abs_grad  (yaml/sparse_ops.yaml:943)
+# sparse.abs_grad  (yaml/sparse_ops.yaml:951)
 def _meta_sparse_abs_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.neg  (yaml/sparse_ops.yaml:974)
+# sparse.neg  (yaml/sparse_ops.yaml:982)
 def _meta_sparse_neg(x):
     return _im.sparse_unary_infer_meta('neg', x)
 
@@ -1852,12 +1900,12 @@ _sbp_sparse_neg = _r.SbpTable(
     physical=None)
 
 
-# sparse.neg_grad  (yaml/sparse_ops.yaml:974)
+# sparse.neg_grad  (yaml/sparse_ops.yaml:982)
 def _meta_sparse_neg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sqrt  (yaml/sparse_ops.yaml:1005)
+# sparse.sqrt  (yaml/sparse_ops.yaml:1013)
 def _meta_sparse_sqrt(x):
     return _im.sparse_unary_infer_meta('sqrt', x)
 
@@ -1878,12 +1926,12 @@ _sbp_sparse_sqrt = _r.SbpTable(
     physical=None)
 
 
-# sparse.sqrt_grad  (yaml/sparse_ops.yaml:1005)
+# sparse.sqrt_grad  (yaml/sparse_ops.yaml:1013)
 def _meta_sparse_sqrt_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.square  (yaml/sparse_ops.yaml:1036)
+# sparse.square  (yaml/sparse_ops.yaml:1044)
 def _meta_sparse_square(x):
     return _im.sparse_unary_infer_meta('square', x)
 
@@ -1904,12 +1952,12 @@ _sbp_sparse_square = _r.SbpTable(
     physical=None)
 
 
-# sparse.square_grad  (yaml/sparse_ops.yaml:1036)
+# sparse.square_grad  (yaml/sparse_ops.yaml:1044)
 def _meta_sparse_square_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sin  (yaml/sparse_ops.yaml:1067)
+# sparse.sin  (yaml/sparse_ops.yaml:1075)
 def _meta_sparse_sin(x):
     return _im.sparse_unary_infer_meta('sin', x)
 
@@ -1930,12 +1978,12 @@ _sbp_sparse_sin = _r.SbpTable(
     physical=None)
 
 
-# sparse.sin_grad  (yaml/sparse_ops.yaml:1067)
+# sparse.sin_grad  (yaml/sparse_ops.yaml:1075)
 def _meta_sparse_sin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sinh  (yaml/sparse_ops.yaml:1098)
+# sparse.sinh  (yaml/sparse_ops.yaml:1106)
 def _meta_sparse_sinh(x):
     return _im.sparse_unary_infer_meta('sinh', x)
 
@@ -1956,12 +2004,12 @@ _sbp_sparse_sinh = _r.SbpTable(
     physical=None)
 
 
-# sparse.sinh_grad  (yaml/sparse_ops.yaml:1098)
+# sparse.sinh_grad  (yaml/sparse_ops.yaml:1106)
 def _meta_sparse_sinh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.tan  (yaml/sparse_ops.yaml:1129)
+# sparse.tan  (yaml/sparse_ops.yaml:1137)
 def _meta_sparse_tan(x):
     return _im.sparse_unary_infer_meta('tan', x)
 
@@ -1982,12 +2030,12 @@ _sbp_sparse_tan = _r.SbpTable(
     physical=None)
 
 
-# sparse.tan_grad  (yaml/sparse_ops.yaml:1129)
+# sparse.tan_grad  (yaml/sparse_ops.yaml:1137)
 def _meta_sparse_tan_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.tanh  (yaml/sparse_ops.yaml:1160)
+# sparse.tanh  (yaml/sparse_ops.yaml:1168)
 def _meta_sparse_tanh(x):
     return _im.sparse_unary_infer_meta('tanh', x)
 
@@ -2008,12 +2056,12 @@ _sbp_sparse_tanh = _r.SbpTable(
     physical=None)
 
 
-# sparse.tanh_grad  (yaml/sparse_ops.yaml:1160)
+# sparse.tanh_grad  (yaml/sparse_ops.yaml:1168)
 def _meta_sparse_tanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.asin  (yaml/sparse_ops.yaml:1191)
+# sparse.asin  (yaml/sparse_ops.yaml:1199)
 def _meta_sparse_asin(x):
     return _im.sparse_unary_infer_meta('asin', x)
 
@@ -2034,12 +2082,12 @@ _sbp_sparse_asin = _r.SbpTable(
     physical=None)
 
 
-# sparse.asin_grad  (yaml/sparse_ops.yaml:1191)
+# sparse.asin_grad  (yaml/sparse_ops.yaml:1199)
 def _meta_sparse_asin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.asinh  (yaml/sparse_ops.yaml:1222)
+# sparse.asinh  (yaml/sparse_ops.yaml:1230)
 def _meta_sparse_asinh(x):
     return _im.sparse_unary_infer_meta('asinh', x)
 
@@ -2060,12 +2108,12 @@ _sbp_sparse_asinh = _r.SbpTable(
     physical=None)
 
 
-# sparse.asinh_grad  (yaml/sparse_ops.yaml:1222)
+# sparse.asinh_grad  (yaml/sparse_ops.yaml:1230)
 def _meta_sparse_asinh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.atan  (yaml/sparse_ops.yaml:1253)
+# sparse.atan  (yaml/sparse_ops.yaml:1261)
 def _meta_sparse_atan(x):
     return _im.sparse_unary_infer_meta('atan', x)
 
@@ -2086,12 +2134,12 @@ _sbp_sparse_atan = _r.SbpTable(
     physical=None)
 
 
-# sparse.atan_grad  (yaml/sparse_ops.yaml:1253)
+# sparse.atan_grad  (yaml/sparse_ops.yaml:1261)
 def _meta_sparse_atan_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.atanh  (yaml/sparse_ops.yaml:1284)
+# sparse.atanh  (yaml/sparse_ops.yaml:1292)
 def _meta_sparse_atanh(x):
     return _im.sparse_unary_infer_meta('atanh', x)
 
@@ -2112,12 +2160,12 @@ _sbp_sparse_atanh = _r.SbpTable(
     physical=None)
 
 
-# sparse.atanh_grad  (yaml/sparse_ops.yaml:1284)
+# sparse.atanh_grad  (yaml/sparse_ops.yaml:1292)
 def _meta_sparse_atanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.expm1  (yaml/sparse_ops.yaml:1315)
+# sparse.expm1  (yaml/sparse_ops.yaml:1323)
 def _meta_sparse_expm1(x):
     return _im.sparse_unary_infer_meta('expm1', x)
 
@@ -2138,12 +2186,12 @@ _sbp_sparse_expm1 = _r.SbpTable(
     physical=None)
 
 
-# sparse.expm1_grad  (yaml/sparse_ops.yaml:1315)
+# sparse.expm1_grad  (yaml/sparse_ops.yaml:1323)
 def _meta_sparse_expm1_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.log1p  (yaml/sparse_ops.yaml:1346)
+# sparse.log1p  (yaml/sparse_ops.yaml:1354)
 def _meta_sparse_log1p(x):
     return _im.sparse_unary_infer_meta('log1p', x)
 
@@ -2164,12 +2212,12 @@ _sbp_sparse_log1p = _r.SbpTable(
     physical=None)
 
 
-# sparse.log1p_grad  (yaml/sparse_ops.yaml:1346)
+# sparse.log1p_grad  (yaml/sparse_ops.yaml:1354)
 def _meta_sparse_log1p_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.deg2rad  (yaml/sparse_ops.yaml:1377)
+# sparse.deg2rad  (yaml/sparse_ops.yaml:1385)
 def _meta_sparse_deg2rad(x):
     return _im.sparse_unary_infer_meta('deg2rad', x)
 
@@ -2193,12 +2241,12 @@ _sbp_sparse_deg2rad = _r.SbpTable(
     physical=None)
 
 
-# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1377)
+# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1385)
 def _meta_sparse_deg2rad_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.rad2deg  (yaml/sparse_ops.yaml:1408)
+# sparse.rad2deg  (yaml/sparse_ops.yaml:1416)
 def _meta_sparse_rad2deg(x):
     return _im.sparse_unary_infer_meta('rad2deg', x)
 
@@ -2222,12 +2270,12 @@ _sbp_sparse_rad2deg = _r.SbpTable(
     physical=None)
 
 
-# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1408)
+# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1416)
 def _meta_sparse_rad2deg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.relu  (yaml/sparse_ops.yaml:1439)
+# sparse.relu  (yaml/sparse_ops.yaml:1447)
 def _meta_sparse_relu(x):
     return _im.sparse_unary_infer_meta('relu', x)
 
@@ -2248,12 +2296,12 @@ _sbp_sparse_relu = _r.SbpTable(
     physical=None)
 
 
-# sparse.relu_grad  (yaml/sparse_ops.yaml:1439)
+# sparse.relu_grad  (yaml/sparse_ops.yaml:1447)
 def _meta_sparse_relu_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.relu6  (yaml/sparse_ops.yaml:1470)
+# sparse.relu6  (yaml/sparse_ops.yaml:1478)
 def _meta_sparse_relu6(x):
     return _im.sparse_unary_infer_meta('relu6', x)
 
@@ -2274,12 +2322,12 @@ _sbp_sparse_relu6 = _r.SbpTable(
     physical=None)
 
 
-# sparse.relu6_grad  (yaml/sparse_ops.yaml:1470)
+# sparse.relu6_grad  (yaml/sparse_ops.yaml:1478)
 def _meta_sparse_relu6_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.leaky_relu  (yaml/sparse_ops.yaml:1501)
+# sparse.leaky_relu  (yaml/sparse_ops.yaml:1509)
 def _meta_sparse_leaky_relu(x, negative_slope):
     return _im.sparse_unary_infer_meta('leaky_relu', x, negative_slope)
 
@@ -2300,12 +2348,12 @@ _sbp_sparse_leaky_relu = _r.SbpTable(
     physical=None)
 
 
-# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1501)
+# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1509)
 def _meta_sparse_leaky_relu_grad(x, out, out_grad, negative_slope):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.pow  (yaml/sparse_ops.yaml:1533)
+# sparse.pow  (yaml/sparse_ops.yaml:1541)
 def _meta_sparse_pow(x, factor):
     return _im.sparse_unary_infer_meta('pow', x, factor)
 
@@ -2326,12 +2374,12 @@ _sbp_sparse_pow = _r.SbpTable(
     physical=None)
 
 
-# sparse.pow_grad  (yaml/sparse_ops.yaml:1533)
+# sparse.pow_grad  (yaml/sparse_ops.yaml:1541)
 def _meta_sparse_pow_grad(x, out, out_grad, factor):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.scale  (yaml/sparse_ops.yaml:1565)
+# sparse.scale  (yaml/sparse_ops.yaml:1573)
 def _meta_sparse_scale(x, scale, bias, bias_after_scale):
     return _im.sparse_unary_infer_meta('scale', x, scale, bias, bias_after_scale)
 
@@ -2352,12 +2400,12 @@ _sbp_sparse_scale = _r.SbpTable(
     physical=None)
 
 
-# sparse.scale_grad  (yaml/sparse_ops.yaml:1565)
+# sparse.scale_grad  (yaml/sparse_ops.yaml:1573)
 def _meta_sparse_scale_grad(x, out, out_grad, scale, bias, bias_after_scale):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.isnan  (yaml/sparse_ops.yaml:1598)
+# sparse.isnan  (yaml/sparse_ops.yaml:1606)
 def _meta_sparse_isnan(x):
     return _im.sparse_unary_infer_meta('isnan', x)
 
@@ -2371,7 +2419,7 @@ _sbp_sparse_isnan = _r.SbpTable(
     physical=None)
 
 
-# sparse.cast  (yaml/sparse_ops.yaml:1629)
+# sparse.cast  (yaml/sparse_ops.yaml:1637)
 def _meta_sparse_cast(x, index_dtype, value_dtype):
     return _im.sparse_cast_infer_meta(x, index_dtype, value_dtype)
 
@@ -2395,7 +2443,7 @@ _sbp_sparse_cast = _r.SbpTable(
     physical=None)
 
 
-# sparse.matmul  (yaml/sparse_ops.yaml:1677)
+# sparse.matmul  (yaml/sparse_ops.yaml:1685)
 def _meta_sparse_matmul(x, y):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_matmul_infer_meta')(x, y)
 
@@ -2431,7 +2479,7 @@ _sbp_sparse_matmul = _r.SbpTable(
     physical=None)
 
 
-# sparse.mv  (yaml/sparse_ops.yaml:1746)
+# sparse.mv  (yaml/sparse_ops.yaml:1754)
 def _meta_sparse_mv(x, vec):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_mv_infer_meta')(x, vec)
 
@@ -2464,7 +2512,7 @@ _sbp_sparse_mv = _r.SbpTable(
     physical=None)
 
 
-# sparse.addmm  (yaml/sparse_ops.yaml:1793)
+# sparse.addmm  (yaml/sparse_ops.yaml:1801)
 def _meta_sparse_addmm(input, x, y, beta, alpha):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
 
@@ -2497,7 +2545,7 @@ _sbp_sparse_addmm = _r.SbpTable(
     physical=None)
 
 
-# sparse.masked_matmul  (yaml/sparse_ops.yaml:1851)
+# sparse.masked_matmul  (yaml/sparse_ops.yaml:1859)
 def _meta_sparse_masked_matmul(x, y, mask):
     return _resolve('kernels.infermeta.sparse_matmul.masked_matmul_infer_meta')(x, y, mask)
 
@@ -3307,7 +3355,8 @@ OPS = (
            backward='concat_grad',
            backward_fn=_backward_dense_concat,
            saved=(),
-           saved_meta=('xs',)),
+           saved_meta=('xs',),
+           sbp=_sbp_dense_concat),
     OpSpec(name='stack',
            namespace='dense',
            args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
@@ -3320,7 +3369,8 @@ OPS = (
            backward='stack_grad',
            backward_fn=_backward_dense_stack,
            saved=(),
-           saved_meta=('xs',)),
+           saved_meta=('xs',),
+           sbp=_sbp_dense_stack),
     OpSpec(name='slice',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray')),
@@ -3820,7 +3870,8 @@ OPS = (
            backward='concat_grad',
            backward_fn=_backward_sparse_concat,
            saved=('xs',),
-           saved_meta=()),
+           saved_meta=(),
+           sbp=_sbp_sparse_concat),
     OpSpec(name='stack',
            namespace='sparse',
            args=(Arg('xs', 'Tensor[]'), Arg('axis', 'int', True, 0)),
@@ -3833,7 +3884,8 @@ OPS = (
            backward='stack_grad',
            backward_fn=_backward_sparse_stack,
            saved=('xs',),
-           saved_meta=()),
+           saved_meta=(),
+           sbp=_sbp_sparse_stack),
     OpSpec(name='mask_as',
            namespace='sparse',
            args=(Arg('x', 'Tensor'), Arg('mask', 'Tensor')),

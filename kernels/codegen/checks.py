@@ -33,9 +33,6 @@ def check_all(defs):
         if op.invoke:
             _check_invoke(op, table, roots)
         if op.sbp:
-            if any(a.is_list for a in op.args):
-                raise _err(op, "sbp rules cannot name a Tensor[] argument; drop 'sbp' "
-                               "(global tensors in a list are not supported)")
             check_sbp(op)
 
 

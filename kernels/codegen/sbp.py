@@ -11,10 +11,13 @@ Format (rule expressions are Python expressions over the names listed in
 
 A rule lists one pattern per Tensor argument (``S(var)``, ``B`` or ``P``; a
 variable repeated means the same axis), ``->``, one sbp per output, and an
-optional ``if`` condition.  ``B, ..., B -> B`` needs no rule.  ``physical``
-names a Python function (bare names live in :mod:`kernels.infermeta`) that
-returns the attributes a shard's kernel gets (see
-:class:`kernels.core.dist.rules.Shards`).
+optional ``if`` condition.  A ``Tensor[]`` argument takes one pattern, which
+each of its elements must have; in expressions it is the list of the
+elements' metadata, so its dims are read off an element (``xs[0].ndim``).
+``B, ..., B -> B`` needs no rule.  ``physical`` names a Python function
+(bare names live in :mod:`kernels.infermeta`) that returns the attributes a
+shard's kernel gets (see :class:`kernels.core.dist.rules.Shards`); an op
+with a ``Tensor[]`` argument has none.
 """
 import ast
 import re
@@ -160,8 +163,9 @@ def _helpers():
     return set(HELPERS)
 
 
-def check_expr(text, where, names):
-    """Raise unless ``text`` uses only allowed syntax, names and functions."""
+def check_expr(text, where, names, lists=()):
+    """Raise unless ``text`` uses only allowed syntax, names and functions, and reads
+    the ``Tensor[]`` arguments ``lists`` through an element."""
     tree = ast.parse(text, mode="eval")
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
@@ -180,6 +184,12 @@ def check_expr(text, where, names):
         if isinstance(node, ast.Attribute) and node.attr not in ATTRS:
             raise CodegenError(f"{where}: sbp: '{text}' reads '.{node.attr}'; allowed: "
                                f"{list(ATTRS)}")
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in lists):
+            name = node.value.id
+            raise CodegenError(f"{where}: sbp: '{text}' reads '{name}.{node.attr}', but "
+                               f"'{name}' is a Tensor[] (a list of tensors); read an "
+                               f"element, e.g. '{name}[0].{node.attr}'")
 
 
 def _dotted(func, names):
@@ -198,14 +208,21 @@ def check_sbp(op):
     sbp = op.sbp
     base = _scope(op)
     n_in, n_out = len(op.tensor_args), len(op.outputs)
+    lists = {a.name for a in op.tensor_args if a.is_list}
     for rule in sbp.rules:
         if len(rule.ins) != n_in or len(rule.outs) != n_out:
+            hint = (f" (a Tensor[] argument, {sorted(lists)}, takes one pattern that each "
+                    "element must have)" if lists else "")
             raise CodegenError(f"{rule.where}: sbp: rule '{rule.text}' has {len(rule.ins)} "
                                f"inputs and {len(rule.outs)} outputs; the op has {n_in} "
-                               f"Tensor arguments and {n_out} outputs")
+                               f"Tensor arguments and {n_out} outputs{hint}")
         scope = base | {p.var for p in rule.ins if isinstance(p, SplitPattern)}
         for text in rule.outs + ((rule.cond,) if rule.cond else ()):
-            check_expr(text, rule.where, scope)
+            check_expr(text, rule.where, scope, lists)
+    if sbp.physical and lists:
+        raise CodegenError(f"{sbp.where}: sbp: physical is not supported on an op with a "
+                           f"Tensor[] argument ({sorted(lists)}); its shards run with the "
+                           "logical attributes")
     if sbp.physical and resolve_function(sbp.physical) is None:
         raise CodegenError(f"{sbp.where}: sbp: physical function '{sbp.physical}' does not "
                            "exist in kernels.infermeta (name it there, or give a dotted path)")

@@ -478,9 +478,6 @@ def _prepared(spec, metas, attrs):
 def _run_general(spec, ins, attrs):
     """:func:`run` for ops with ``Tensor[]`` arguments or without tensor inputs."""
     if any(getattr(t, "is_global", False) for t in _flat(ins)):
-        if any(a.is_list for a in spec.tensor_args):
-            raise TypeError(f"{spec.name}: global tensors in a Tensor[] argument are not "
-                            "supported; gather them to local tensors first")
         return global_runtime(spec.name).run(spec, ins, attrs)
     metas = [_meta(t) for t in ins]
     result = spec.infer_meta(*metas, *attrs)

@@ -3,8 +3,8 @@
 Run as ``mpiexec -n N python -m mpi4py tests/mpi/dense_checks.py`` (tests/
 test_dense_mpi.py does, for N = 2 and 3).  Each check runs the op on global
 inputs of the given sbps, compares the output's sbp, data (bit for bit) and
-gradients with one process, using global_checks' helpers.  Global tensors
-have no operators, so the checks call the ops by name.
+gradients with one process, using global_checks' helpers (operators on
+global tensors: operator_checks.py).
 """
 import numpy as np
 
@@ -66,6 +66,52 @@ def shape_checks():
     check("cast S(2)", lambda t: dense.cast(t, "float64"), [(x, S(2))], S(2))
 
 
+def list_checks():
+    """concat and stack over a Tensor[] of global tensors: one sbp for the list.
+
+    Dims of 5 and 7 split unevenly on 2 and 3 ranks.  A split on the concat
+    axis has no rule; the cheapest boxing is to broadcast (a tie with a
+    split of another axis, and broadcast is the first candidate).  A list of
+    mixed sbps is boxed to the cheapest signature (costs summed over the
+    elements).  The gathered forward is compared with numpy's too."""
+    a, b, c = data((2, 5, 7)), data((3, 5, 7), seed=1), data((1, 5, 7), seed=2)
+
+    def concat(name, axis, inputs, want):
+        check(name, lambda *xs: dense.concat(list(xs), axis), inputs, want,
+              tuple(range(len(inputs))), lambda *xs: np.concatenate(xs, axis))
+
+    def stack(name, axis, inputs, want):
+        check(name, lambda *xs: dense.stack(list(xs), axis), inputs, want,
+              tuple(range(len(inputs))), lambda *xs: np.stack(xs, axis))
+
+    for sbp, want in [(S(1), S(1)), (S(2), S(2)), (P, P), (B, B), (S(0), B)]:
+        concat(f"concat {sbp} axis 0", 0, [(a, sbp), (b, sbp), (c, sbp)], want)
+    concat("concat S(0) axis -2", -2, [(a, S(0)), (a, S(0))], S(0))
+    concat("concat S(0) axis 0, equal sizes", 0, [(a, S(0)), (a + 1, S(0))], B)
+    concat("concat S(1), B boxes B", 0, [(a, S(1)), (b, B)], S(1))
+    concat("concat P, S(2) boxes P", 0, [(a, P), (b, S(2))], S(2))
+    for axis, sbp, want in [(0, S(0), S(1)), (1, S(0), S(0)), (1, S(1), S(2)),
+                            (-1, S(2), S(2)), (3, S(2), S(2)), (2, P, P), (0, B, B)]:
+        stack(f"stack {sbp} axis {axis}", axis, [(a, sbp), (a + 1, sbp)], want)
+    placements_check(a)
+
+
+def placements_check(a):
+    """A list over two placements raises ValueError naming the op, before any
+    communication (so the ranks outside the second placement just go on)."""
+    first = dense.placement([0])
+    world_wide = glob(a, S(1))[1]
+    if first.is_member:
+        alone = dense.to_tensor(a).to_global(placement=first, sbp=B)
+        try:
+            dense.concat([world_wide, alone])
+        except ValueError as exc:
+            assert "concat: global inputs are on different placements" in str(exc), str(exc)
+        else:
+            raise AssertionError("concat accepted a list over two placements")
+    CHECKS.append("concat over two placements")
+
+
 def reduce_checks():
     x = data((5, 3, 4))
     check("mean S(0) axis 1", lambda t: dense.mean(t, [1]),
@@ -83,6 +129,7 @@ def main():
     matmul_checks()
     masked_grad_checks()
     shape_checks()
+    list_checks()
     reduce_checks()
     if RANK == 0:
         print(f"{len(CHECKS)} passed, 0 failed")

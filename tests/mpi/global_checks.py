@@ -43,17 +43,23 @@ def data(shape, dtype=np.int64, seed=0):
     return np.random.default_rng(seed).integers(-9, 10, shape).astype(dtype)
 
 
-def check(name, fn, inputs, want_sbp, grad_args=(0,)):
+def check(name, fn, inputs, want_sbp, grad_args=(0,), numpy_fn=None):
     """``fn`` on global inputs equals ``fn`` on the logical arrays; gradients too.
 
     ``inputs`` are (array, sbp) pairs; arrays are integers (the forward is
     compared bit for bit), then converted to float64 for the backward.
+    ``numpy_fn``, if given, is numpy's function of the arrays that the
+    gathered forward must equal too.
     """
     ref = fn(*[dense.to_tensor(a) for a, _ in inputs])
     out = fn(*[glob(a, s)[1] for a, s in inputs])
     assert out.sbp == want_sbp, f"{name}: sbp {out.sbp}, expected {want_sbp}"
     assert out.shape == ref.shape, f"{name}: shape {out.shape} vs {ref.shape}"
-    assert np.array_equal(out.numpy(), ref.numpy()), f"{name}: forward differs"
+    gathered = out.numpy()
+    assert np.array_equal(gathered, ref.numpy()), f"{name}: forward differs"
+    if numpy_fn is not None:
+        assert np.array_equal(gathered, numpy_fn(*[a for a, _ in inputs])), \
+            f"{name}: forward differs from numpy"
     _check_grad(name, fn, inputs, grad_args)
     CHECKS.append(name)
 

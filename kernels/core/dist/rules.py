@@ -7,6 +7,12 @@ expanded over the split axes its variables can take; each expansion whose
 condition holds is a candidate :class:`Signature`.  ``B, ..., B -> B, ..., B``
 is always a candidate: any op can run redundantly on whole copies.
 
+A ``Tensor[]`` argument takes one pattern, which every element must have:
+``S(i)`` splits each element along ``i`` (and matches only when the
+elements have one size along ``i``, so every rank holds the same range of
+each), ``B`` and ``P`` likewise.  Its name in an expression is the list of
+the elements' MetaTensors (``xs[0].ndim``, ``len(xs)``).
+
 Expressions see the op's Tensor arguments (logical MetaTensors), its
 attributes (canonical where the infer-meta returns
 :class:`kernels.core.meta.Canonical`, e.g. gather's non-negative ``axis``
@@ -116,7 +122,8 @@ def candidates(spec, metas, attrs, out_metas):
 
 def _expand(rule, metas, out_metas, env):
     names = list(dict.fromkeys(p[1] for p in rule.ins if isinstance(p, tuple)))
-    limit = {v: min(m.ndim for p, m in zip(rule.ins, metas) if p == ("S", v)) for v in names}
+    limit = {v: min(m.ndim for p, ms in zip(rule.ins, metas) if p == ("S", v)
+                    for m in elements(ms)) for v in names}
     for values in itertools.product(*(range(limit[v]) for v in names)):
         scope = SimpleNamespace(**vars(env), **dict(zip(names, values)))
         if rule.cond is not None and not rule.cond(scope):
@@ -133,12 +140,28 @@ def _pattern(p, values):
     return Sbp(p)
 
 
+def elements(item):
+    """The items of one argument: a ``Tensor[]`` list's elements, or the one."""
+    return item if isinstance(item, list) else (item,)
+
+
 def _fits(sbp, meta):
-    """A split axis must exist; a partial sum needs a dtype that sums (not bool)."""
+    """``sbp`` suits every element of an argument (:func:`_fits_one`), and a split
+    list's elements have one size along the split axis (aligned shards)."""
+    each = elements(meta)
+    if not all(_fits_one(sbp, m) for m in each):
+        return False
+    return not sbp.is_split or len({m.shape[sbp.axis] for m in each}) == 1
+
+
+def _fits_one(sbp, meta):
+    """A split axis must exist, and be a sparse dim of a COO tensor (COO shards are
+    cut by coordinates); a partial sum needs a dtype that sums (not bool)."""
     if sbp.is_split:
-        return 0 <= sbp.axis < meta.ndim
+        bound = meta.sparse_dim if meta.layout == "sparse_coo" else meta.ndim
+        return 0 <= sbp.axis < bound
     return sbp.kind != "P" or meta.dtype.kind != "b"
 
 
 __all__ = ["SbpRule", "SbpTable", "Shards", "Signature", "candidates", "environment",
-           "S", "B", "P"] + list(HELPERS)
+           "elements", "S", "B", "P"] + list(HELPERS)

@@ -142,19 +142,25 @@ TO_GLOBAL = OpSpec(name="to_global", namespace="dist", args=(Arg("x", "Tensor"),
 
 # ---------------------------------------------------------------- ops
 def run(spec, ins, attrs):
-    """Run ``spec`` with at least one global input; return global outputs."""
+    """Run ``spec`` with at least one global input; return global outputs.
+
+    A ``Tensor[]`` argument is a list of global tensors (local ones taken as
+    broadcast) on one placement; its signature entry is one sbp that each
+    element is boxed to.
+    """
     placement = _placement(spec, ins)
-    ins = [t if getattr(t, "is_global", False) else _as_broadcast(spec, a, t, placement)
-           for a, t in zip(spec.tensor_args, ins)]
-    metas = [t.meta for t in ins]
+    ins = [_each(lambda t: t if getattr(t, "is_global", False)
+                 else _as_broadcast(spec, a, t, placement), item)
+           for a, item in zip(spec.tensor_args, ins)]
+    metas = [_each(lambda t: t.meta, item) for item in ins]
     out_metas = dispatch.infer(spec, metas, attrs)
     for m in out_metas:
         _check_layout_sbp(m, broadcast, spec.name)
     attrs = canonical_attrs(spec, metas, attrs)
     sig = choose(spec, ins, metas, attrs, out_metas)
-    boxed = [box(t, s) for t, s in zip(ins, sig.ins)]
+    boxed = [_each(lambda t: box(t, s), item) for item, s in zip(ins, sig.ins)]
     local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
-    shards = [t.to_local() for t in boxed]
+    shards = [_each(lambda t: t.to_local(), item) for item in boxed]
     failure = None
     try:
         if extra:
@@ -190,12 +196,13 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
         kind, text = group.mpi.bcast((type(failure), str(failure)) if group.rank == bad
                                      else None, root=bad)
     where = []
-    for a, t, s in zip(spec.tensor_args, boxed, sig.ins):
+    for a, item, s in zip(spec.tensor_args, boxed, sig.ins):
         if s.is_split:
-            n = t.meta.shape[s.axis]
+            n = rules.elements(item)[0].meta.shape[s.axis]    # a list's: one size
             lo = shard_start(n, placement.size, bad)
             hi = lo + shard_sizes(n, placement.size)[bad]
-            where.append(f"'{a.name}' holds [{lo}, {hi}) of axis {s.axis}")
+            what = "each of " if isinstance(item, list) else ""
+            where.append(f"{what}'{a.name}' holds [{lo}, {hi}) of axis {s.axis}")
     shards = f" (its shard of {', '.join(where)})" if where else ""
     raise kind(f"{spec.name}: on rank {bad} of the placement{shards}: {text}") from None
 
@@ -209,8 +216,14 @@ def _as_broadcast(spec, arg, t, placement):
                          f"broadcast, so every rank must pass the same shape: {err}") from None
 
 
+def _each(fn, item):
+    """``fn`` of one argument's tensor, or of each element of a ``Tensor[]`` list."""
+    return [fn(t) for t in item] if isinstance(item, list) else fn(item)
+
+
 def _placement(spec, ins):
-    found = {t.placement for t in ins if getattr(t, "is_global", False)}
+    found = {t.placement for item in ins for t in rules.elements(item)
+             if getattr(t, "is_global", False)}
     if len(found) > 1:
         raise ValueError(f"{spec.name}: global inputs are on different placements "
                          f"{sorted(map(repr, found))}")
@@ -222,7 +235,7 @@ def choose(spec, ins, metas, attrs, out_metas):
     best, best_cost = None, None
     for sig in rules.candidates(spec, metas, attrs, out_metas):
         c = sum(boxing.cost(t.sbp, s, _nbytes(t), t.layout != "dense")
-                for t, s in zip(ins, sig.ins))
+                for item, s in zip(ins, sig.ins) for t in rules.elements(item))
         if best is None or c < best_cost:
             best, best_cost = sig, c
     return best
@@ -252,7 +265,7 @@ def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
     if table is None or table.physical is None:
         return attrs, {}
     env = rules.environment(spec, metas, attrs, out_metas, rules.Shards)
-    for a, t, s in zip(spec.tensor_args, boxed, sig.ins):
+    for a, t, s in zip(spec.tensor_args, boxed, sig.ins):      # no Tensor[] (codegen)
         setattr(env, a.name + "_local", t.to_local().meta)
         setattr(env, a.name + "_sbp", s)
         setattr(env, a.name + "_axis", s.axis)

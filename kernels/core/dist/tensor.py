@@ -223,6 +223,30 @@ class GlobalTensor(TensorBase):
         return method.__get__(self)
 
 
+#: Operators run the local tensor class's operator on the global tensor, so they
+#: dispatch the same ops (dense or sparse) and take the same operands.
+OPERATORS = ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "pow",
+             "rpow", "matmul", "rmatmul", "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs")
+
+
+def _operator(name):
+    dunder = f"__{name}__"
+
+    def method(self, *args):
+        local_method = getattr(type(self._local), dunder, None)
+        if local_method is None:
+            return NotImplemented
+        return local_method(self, *args)
+    method.__name__ = dunder
+    method.__doc__ = f"``{dunder}`` of the local tensor class, on the global tensor."
+    return method
+
+
+for _name in OPERATORS:
+    setattr(GlobalTensor, f"__{_name}__", _operator(_name))
+GlobalTensor.__hash__ = object.__hash__     # == is elementwise; hash by identity
+
+
 def _has_op(namespace, name):
     try:
         get_op(namespace, name)
