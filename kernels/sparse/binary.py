@@ -296,8 +296,17 @@ def _as_rows(s):
         else np.zeros(s.nnz, np.int64)
     if not s.coalesced and keys.shape[0] > 1 and bool(np.any(keys[1:] < keys[:-1])):
         return None                 # rows out of order (the walk checks each row's columns)
-    indptr = np.searchsorted(keys, np.arange(n_rows + 1), side="left")
-    return indptr.astype(s.indices.dtype), s.indices[k - 1]
+    return _row_pointers(keys, n_rows).astype(s.indices.dtype), s.indices[k - 1]
+
+
+def _row_pointers(rows, n_rows):
+    """Row pointers of sorted row ids: a binary search per row when rows are few, else
+    one count per row."""
+    if n_rows * max(rows.shape[0], 2).bit_length() < rows.shape[0]:
+        return np.searchsorted(rows, np.arange(n_rows + 1), side="left")
+    out = np.zeros(n_rows + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=out[1:])
+    return out
 
 
 def _global_indptr(x):
