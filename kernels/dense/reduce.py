@@ -5,21 +5,44 @@ in C order of the reduced dims (as Paddle: ties do not share it).  prod's
 gradient is the product of the other elements of the slice, from exclusive
 cumulative products on both sides, so zeros need no division.
 """
+import numpy as np
+
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.broadcast import expand_copy
+from ..funcs.threads import run_parallel, split_index
 from ..infermeta.reduce import _axes, reduced_shape, sum_dtype, sum_keepdim_shape
 
 BACKENDS = ("cpu", "gpu")
+
+
+def reduce(fn, x, axes, keepdim, **kw):
+    """numpy reduction ``fn`` (``np.sum``, ``np.mean``, ...) of x over ``axes`` on threads.
+
+    A large CPU input is cut along a kept axis before the first reduced one
+    (each block stays a run of whole slices; cutting a later axis would make
+    numpy's reduction loops stride); each thread reduces its block into its
+    part of the output, so every output element is computed exactly as one
+    numpy call would.  Other inputs, and GPU arrays, make one call.
+    """
+    xp = xp_of(x)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    outer = range(min(axes)) if axes else ()
+    parts = split_index(x.shape, x.nbytes, candidates=outer) if xp is np and outer else [()]
+    if len(parts) == 1:
+        return xp.asarray(fn(x, axis=axes, keepdims=keepdim, **kw))
+    dtype = fn(x[(slice(0, 1),) * x.ndim], axis=axes, **kw).dtype
+    out = np.empty(tuple(1 if d in axes else n for d, n in enumerate(x.shape)), dtype)
+    run_parallel(lambda part: fn(x[part], axis=axes, keepdims=True, out=out[part], **kw), parts)
+    return out if keepdim else out.reshape(tuple(x.shape[d] for d in kept))
 
 
 @register_kernel("sum", backends=("cpu", "gpu"), dtypes=ALL)
 def sum_(x, axis, keepdim=False):
     """Sum over the normalised ``axis`` tuple (from the infer-meta) with numpy's
     accumulator dtype."""
-    xp = xp_of(x)
-    return xp.asarray(xp.sum(x, axis=axis, keepdims=keepdim, dtype=sum_dtype(x.dtype)))
+    return reduce(xp_of(x).sum, x, axis, keepdim, dtype=sum_dtype(x.dtype))
 
 
 @register_kernel("sum_grad", backends=("cpu", "gpu"), dtypes=ALL)
@@ -38,8 +61,7 @@ def _grad_as(g, x):
 @register_kernel("mean", backends=BACKENDS, dtypes=ALL)
 def mean(x, axis=None, keepdim=False):
     """numpy's mean over ``axis`` (None and [] mean all axes)."""
-    axes = _axes(x.ndim, axis, "mean")
-    return xp_of(x).asarray(xp_of(x).mean(x, axis=axes, keepdims=keepdim))
+    return reduce(xp_of(x).mean, x, _axes(x.ndim, axis, "mean"), keepdim)
 
 
 @register_kernel("mean_grad", backends=BACKENDS, dtypes=ALL)
@@ -56,8 +78,7 @@ def mean_grad(x, out_grad, axis=None, keepdim=False):
 def _extreme(name):
     @register_kernel(name, backends=BACKENDS, dtypes=ALL)
     def forward(x, axis=None, keepdim=False):
-        xp = xp_of(x)
-        return xp.asarray(getattr(xp, name)(x, axis=_axes(x.ndim, axis, name), keepdims=keepdim))
+        return reduce(getattr(xp_of(x), name), x, _axes(x.ndim, axis, name), keepdim)
     forward.__name__, forward.__doc__ = name, f"numpy's {name} over ``axis``; x's dtype."
     return forward
 
@@ -105,8 +126,7 @@ max_grad, min_grad = _extreme_grad("max", "argmax"), _extreme_grad("min", "argmi
 @register_kernel("prod", backends=BACKENDS, dtypes=ALL)
 def prod(x, axis=None, keepdim=False):
     """numpy's prod over ``axis`` (small integers accumulate in 64 bits)."""
-    xp = xp_of(x)
-    return xp.asarray(xp.prod(x, axis=_axes(x.ndim, axis, "prod"), keepdims=keepdim))
+    return reduce(xp_of(x).prod, x, _axes(x.ndim, axis, "prod"), keepdim)
 
 
 @register_kernel("prod_grad", backends=BACKENDS, dtypes=ALL)
