@@ -1,0 +1,35 @@
+"""Dense reductions of large inputs run on threads (kernels/dense/reduce.py `reduce`):
+each output element must equal numpy's, bit for bit, for every op, axis and keepdim."""
+import numpy as np
+import pytest
+
+import dense
+from kernels.funcs import threads
+
+OPS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}
+
+
+@pytest.fixture
+def four_threads(monkeypatch):
+    monkeypatch.setattr(threads, "_num_threads", 4)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("axis", [[1], [2], [1, 2], [0], [-1], None])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_threaded_reductions_equal_numpy(op, axis, keepdim, four_threads):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 160, 130)) * (0.99 if op == "prod" else 1.0)   # 10.6 MB
+    assert len(threads.split_index(x.shape, x.nbytes, candidates=[0])) > 1
+    got = getattr(dense, op)(dense.to_tensor(x), axis, keepdim).numpy()
+    want = OPS[op](x, axis=None if axis is None else tuple(axis), keepdims=keepdim)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_threaded_integer_mean_and_sum_dtypes(four_threads):
+    x = np.arange(64 * 160 * 130, dtype=np.int32).reshape(64, 160, 130) % 1000
+    t = dense.to_tensor(x)
+    np.testing.assert_array_equal(dense.sum(t, [2]).numpy(), x.sum(axis=2))
+    assert dense.sum(t, [2]).numpy().dtype == np.int64
+    np.testing.assert_array_equal(dense.mean(t, [1, 2]).numpy(), x.mean(axis=(1, 2)))
