@@ -33,3 +33,19 @@ def test_threaded_integer_mean_and_sum_dtypes(four_threads):
     np.testing.assert_array_equal(dense.sum(t, [2]).numpy(), x.sum(axis=2))
     assert dense.sum(t, [2]).numpy().dtype == np.int64
     np.testing.assert_array_equal(dense.mean(t, [1, 2]).numpy(), x.mean(axis=(1, 2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64,
+                                   np.complex128, np.int32, np.bool_])
+@pytest.mark.parametrize("axis", [[1], [0, 2], None])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_mean_equals_numpys_for_every_dtype(dtype, axis, keepdim):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 4, 5)) * 7
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal((3, 4, 5))
+    x = x.astype(dtype)
+    got = dense.mean(dense.to_tensor(x), axis, keepdim).numpy()
+    want = np.mean(x, axis=None if axis is None else tuple(axis), keepdims=keepdim)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

@@ -11,7 +11,7 @@ from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.broadcast import expand_copy
-from ..funcs.threads import run_parallel, split_index
+from ..funcs.threads import MIN_BYTES_PER_THREAD, run_parallel, split_index
 from ..infermeta.reduce import _axes, reduced_shape, sum_dtype, sum_keepdim_shape
 
 BACKENDS = ("cpu", "gpu")
@@ -27,11 +27,12 @@ def reduce(fn, x, axes, keepdim, **kw):
     numpy call would.  Other inputs, and GPU arrays, make one call.
     """
     xp = xp_of(x)
-    kept = [d for d in range(x.ndim) if d not in axes]
-    outer = range(min(axes)) if axes else ()
-    parts = split_index(x.shape, x.nbytes, candidates=outer) if xp is np and outer else [()]
+    outer = range(min(axes)) if axes and xp is np and x.nbytes >= 2 * MIN_BYTES_PER_THREAD \
+        else ()
+    parts = split_index(x.shape, x.nbytes, candidates=outer) if outer else [()]
     if len(parts) == 1:
         return xp.asarray(fn(x, axis=axes, keepdims=keepdim, **kw))
+    kept = [d for d in range(x.ndim) if d not in axes]
     dtype = fn(x[(slice(0, 1),) * x.ndim], axis=axes, **kw).dtype
     out = np.empty(tuple(1 if d in axes else n for d, n in enumerate(x.shape)), dtype)
     run_parallel(lambda part: fn(x[part], axis=axes, keepdims=True, out=out[part], **kw), parts)
@@ -61,7 +62,29 @@ def _grad_as(g, x):
 @register_kernel("mean", backends=BACKENDS, dtypes=ALL)
 def mean(x, axis=None, keepdim=False):
     """numpy's mean over ``axis`` (None and [] mean all axes)."""
-    return reduce(xp_of(x).mean, x, _axes(x.ndim, axis, "mean"), keepdim)
+    axes = _axes(x.ndim, axis, "mean")
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    fast = xp_of(x) is np and count and x.dtype in _SUM_THEN_DIVIDE
+    return reduce(_sum_then_divide if fast else xp_of(x).mean, x, axes, keepdim)
+
+
+#: dtypes whose numpy mean is their own-dtype sum divided by the count.
+_SUM_THEN_DIVIDE = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
+                                                np.complex128))
+
+
+def _sum_then_divide(x, axis, keepdims=False, out=None):
+    """np.mean for float and complex x over a non-empty ``axis``, without its Python set-up
+    (the same add.reduce and true division, so the same result)."""
+    count = 1
+    for a in axis:
+        count *= x.shape[a]
+    total, count = np.add.reduce(x, axis=axis, keepdims=keepdims, out=out), np.intp(count)
+    if isinstance(total, np.ndarray):
+        return np.true_divide(total, count, out=total, casting="unsafe")
+    return total.dtype.type(total / count)
 
 
 @register_kernel("mean_grad", backends=BACKENDS, dtypes=ALL)
