@@ -49,3 +49,26 @@ def test_mean_equals_numpys_for_every_dtype(dtype, axis, keepdim):
     want = np.mean(x, axis=None if axis is None else tuple(axis), keepdims=keepdim)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape,target", [((64, 33, 1100), (64, 1, 1100)),      # 33 terms
+                                          ((2, 300, 3, 40, 4, 50), (1, 300, 1, 40, 1, 50))])
+def test_sum_to_shape_of_few_float32_terms_is_numpys_sum_on_threads(shape, target,
+                                                                     four_threads):
+    from kernels.funcs.sum_to_shape import FEW_TERMS, sum_to_shape
+    g = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    axes = tuple(d for d, (a, b) in enumerate(zip(shape, target)) if a != b)
+    assert np.prod([shape[d] for d in axes]) <= FEW_TERMS
+    got = sum_to_shape(g, target)
+    assert got.dtype == np.float32 and got.shape == target
+    np.testing.assert_allclose(got, g.sum(axis=axes, keepdims=True), rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(got, g.astype(np.float64).sum(axis=axes, keepdims=True),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_sum_to_shape_of_many_float32_terms_accumulates_in_double():
+    from kernels.funcs.sum_to_shape import sum_to_shape
+    g = np.full((1 << 22, 2), 0.1, np.float32)     # 4M terms: a float32 running sum drifts
+    got = sum_to_shape(g, (1, 2))
+    exact = np.float64(np.float32(0.1)) * (1 << 22)
+    np.testing.assert_allclose(got, [[exact, exact]], rtol=1e-6)

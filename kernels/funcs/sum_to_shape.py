@@ -10,7 +10,7 @@ import numpy as np
 from ..core.xp import xp_of
 from . import pool
 from .broadcast import coalesce_dims
-from .shape import c_strides
+from .shape import c_strides, prod
 from .threads import can_limit_blas, run_parallel, single_threaded_blas, split_index
 
 
@@ -86,12 +86,14 @@ def sum_to_shape(g, shape):
         return xp.sum(g, axis=axes, dtype=g.dtype).reshape(shape)
     if g.size == 0:
         return np.zeros(shape, g.dtype)
+    acc = _ACCUMULATE.get(g.dtype, g.dtype)
+    if acc != g.dtype and prod(g.shape[d] for d in axes) <= FEW_TERMS:
+        return _sum_once(g, axes).reshape(shape)
     keep = [1 if d in axes else n for d, n in enumerate(g.shape)]
     marks = [0 if d in axes else s for d, s in enumerate(c_strides(keep))]
     dims, (strides, marks) = coalesce_dims(g.shape, g.strides, marks)
     v = np.lib.stride_tricks.as_strided(g, dims, strides, writeable=False)
     summed = [m == 0 for m in marks]
-    acc = _ACCUMULATE.get(g.dtype, g.dtype)
     while any(summed):
         p = max(d for d, s in enumerate(summed) if s)
         v = _sum_dim(v, p, acc)
@@ -101,13 +103,28 @@ def sum_to_shape(g, shape):
 
 #: Narrow floats accumulate in double: np.add.reduce adds pairwise only along a
 #: contiguous last axis, and BLAS's ones-vector product adds in order, so a
-#: float32 sum of 2**26 terms would lose ~1e-2 (a float64 one loses ~1e-16 * n).
+#: float32 sum of 2**26 terms would lose ~1e-2 (a float64 one loses ~1e-16 * n)
+#: ... unless each output sums at most this many terms: then one reduction in
+#: their own dtype (as numpy's ``g.sum(axes)``) loses at most ~FEW_TERMS * eps.
+FEW_TERMS = 256
 _ACCUMULATE = {np.dtype(np.float16): np.dtype(np.float64),
                np.dtype(np.float32): np.dtype(np.float64),
                np.dtype(np.complex64): np.dtype(np.complex128)}
 _BLAS = tuple(np.dtype(t) for t in (np.float64, np.complex128))
 #: Below this many bytes, np.add.reduce wins (no BLAS set-up).
 MIN_BLAS_BYTES = 1 << 20
+
+
+def _sum_once(g, axes):
+    """``g`` summed over ``axes`` in its own dtype, one np.add.reduce per block of a kept
+    axis, on threads (kept dims stay, as size 1 where summed)."""
+    keep = tuple(1 if d in axes else n for d, n in enumerate(g.shape))
+    out = pool.empty(keep, g.dtype)
+    kept = [d for d in range(g.ndim) if d not in axes]
+    parts = split_index(g.shape, g.nbytes, candidates=kept)
+    run_parallel(lambda part: np.add.reduce(g[part], axis=axes, keepdims=True,
+                                            out=out[part] if part else out), parts)
+    return out
 
 
 def _use_blas(v, p):
