@@ -237,11 +237,18 @@ def checked_index(index, bound, axis, op="gather"):
     return xp.where(index < 0, index + bound, index)
 
 
+#: An index of at most this many values is scanned as a Python list.
+SMALL_INDEX = 32
+
+
 def _extremes(index):
-    """``(min, max)`` of ``index`` as ints: by the array's own methods where it
-    has them (numpy, cupy: one reduction each, without ``np.min``'s Python
-    wrapper, which costs more than the reduction on a tiny index), else by
-    its namespace's functions."""
+    """``(min, max)`` of ``index`` as ints: a tiny index as a Python list (two
+    reductions' set-up, or two device round trips, cost more than the scan), else
+    by the array's own methods where it has them (numpy, cupy: one reduction
+    each, without ``np.min``'s Python wrapper), else by its namespace's functions."""
+    if hasattr(index, "tolist") and getattr(index, "size", SMALL_INDEX + 1) <= SMALL_INDEX:
+        values = index.reshape(-1).tolist()
+        return min(values), max(values)
     if hasattr(index, "min"):
         return int(index.min()), int(index.max())
     xp = namespace(index)
