@@ -44,13 +44,16 @@ class Binary:
     is None and costs nothing (a backward's ``grad_mask``).
 
     ``partial`` lists the SBP rules with partial sums the op admits, e.g.
-    ``'P, B -> P'`` for multiply (linear in x).
+    ``'P, B -> P'`` for multiply (linear in x).  ``reads_operands`` is False
+    when ``grad`` ignores x, y and out (add, subtract): a backward need not
+    gather them.
     """
 
     name: str
     fn: object
     grad: object = None
     partial: tuple = ()
+    reads_operands: bool = True
     params = ()   # no attributes: a binary op takes exactly (x, y)
 
 
@@ -211,9 +214,11 @@ def _binary_ufunc(name):
 
 BINARY_TABLE = (
     Binary("add", _binary_ufunc("add"), _sides(lambda xp, x, y, out, g: g,
-                                               lambda xp, x, y, out, g: g), ("P, P -> P",)),
+                                               lambda xp, x, y, out, g: g), ("P, P -> P",),
+           reads_operands=False),
     Binary("subtract", _binary_ufunc("subtract"),
-           _sides(lambda xp, x, y, out, g: g, lambda xp, x, y, out, g: -g), ("P, P -> P",)),
+           _sides(lambda xp, x, y, out, g: g, lambda xp, x, y, out, g: -g), ("P, P -> P",),
+           reads_operands=False),
     Binary("multiply", _binary_ufunc("multiply"),
            _sides(lambda xp, x, y, out, g: g * _conj(xp, y),
                   lambda xp, x, y, out, g: g * _conj(xp, x)),

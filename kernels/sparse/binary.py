@@ -401,8 +401,11 @@ def same_shape_grad(op, mg, x, y, out_grad, grad_mask=BOTH):
     gy = new(y.values.shape, y.values.dtype) if grad_mask[1] else None
     g = out_grad.values
 
+    reads = BINARY[op].reads_operands
+
     def fill(p):
-        xv, yv = merge.at(x.values, p, "a", mg.union), merge.at(y.values, p, "b", mg.union)
+        xv = merge.at(x.values, p, "a", mg.union) if reads else None
+        yv = merge.at(y.values, p, "b", mg.union) if reads else None
         tx, ty = partials(op, g[p.s:p.e], xv, yv, dtype, grad_mask)
         if tx is not None:
             merge.back(_real_as(tx, gx), p, "a", mg.union, gx)

@@ -159,12 +159,12 @@ def _tagged(av, bv):
     """Walk data carrying the values as the real part and the tags 1 (a) and 2 (b) as the
     imaginary part: a complex sum or difference is never zero, and its real part is the
     operands' sum or difference in their own precision."""
-    ctype = np.result_type(av.dtype, np.complex64)
+    ctype = np.dtype(np.result_type(av.dtype, np.complex64))
 
-    def data(a0, a1, b0, b1):
-        da, db = np.empty(a1 - a0, ctype), np.empty(b1 - b0, ctype)
-        da.real, da.imag, db.real, db.imag = av[a0:a1], 1, bv[b0:b1], 2
-        return da, db
+    tags = ctype.type(1j), ctype.type(2j)
+
+    def data(a0, a1, b0, b1):             # one pass each: the value plus its tag
+        return np.add(av[a0:a1], tags[0], dtype=ctype), np.add(bv[b0:b1], tags[1], dtype=ctype)
     return data
 
 
@@ -225,8 +225,11 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None):
 
 def _assemble(blocks, cuts, dtype, union, summed):
     """One Merged from the blocks' local results (copied into place on threads)."""
-    if len(blocks) == 1 and not summed:
-        return Merged(blocks[0][0], blocks[0][1], [blocks[0][2]], union)
+    if len(blocks) == 1:                     # the walk's own arrays, the values made real
+        cp, cj, extra = blocks[0][:3]
+        if summed:
+            return Merged(cp, cj, [], union, np.ascontiguousarray(extra.real))
+        return Merged(cp, cj, [extra], union)
     starts = np.cumsum([0] + [int(b[0][-1]) for b in blocks]).tolist()
     indptr, cols = np.empty(cuts[-1] + 1, dtype), np.empty(starts[-1], dtype)
     indptr[0] = 0
