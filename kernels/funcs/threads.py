@@ -61,7 +61,7 @@ def set_num_threads(n: int | None = None) -> int:
     return old
 
 
-def split_index(shape, nbytes, candidates=None):
+def split_index(shape, nbytes, candidates=None, per_thread=None):
     """Index tuples cutting ``shape`` into pieces of work for the threads.
 
     The cut runs along the first of ``candidates`` (default: every axis) long
@@ -69,7 +69,8 @@ def split_index(shape, nbytes, candidates=None):
     cut into up to :data:`PIECES_PER_THREAD` pieces per thread of at least
     :data:`MIN_BYTES_PER_PIECE` each, so that a thread the machine does not
     run right away leaves its share to the others (see :func:`run_parallel`).
-    Work under :data:`MIN_BYTES_PER_THREAD` per thread stays whole: ``[()]``.
+    Work under :data:`MIN_BYTES_PER_THREAD` (or ``per_thread``) bytes per thread
+    stays whole: ``[()]``.
 
     Examples
     --------
@@ -79,7 +80,7 @@ def split_index(shape, nbytes, candidates=None):
     >>> n == (1 if num_threads() == 1 else PIECES_PER_THREAD * min(num_threads(), 256))
     True
     """
-    threads = min(num_threads(), nbytes // MIN_BYTES_PER_THREAD)
+    threads = min(num_threads(), nbytes // (per_thread or MIN_BYTES_PER_THREAD))
     parts = max(threads, min(PIECES_PER_THREAD * threads, nbytes // MIN_BYTES_PER_PIECE))
     axes = range(len(shape)) if candidates is None else candidates
     for want in (2 * parts, parts):
