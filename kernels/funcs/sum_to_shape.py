@@ -159,9 +159,9 @@ def _sum_dim(v, p, acc):
     return out
 
 
-#: A pairwise sum reads about 18 GB/s on one core here (a copy 25): threads pay
-#: off on smaller blocks than for copies (4 MB of float32: 0.22 ms on one
-#: thread, 0.23 with the call on two).
+#: A pairwise sum reads about 18 GB/s on one core here (a copy 25), so threads
+#: pay off on smaller blocks than for copies: a sparse sum of 1e6 float32
+#: values took 0.26-0.38 ms per call on one thread and 0.23 on two.
 REDUCE_BYTES_PER_THREAD = 1 << 20
 
 
