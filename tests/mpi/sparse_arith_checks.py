@@ -83,6 +83,28 @@ def check_grad(name, fn, parts, sbp):
     CHECKS.append(name + " grad")
 
 
+def positional_box_grad_checks():
+    """Boxing a COO tensor moves its stored entries, duplicates included (partial_sum
+    -> broadcast concatenates every rank's), and softmax and sin act on each stored
+    entry: every leaf entry's gradient equals the one-process gradient of the same
+    entry (the whole tensor's entries; softmax and sin do not depend on their order)."""
+    idx, val, shape = coo_parts((4, 5), 13, 4)
+    idx[:, 1] = idx[:, 2] = idx[:, 0]                   # one coordinate on every rank under P
+    idx[:, 5] = idx[:, 4]
+    parts = (idx, val / 4.0, shape)
+    w = np.arange(1.0, 6.0)                             # weights per column: no zero gradient
+    ops = {"softmax": lambda t: sparse.softmax(t, axis=-1), "sin": sparse.sin}
+    boxings = [(P, None), (P, B), (P, S(0)), (S(0), B), (B, S(0)), (B, P), (S(0), P),
+               (S(0), S(1))]
+    for op_name, op in ops.items():
+        for src, dst in boxings:
+            def fn(t, dst=dst):
+                if dst is not None and t.is_global:
+                    t = t.to_global(sbp=dst)
+                return sparse.sum(sparse.multiply(op(t), w))
+            check_grad(f"{op_name} after boxing {src}->{dst or 'the rule'}", fn, parts, src)
+
+
 def main():
     x, y = coo_parts((6, 5), 12, 1), coo_parts((6, 5), 9, 2)
     col = np.arange(1.0, 6.0)
@@ -98,6 +120,7 @@ def main():
     for sbp in (P, B, S(0)):
         check_grad(f"multiply-sum {sbp}", lambda t: sparse.sum(sparse.multiply(t, col)),
                    x, sbp)
+    positional_box_grad_checks()
     if RANK == 0:
         print(f"{len(CHECKS)} passed, 0 failed")
 

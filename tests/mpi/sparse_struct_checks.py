@@ -136,10 +136,11 @@ def main():
         check("transpose hybrid", lambda t: sparse.transpose(t, [1, 0, 2]), h_indices,
               h_values, hybrid, src, want)
     # a COO tensor is never split along a dense dim: softmax along axis 0 of a hybrid
-    # partial_sum (no P rule) boxes to broadcast, not to split(1); no duplicates, as
-    # softmax maps each stored entry (a duplicate is not its coordinate's sum)
-    check("softmax hybrid", lambda t: sparse.softmax(t, 0), np.array([[0, 1, 3, 5]]),
-          h_values[:4] / 4.0, (6, 2), P, B)
+    # partial_sum (no P rule) boxes to broadcast, not to split(1); rows 0 and 1 twice,
+    # on two ranks under P: softmax maps each stored entry, so each copy gets its own
+    # gradient (the boxing's backward is positional)
+    check("softmax hybrid", lambda t: sparse.softmax(t, 0), np.array([[0, 1, 3, 5, 0, 1]]),
+          h_values[:6] / 4.0, (6, 2), P, B)
     list_checks(rng)
     if RANK == 0:
         print(f"{len(CHECKS)} passed, 0 failed")

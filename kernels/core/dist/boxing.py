@@ -89,30 +89,62 @@ def _to_partial(a, shape, src, group):
 
 # ---------------------------------------------------------------- sparse COO
 def box_coo(indices, values, shape, src, dst, group):
-    """(indices, values) of this rank's COO shard after boxing ``src`` -> ``dst``.
+    """(indices, values, steps) of this rank's COO shard after boxing ``src`` -> ``dst``.
 
     Split axes must be sparse dims.  Every change goes through partial_sum,
     which for COO is free: a nonzero lives on one rank, and COO sums duplicates.
+    ``steps`` says where each output entry came from (a keep mask, the
+    all-gather's per-rank counts, the route's order and counts), for
+    :func:`coo_adjoint`.
     """
     if src == dst or group.size == 1:
-        return indices, values
+        return indices, values, ()
     if src.kind == "B" and dst.kind == "S":
-        return _coo_filter(indices, values, shape, dst.axis, group)
-    if src.kind == "B":
-        indices, values = _coo_rank0(indices, values, group)
+        keep = _owned(indices, shape, dst.axis, group)
+        indices = _coo_shift(indices[:, keep], shape, dst.axis, group, -1)
+        return indices, values[keep], (("keep", keep),)
+    steps = []
+    if src.kind == "B" and group.rank != 0:      # rank 0 keeps, the others drop all
+        keep = xp_of(values).zeros(values.shape[0], bool)
+        indices, values = indices[:, keep], values[keep]
+        steps.append(("keep", keep))
     elif src.kind == "S":
         indices = _coo_shift(indices, shape, src.axis, group, +1)
     if dst.kind == "P":
-        return indices, values
+        return indices, values, tuple(steps)
     if dst.kind == "B":
-        return _coo_allgather(indices, values, group)
-    return _coo_route(indices, values, shape, dst.axis, group)
+        counts = comm.allgather_ints(group, [values.shape[0]])[:, 0]
+        steps.append(("gather", counts.tolist()))
+        return (*_coo_allgather(indices, values, counts, group), tuple(steps))
+    indices, values, order, send, recv = _coo_route(indices, values, shape, dst.axis, group)
+    steps.append(("route", order, send, recv))
+    return indices, values, tuple(steps)
 
 
-def _coo_rank0(indices, values, group):
-    if group.rank == 0:
-        return indices, values
-    return indices[:, :0], values[:0]
+def coo_adjoint(grad, steps, group):
+    """The gradient at each input entry of :func:`box_coo` from ``grad`` at each
+    output entry: the adjoint of its entry map, steps undone last first.
+
+    A route goes back by the reverse all-to-all and the inverse permutation,
+    an all-gather by a reduce-scatter of the entries (the sum of every rank's
+    gradient for its own entries), a keep mask by a scatter into zeros.  Each
+    costs O(entries) per rank, like the forward.
+    """
+    for step in reversed(steps):
+        if step[0] == "keep":
+            out = xp_of(grad).zeros(step[1].shape + grad.shape[1:], grad.dtype)
+            out[step[1]] = grad
+        elif step[0] == "gather":
+            out = comm.like(comm.reduce_scatter(group, comm.host(grad), 0, step[1]), grad)
+        else:
+            _, order, send, recv = step
+            back = np.empty((sum(send),) + grad.shape[1:], grad.dtype)
+            comm.alltoall_fields(group, [grad], [back], recv, send)
+            out = np.empty_like(back)
+            out[order] = back
+            out = comm.like(out, grad)
+        grad = out
+    return grad
 
 
 def _coo_shift(indices, shape, axis, group, sign):
@@ -125,15 +157,14 @@ def _coo_shift(indices, shape, axis, group, sign):
     return out
 
 
-def _coo_filter(indices, values, shape, axis, group):
+def _owned(indices, shape, axis, group):
+    """Which entries lie in this rank's split(axis) slice."""
     lo = shard_start(shape[axis], group.size, group.rank)
     hi = lo + shard_sizes(shape[axis], group.size)[group.rank]
-    keep = (indices[axis] >= lo) & (indices[axis] < hi)
-    return _coo_shift(indices[:, keep], shape, axis, group, -1), values[keep]
+    return (indices[axis] >= lo) & (indices[axis] < hi)
 
 
-def _coo_allgather(indices, values, group):
-    counts = comm.allgather_ints(group, [values.shape[0]])[:, 0]
+def _coo_allgather(indices, values, counts, group):
     return _unpack(comm.allgather(group, _pack(indices, values), 0, counts), indices, values)
 
 
@@ -182,6 +213,7 @@ def _coo_route(indices, values, shape, axis, group):
     pass per byte) groups the nonzeros by
     owner, one ``take`` per coordinate row and for the values puts them in
     that order, and one all-to-all moves every field straight into the result.
+    Returns the order and the send and receive counts too (the route back).
     """
     idx, val = comm.host(indices), comm.host(values)
     owner = owner_of(idx[axis], shape[axis], group.size)
@@ -193,7 +225,7 @@ def _coo_route(indices, values, shape, axis, group):
     out_val = np.empty((sum(recv),) + val.shape[1:], val.dtype)
     comm.alltoall_fields(group, fields, list(out_idx) + [out_val], send, recv)
     out_idx[axis] -= shard_start(shape[axis], group.size, group.rank)
-    return comm.like(out_idx, indices), comm.like(out_val, values)
+    return comm.like(out_idx, indices), comm.like(out_val, values), order, send, recv
 
 
 def owner_of(coords, n, size):

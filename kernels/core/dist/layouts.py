@@ -3,8 +3,10 @@
 Boxing a global tensor records a grad node on its local shard when that shard
 needs a gradient; the node's backward boxes the physical gradient the other
 way, between the dual sbps (the adjoint of each collective).  A sparse
-gradient comes back with another pattern (its nonzeros moved between ranks),
-so a sparse shard takes its value at each of the shard's own entries.
+gradient is positional (one value per stored entry, duplicates included), so
+a COO shard's backward is the adjoint of the boxing's entry map instead: each
+output entry's gradient goes back to the input entry it came from, summed
+over the ranks that held a copy (see :func:`.boxing.coo_adjoint`).
 """
 from .. import autograd
 from ..opspec import Arg, OpSpec
@@ -19,18 +21,19 @@ def local_tensor(data, meta):
 
 
 def box_local(t, shape, src, dst, placement):
-    """The local tensor ``t`` (a shard of logical ``shape``) boxed ``src`` -> ``dst``."""
+    """The local tensor ``t`` (a shard of logical ``shape``) boxed ``src`` -> ``dst``,
+    and for COO the steps of its entry map (:func:`.boxing.coo_adjoint`; dense: ())."""
     group = placement.group
     if src == dst:
-        return t
+        return t, ()
     if t.layout == "dense":
-        return local_tensor(boxing.box_dense(t._data(), shape, src, dst, group), t.meta)
+        return local_tensor(boxing.box_dense(t._data(), shape, src, dst, group), t.meta), ()
     indices, values = coo_parts(t)
-    indices, values = boxing.box_coo(indices, values, shape, src, dst, group)
+    indices, values, steps = boxing.box_coo(indices, values, shape, src, dst, group)
     local_shape = _shard_shape(shape, dst, placement)
     local_step = dst.kind == "P" or (src.kind, dst.kind) == ("B", "S")
     kept = local_step and src.kind != "P"            # local steps keep the C order
-    return coo_make(indices, values, local_shape, t, kept and t._data().coalesced)
+    return coo_make(indices, values, local_shape, t, kept and t._data().coalesced), steps
 
 
 def _shard_shape(shape, sbp, placement):
@@ -60,30 +63,17 @@ def record(spec, inputs, out, attrs):
 
 
 def _box_backward(node, out_grad):
-    """Box the gradient back between the dual sbps; a sparse input takes the
-    boxed gradient's value at each of its own entries (duplicates summed)."""
+    """A dense gradient boxes back between the dual sbps (a sparse x then takes
+    its value at each of its entries); a sparse one goes back entry for entry
+    through the adjoint of the forward's entry map."""
     a, x = node.attrs, node.inputs[0]
-    if out_grad.layout != "dense":
-        out_grad = _one_per_coordinate(out_grad)
-    back = box_local(out_grad, a["shape"], a["dst"].dual(), a["src"].dual(), a["placement"])
-    return {"x": x._root_grad(back)}     # a sparse x: the value at each of its entries
-
-
-def _one_per_coordinate(g):
-    """A sparse gradient with one entry per coordinate.
-
-    A sparse tensor's gradient holds, at each entry, the gradient at the
-    entry's coordinate, so duplicate entries carry the same value; boxing
-    sums duplicates (that is how COO adds partial sums), so each coordinate
-    must travel once.
-    """
-    from ...sparse.convert import coalesce_parts
-    data = g._data()
-    perm, starts, _ = coalesce_parts(data, "backward")
-    if perm is None:
-        return g
-    keep = perm[starts]
-    return coo_make(data.indices[:, keep], data.values[keep], data.shape, g, True)
+    if out_grad.layout == "dense":
+        back, _ = box_local(out_grad, a["shape"], a["dst"].dual(), a["src"].dual(),
+                            a["placement"])
+        return {"x": x._root_grad(back)}     # a sparse x: the value at each of its entries
+    values = out_grad._data().values
+    got = boxing.coo_adjoint(values, a["steps"], a["placement"].group)
+    return {"x": x._with_values(got.astype(x._data().values.dtype, copy=False))}
 
 
 BOXING = OpSpec(name="boxing", namespace="dist", args=(Arg("x", "Tensor"),),

@@ -260,7 +260,8 @@ def box(g, dst):
     if g.sbp == dst:
         return g
     shape = g.meta.shape
-    out = layouts.box_local(g.to_local(), shape, g.sbp, dst, g.placement)
+    out, steps = layouts.box_local(g.to_local(), shape, g.sbp, dst, g.placement)
     out = layouts.record(layouts.BOXING, [g.to_local()], out,
-                         {"shape": shape, "src": g.sbp, "dst": dst, "placement": g.placement})
+                         {"shape": shape, "src": g.sbp, "dst": dst, "placement": g.placement,
+                          "steps": steps})
     return GlobalTensor(out, dst, g.placement, g.meta)
