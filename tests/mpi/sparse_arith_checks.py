@@ -103,6 +103,13 @@ def positional_box_grad_checks():
                     t = t.to_global(sbp=dst)
                 return sparse.sum(sparse.multiply(op(t), w))
             check_grad(f"{op_name} after boxing {src}->{dst or 'the rule'}", fn, parts, src)
+    hybrid = (idx[:2], np.stack([val, -val], 1) / 4.0, (4, 5, 2))   # values of shape (2,)
+    w2 = np.arange(1.0, 11.0).reshape(5, 2)
+    for src, dst in [(P, B), (P, S(0)), (B, S(1))]:
+        check_grad(f"sin hybrid after boxing {src}->{dst}",
+                   lambda t, dst=dst: sparse.sum(sparse.multiply(
+                       sparse.sin(t.to_global(sbp=dst) if t.is_global else t), w2)),
+                   hybrid, src)
 
 
 def main():
