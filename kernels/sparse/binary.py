@@ -6,7 +6,9 @@ leading dense dims of the operand with fewer sparse dims folded, duplicates
 summed, entries repeated along broadcast sparse dims) and reduced to sorted
 unique flat keys.  add, subtract and divide merge the keys (union; divide
 gives numpy's value at each coordinate, so ``x/0`` is ±inf and ``0/y`` is 0),
-multiply intersects them.  The result is coalesced.
+multiply intersects them.  The result is coalesced.  On the CPU, operands of
+one shape and sparse structure whose rows are sorted and unique take scipy's
+compiled merge instead (:mod:`kernels.sparse.merge`), forward and backward.
 
 Sparse times (or divided by) dense keeps the sparse operand's entries, one
 for one, when the broadcast adds no sparse dim; otherwise it goes through the

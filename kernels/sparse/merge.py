@@ -160,7 +160,6 @@ def _tagged(av, bv):
     imaginary part: a complex sum or difference is never zero, and its real part is the
     operands' sum or difference in their own precision."""
     ctype = np.dtype(np.result_type(av.dtype, np.complex64))
-
     tags = ctype.type(1j), ctype.type(2j)
 
     def data(a0, a1, b0, b1):             # one pass each: the value plus its tag
@@ -227,6 +226,8 @@ def _assemble(blocks, cuts, dtype, union, summed):
     """One Merged from the blocks' local results (copied into place on threads)."""
     if len(blocks) == 1:                     # the walk's own arrays, the values made real
         cp, cj, extra = blocks[0][:3]
+        if cj.base is not None and 2 * cj.shape[0] < cj.base.shape[0]:
+            cj = cj.copy()                   # an intersection far smaller than its buffer
         if summed:
             return Merged(cp, cj, [], union, np.ascontiguousarray(extra.real))
         return Merged(cp, cj, [extra], union)
