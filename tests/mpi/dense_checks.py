@@ -1,7 +1,7 @@
 """Rank script: the SBP rules of the dense ops of issue 19, forward and backward.
 
 Run as ``mpiexec -n N python -m mpi4py tests/mpi/dense_checks.py`` (tests/
-test_dense_mpi.py does, for N = 2 and 3).  Each check runs the op on global
+test_global_mpi.py does, for N = 2 and 3).  Each check runs the op on global
 inputs of the given sbps, compares the output's sbp, data (bit for bit) and
 gradients with one process, using global_checks' helpers (operators on
 global tensors: operator_checks.py).

@@ -1,7 +1,7 @@
 """Rank script: SBP signatures of the sparse arithmetic ops against one process.
 
 Run as ``mpiexec -n N python -m mpi4py tests/mpi/sparse_arith_checks.py``
-(tests/test_sparse_arith_mpi.py does, for N = 2 and 3).  COO operands are
+(tests/test_global_mpi.py does, for N = 2 and 3).  COO operands are
 sharded by nonzeros (partial_sum: every SIZE-th entry on each rank), by rows
 (split(0)) or whole (broadcast); every rank computes the single-process
 result with local ops and compares the logical result, its sbp and the

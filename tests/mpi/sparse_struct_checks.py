@@ -2,7 +2,7 @@
 on global COO.
 
 Run as ``mpiexec -n N python -m mpi4py tests/mpi/sparse_struct_checks.py``
-(tests/test_sparse_struct_mpi.py does, for N = 2 and 3).  Every rank
+(tests/test_global_mpi.py does, for N = 2 and 3).  Every rank
 compares the global result with the op on the whole tensor in one process:
 the output sbp the rule gives, the logical forward bit for bit, and each
 rank's leaf gradient (the upstream value at each of its entries' images).
