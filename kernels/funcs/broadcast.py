@@ -1,6 +1,8 @@
 """Broadcast index math from OneFlow's expand/repeat article: expand's
 output_stride, repeat as reshape + expand + reshape, and the copy that
 writes a broadcast view into a fresh contiguous array."""
+import math
+
 import numpy as np
 
 from ..core.xp import xp_of
@@ -156,8 +158,8 @@ def expand_copy(x, out_shape):
     shares memory with x.  ``out_shape`` must be a valid expand of x's shape
     with -1 resolved (:func:`kernels.infermeta.expand.resolve_expand`).
     """
-    if type(x) is np.ndarray and prod(out_shape) * x.itemsize < min(SMALL_COPY_BYTES,
-                                                                     pool.MIN_BYTES):
+    nbytes = math.prod(out_shape) * x.itemsize
+    if type(x) is np.ndarray and nbytes < SMALL_COPY_BYTES and nbytes < pool.MIN_BYTES:
         out = np.empty(out_shape, x.dtype)
         np.copyto(out, x)            # numpy's broadcasting is expand's rule
         return out
