@@ -198,3 +198,18 @@ def test_products_that_could_vanish_take_the_flag_walk():
     out = x * y                           # 1e-30 * 1e-30 underflows to 0 in float32: stored
     assert out.indices().numpy().tolist() == [[0, 1], [0, 1]]
     assert out.values().numpy().tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_same_sign_sums_walk_on_the_values_and_keep_the_union(layout, sign):
+    rng = np.random.default_rng(11)
+    x, y = pair(rng, layout, (30, 40), 2, nnz=(300, 250))
+    x, y = (_rebuild(t, sign * (np.abs(t.values().numpy()) + 0.5)) for t in (x, y))
+    assert merge.sums_nonzero(x.values().numpy(), y.values().numpy())
+    out = x + y
+    dx, dy = x.to_dense().numpy(), y.to_dense().numpy()
+    np.testing.assert_array_equal(out.to_dense().numpy(), dx + dy)
+    assert out.nnz() == np.count_nonzero((dx != 0) | (dy != 0))     # the whole union
+    mixed = _rebuild(y, -y.values().numpy())
+    assert not merge.sums_nonzero(x.values().numpy(), mixed.values().numpy())

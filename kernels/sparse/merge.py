@@ -134,10 +134,30 @@ def _sources(block, union):
 
 
 def _payload(op, av, bv):
-    """Walk data computing ``op``'s values: tagged for a sum or difference, else the values."""
-    if op != "multiply":
-        return _tagged(av, bv)
-    return lambda a0, a1, b0, b1: (av[a0:a1], bv[b0:b1])
+    """Walk data computing ``op``'s values: the values themselves for a product, and for a
+    sum that cannot be zero (:func:`sums_nonzero`); else tagged (:func:`_tagged`)."""
+    if op == "multiply" or (op == "add" and sums_nonzero(av, bv)):
+        return lambda a0, a1, b0, b1: (av[a0:a1], bv[b0:b1])
+    return _tagged(av, bv)
+
+
+def sums_nonzero(av, bv):
+    """True if no value of ``av``, of ``bv`` or sum of one of each can be zero: all of them
+    positive, or all negative (a NaN makes both tests fail).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sums_nonzero(np.float32([1e-30, 2]), np.float32([3]))
+    True
+    >>> sums_nonzero(np.float32([1, 2]), np.float32([-1]))
+    False
+    """
+    if av.shape[0] == 0 or bv.shape[0] == 0:
+        return bool(all(np.all(v > 0) or np.all(v < 0) for v in (av, bv)))
+    if min(np.min(av), np.min(bv)) > 0:
+        return True
+    return bool(max(np.max(av), np.max(bv)) < 0)
 
 
 def products_nonzero(av, bv):
