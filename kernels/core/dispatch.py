@@ -416,15 +416,19 @@ def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
         return spec.invoke(*ins, *attrs)
     if spec.general:
         return _run_general(spec, ins, attrs)
-    metas = []
+    metas, datas = [], []
     for t in ins:
-        if t.is_global:
+        if type(t) is MetaTensor:
+            if not metas_ok:
+                _no_data(spec, ins)
+            metas.append(t)
+            datas.append(t)
+        elif t.is_global:
             return global_runtime(spec.name).run(spec, ins, attrs)
-        if type(t) is MetaTensor and not metas_ok:
-            _no_data(spec, ins)
-        metas.append(t.meta)
+        else:
+            metas.append(t.meta)
+            datas.append(t._data())
     kernel, kernel_attrs, out_metas, classes = _prepared(spec, metas, attrs)
-    datas = [t if type(t) is MetaTensor else t._data() for t in ins]
     if grad_mask is None:
         result = kernel(*datas, *kernel_attrs)
     else:
