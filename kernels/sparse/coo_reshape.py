@@ -5,12 +5,13 @@ are remapped (:func:`kernels.funcs.restride.restride`) and the values are
 shared, not copied.  Otherwise the dense dims are folded into sparse dims
 first, so every valid reshape works and the result has no dense dims.
 """
+import math
+
 import numpy as np
 
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..funcs.restride import INT64_SAFE, SMALL_NNZ, index_dtype, restride
-from ..funcs.shape import prod
 from ..gpu.backend import device
 from ..gpu.coo_restride import coo_restride
 from ..infermeta.sparse import coo_reshape_sparse_dim
@@ -41,7 +42,8 @@ def restride_indices(indices, old_shape, new_shape, order):
     """An index matrix's coordinates after the reshape (:func:`restride`; a few
     entries by :func:`_restride_few`)."""
     nnz = indices.shape[1]
-    if type(indices) is np.ndarray and 0 < nnz <= SMALL_NNZ and prod(old_shape) <= INT64_SAFE:
+    few = 0 < nnz <= SMALL_NNZ and math.prod(old_shape) <= INT64_SAFE
+    if few and type(indices) is np.ndarray:
         return _restride_few(indices, old_shape, new_shape, order)
     return restride(index_rows(indices), old_shape, new_shape, order)
 
