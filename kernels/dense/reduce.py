@@ -65,7 +65,7 @@ def mean(x, axis, keepdim=False):
     if x.dtype.char not in _SUM_THEN_DIVIDE or not x.size or xp_of(x) is not np:
         return reduce(xp_of(x).mean, x, axis, keepdim)
     if x.nbytes < 2 * MIN_BYTES_PER_THREAD:
-        return np.asarray(_sum_then_divide(x, axis, keepdim))
+        return _sum_then_divide(x, axis, keepdim)
     return reduce(_sum_then_divide, x, axis, keepdim)
 
 

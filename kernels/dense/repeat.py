@@ -27,7 +27,7 @@ _plan = functools.lru_cache(maxsize=256)(repeat_as_expand)
 def repeat(x, repeats):
     """x tiled ``repeats`` times per dim: reshape, expand, reshape."""
     in_r, exp, out_r = _plan(x.shape, tuple(repeats))
-    return expand_copy(x.reshape(in_r), exp).reshape(out_r)
+    return expand_copy(x.reshape(in_r), exp, out_r)
 
 
 @register_kernel("repeat", backends=("gpu",), dtypes=ALL)

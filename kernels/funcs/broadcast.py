@@ -150,8 +150,9 @@ def as_words(a):
 SMALL_COPY_BYTES = 1 << 16
 
 
-def expand_copy(x, out_shape):
-    """A new C-contiguous array of ``out_shape`` holding x expanded.
+def expand_copy(x, out_shape, result_shape=None):
+    """A new C-contiguous array of ``out_shape`` holding x expanded, returned with
+    ``result_shape`` if given (repeat's final reshape, made here for free).
 
     Output element ``i`` is x's element at ``sum(i_d * output_stride[d])``
     (:func:`expand_output_stride` over x's byte strides), so the result never
@@ -160,9 +161,19 @@ def expand_copy(x, out_shape):
     """
     nbytes = math.prod(out_shape) * x.itemsize
     if type(x) is np.ndarray and nbytes < SMALL_COPY_BYTES and nbytes < pool.MIN_BYTES:
-        out = np.empty(out_shape, x.dtype)
-        np.copyto(out, x)            # numpy's broadcasting is expand's rule
+        if result_shape is None:
+            out = np.empty(out_shape, x.dtype)
+            np.copyto(out, x)            # numpy's broadcasting is expand's rule
+            return out
+        out = np.empty(result_shape, x.dtype)
+        np.copyto(out.reshape(out_shape), x)
         return out
+    xp = xp_of(x)
+    out = pool.new_array(x, tuple(out_shape))
+    if out.size:
+        stride = expand_output_stride(x.shape, out.shape, x.strides)
+        copy_into(out, xp.lib.stride_tricks.as_strided(x, out.shape, stride))
+    return out if result_shape is None else out.reshape(result_shape)
     xp = xp_of(x)
     out = pool.new_array(x, tuple(out_shape))
     if out.size:
