@@ -35,9 +35,7 @@ def lock(array):
     """
     if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
         return array
-    flags = array.flags
-    if flags.writeable:
-        flags.writeable = False
+    array.setflags(write=False)          # cheaper than reading ``flags`` first
     if array.base is None:
         return array
     owner = _owner(array)
