@@ -51,6 +51,18 @@ def test_mean_equals_numpys_for_every_dtype(dtype, axis, keepdim):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("count", [3, 7, 1 << 24, (1 << 24) + 1])
+def test_float32_mean_divides_as_numpy_on_both_sides_of_the_exact_count(count):
+    """A float32 mean divides by a Python int count while float32 holds it exactly (the
+    same bits as numpy's float64 division, by Figueroa's double-rounding bound), and
+    by numpy's intp past 2**24."""
+    x = np.random.default_rng(3).standard_normal((1, count)).astype(np.float32) * 1e3
+    got = dense.mean(dense.to_tensor(x), [1]).numpy()
+    want = np.mean(x, axis=1)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("shape,target", [((64, 33, 1100), (64, 1, 1100)),      # 33 terms
                                           ((2, 300, 3, 40, 4, 50), (1, 300, 1, 40, 1, 50))])
 def test_sum_to_shape_of_few_float32_terms_is_numpys_sum_on_threads(shape, target,

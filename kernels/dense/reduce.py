@@ -84,12 +84,13 @@ def _sum_then_divide(x, axis, keepdims=False, out=None):
     innocuous?", 1995), and skips the float64 loop and the cast back; complex
     sums keep numpy's intp divisor.
     """
-    total = np.add.reduce(x, axis=axis, keepdims=keepdims, out=out)
+    total = np.add.reduce(x, axis, None, out, keepdims)      # positional: no keyword parsing
     count = x.size // total.size
     if count > _SUM_THEN_DIVIDE[x.dtype.char]:
         count = np.intp(count)
     if type(total) is np.ndarray:
-        return np.true_divide(total, count, out=total, casting="unsafe")
+        total /= count
+        return total
     return total.dtype.type(total / count)
 
 
