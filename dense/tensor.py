@@ -1,6 +1,7 @@
 """dense.Tensor: an immutable n-D array on 'cpu' (numpy) or 'gpu' (cupy), with autograd."""
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any, Iterator
 
@@ -30,13 +31,19 @@ def _is_operand(value):
         or (getattr(value, "is_global", False) and value.layout == "dense")
 
 
+@functools.lru_cache(maxsize=None)
+def _api_op(name):
+    """The generated API function ``name`` (imported on first use: the API imports this)."""
+    from . import _generated_api as api
+    return getattr(api, name)
+
+
 def _binary(name, reflected=False):
     """An operator method calling op ``name`` (``reflected``: other op self)."""
     def method(self, other):
-        if not _is_operand(other):
+        if type(other) not in _OPERANDS and not _is_operand(other):
             return NotImplemented
-        from . import _generated_api as api
-        op = getattr(api, name)
+        op = _api_op(name)
         return op(other, self) if reflected else op(self, other)
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
     method.__doc__ = f"See :func:`dense.{name}`."
@@ -358,6 +365,10 @@ def _sizes(args):
     if len(args) == 1 and not isinstance(args[0], numbers.Integral):
         return args[0]
     return list(args)
+
+
+#: Operand types the operators take without further checks (see :func:`_is_operand`).
+_OPERANDS = frozenset({Tensor, float, int, np.ndarray})
 
 
 def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None,

@@ -130,24 +130,44 @@ def _weak_scalars(spec, ins):
     it next to the other tensor inputs (``float32 * 2.0`` stays float32); a
     numpy scalar keeps its own dtype.  The array lives where the first tensor input does.
     """
-    if not any(isinstance(t, _SCALARS) for t in ins):
+    scalar = [_is_scalar(t) for t in ins]
+    if not any(scalar):
         return ins
-    metas = [_meta(t) for t in _flat(ins) if not isinstance(t, _SCALARS)]
-    dtypes = [m.dtype for m in metas]
+    metas = [_meta(t) for t in _flat([t for t, s in zip(ins, scalar) if not s])]
+    dtypes = tuple(m.dtype for m in metas)
     place = metas[0].place if metas else "cpu"
-    out = []
-    for t in ins:
-        if isinstance(t, _SCALARS):
-            try:
-                dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
-                    else np.asarray(t).dtype
-                canonical_dtype(dt, spec.name, f"scalar {t!r} of dtype")
-                t = layout_class("dense")(to_place(np.asarray(t, dtype=dt), place))
-            except (TypeError, OverflowError) as exc:
-                raise TypeError(f"{spec.name}: scalar {t!r} does not fit the inputs' dtypes "
-                                f"{[d.name for d in dtypes]}: {exc}") from None
-        out.append(t)
-    return out
+    return [_scalar_tensor(t, dtypes, place, spec) if s else t for t, s in zip(ins, scalar)]
+
+
+def _is_scalar(t):
+    return type(t) in _PY_SCALARS or isinstance(t, _SCALARS)
+
+
+_PY_SCALARS = (float, int, bool, complex)
+#: (scalar's type, value, its repr when it equals 0 (the sign of a zero), the other
+#: inputs' dtypes, place) -> its 0-d Tensor: tensors are immutable, so a loop's
+#: ``x * 2.0`` builds the scalar's tensor once.
+_SCALAR_TENSORS = {}
+
+
+def _scalar_tensor(t, dtypes, place, spec):
+    """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes`` (remembered)."""
+    key = (type(t), t, repr(t) if t == 0 else None, dtypes, place)
+    made = _SCALAR_TENSORS.get(key)
+    if made is not None:
+        return made
+    try:
+        dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
+            else np.asarray(t).dtype
+        canonical_dtype(dt, spec.name, f"scalar {t!r} of dtype")
+        made = layout_class("dense")(to_place(np.asarray(t, dtype=dt), place))
+    except (TypeError, OverflowError) as exc:
+        raise TypeError(f"{spec.name}: scalar {t!r} does not fit the inputs' dtypes "
+                        f"{[d.name for d in dtypes]}: {exc}") from None
+    if len(_SCALAR_TENSORS) >= MEMO_SIZE:
+        _SCALAR_TENSORS.clear()
+    _SCALAR_TENSORS[key] = made
+    return made
 
 
 def _flat(items):
@@ -156,7 +176,7 @@ def _flat(items):
 
 
 def _as_one(value, spec, arg):
-    if isinstance(value, (TensorBase, MetaTensor)):
+    if type(value) in _PY_SCALARS or isinstance(value, (TensorBase, MetaTensor)):
         return value
     if isinstance(value, _SCALARS):
         return value  # a scalar: made a 0-d array by _weak_scalars
