@@ -241,11 +241,10 @@ def _send_grouped(group, fields, outs, grouping, send, recv):
     me = group.rank
     theirs = sum(send) - send[me]
     mine = slice(sum(recv[:me]), sum(recv[:me + 1]))
-    scratch = np.empty(max(_row_bytes(f) for f in fields) * theirs, np.uint8)
-    for f, o in zip(fields, outs):
-        buf = scratch[:_row_bytes(f) * theirs].view(f.dtype).reshape((theirs,) + f.shape[1:])
+    bufs = [np.empty((theirs,) + f.shape[1:], f.dtype) for f in fields]
+    for f, o, buf in zip(fields, outs, bufs):
         _gather(f, _runs(grouping, group.size), me, o[mine], buf, send)
-        comm.alltoall_fields(group, [buf], [o], send, recv, own=False)
+    comm.alltoall_fields(group, bufs, outs, send, recv, own=False)
 
 
 def _row_bytes(field):
