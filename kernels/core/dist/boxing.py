@@ -209,11 +209,11 @@ def _unpack(rows, indices, values):
 def _coo_route(indices, values, shape, axis, group, from_axis=None):
     """Send each nonzero to the rank whose split(axis) slice holds it.
 
-    :func:`_group` finds each nonzero's owner.  Field by field (each
-    coordinate row, then the values), ours are gathered straight into the
-    result and the other ranks' into one scratch buffer, reused field after
-    field, that one all-to-all moves into the result (fields already grouped
-    by owner go as they are).  The coordinates are then made local in place:
+    :func:`_group` finds each nonzero's owner.  Of each field (each coordinate
+    row, then the values), our entries are gathered straight into the result
+    and the other ranks' into a send buffer, grouped by owner, that one
+    all-to-all per field moves into the result (fields already grouped by
+    owner go as they are).  The coordinates are then made local in place:
     our slice's start is subtracted along ``axis``, and along ``from_axis``
     (they came split there) each sender's slice start is added to its run.
     Returns the grouping (see :func:`_runs`) and the send and receive counts
@@ -242,8 +242,7 @@ def _send_grouped(group, fields, outs, grouping, send, recv):
     theirs = sum(send) - send[me]
     mine = slice(sum(recv[:me]), sum(recv[:me + 1]))
     bufs = [np.empty((theirs,) + f.shape[1:], f.dtype) for f in fields]
-    for f, o, buf in zip(fields, outs, bufs):
-        _gather(f, _runs(grouping, group.size), me, o[mine], buf, send)
+    _gather(fields, _runs(grouping, group.size), me, [o[mine] for o in outs], bufs, send)
     comm.alltoall_fields(group, bufs, outs, send, recv, own=False)
 
 
@@ -251,15 +250,17 @@ def _row_bytes(field):
     return field.itemsize * prod(field.shape[1:])
 
 
-def _gather(field, runs, me, mine, theirs, send):
-    """Rank ``me``'s entries of ``field`` into ``mine``, the others' into
-    ``theirs``, grouped by owner (rank q's ``send[q]`` entries after those of
-    the ranks before it), each owner's in entry order."""
+def _gather(fields, runs, me, mine, theirs, send):
+    """Rank ``me``'s entries of each of ``fields`` into ``mine``, the others'
+    into ``theirs`` (one array per field), grouped by owner (rank q's
+    ``send[q]`` entries after those of the ranks before it), each owner's in
+    entry order."""
     at = _prefix([c * (q != me) for q, c in enumerate(send)])
     at[me] = 0
     for lo, part, q in runs:
-        out, k = mine if q == me else theirs, part.shape[0]
-        np.take(field[lo:], part, axis=0, out=out[at[q]:at[q] + k], mode="clip")
+        k = part.shape[0]
+        for f, out in zip(fields, mine if q == me else theirs):
+            np.take(f[lo:], part, axis=0, out=out[at[q]:at[q] + k], mode="clip")
         at[q] += k
 
 
