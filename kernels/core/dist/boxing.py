@@ -246,10 +246,6 @@ def _send_grouped(group, fields, outs, grouping, send, recv):
     comm.alltoall_fields(group, bufs, outs, send, recv, own=False)
 
 
-def _row_bytes(field):
-    return field.itemsize * prod(field.shape[1:])
-
-
 def _gather(fields, runs, me, mine, theirs, send):
     """Rank ``me``'s entries of each of ``fields`` into ``mine``, the others'
     into ``theirs`` (one array per field), grouped by owner (rank q's

@@ -325,7 +325,8 @@ def alltoall_fields(group, fields, outs, send_counts, recv_counts, own=True):
     for f, o in zip(fields, outs):
         w = f.itemsize * prod(f.shape[1:])
         s_counts, r_counts = [c * w for c in send_counts], [c * w for c in recv_counts]
-        s_counts[me] *= own
+        if not own:
+            s_counts[me] = 0
         s_displs, r_displs = _offsets(s_counts), _offsets(r_counts)
         _bytes(o)[r_displs[me]:r_displs[me] + s_counts[me]] = \
             _bytes(f)[s_displs[me]:s_displs[me] + s_counts[me]]      # our own: a local copy
