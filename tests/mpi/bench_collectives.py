@@ -12,6 +12,9 @@ a barrier before every run, and each line is a median timed on rank 0
   (1024, 8192) tensor split(1) -> broadcast (an all-gather of strided
   shards), partial_sum -> split(0) and -> split(1) (reduce-scatter), and
   split(0) -> split(1) (all-to-all);
+- the routing of a 2-D float32 COO of 2^20 nonzeros split(1) -> split(0),
+  its nonzeros in random order, and coalesced (sorted by row: each shard's
+  nonzeros already grouped by owner);
 - ``mpi4py``: the bare collective on the same bytes, contiguous, with
   preallocated buffers;
 - ``local``: what one process does for the same result: concatenating the
@@ -79,14 +82,9 @@ def collective_cases(comm, n, rank):
     mine_col = np.empty(col_shard.size)
     col_counts = counts(cols, n, ROWS)
     swap = counts(row_shard.size, n)
-    coo, records, rec_counts, rec_recv = coo_case(comm, n, rank)
-    rec_out = np.empty(int(sum(rec_recv)) * records.shape[1], np.uint8)
     return {
-        "COO route split(1)->split(0)": {
-            "boxing": lambda: coo.to_global(sbp=S(0)),
-            "mpi4py": lambda: comm.Alltoallv(
-                [records, [c * records.shape[1] for c in rec_counts]],
-                [rec_out, [c * records.shape[1] for c in rec_recv]])},
+        "COO route split(1)->split(0)": coo_cases(comm, n, rank, coalesced=False),
+        "COO route, coalesced": coo_cases(comm, n, rank, coalesced=True),
         "all-gather": {
             "boxing": lambda: gs.to_global(sbp=B),
             "mpi4py": lambda: comm.Allgatherv(shard, [recv, flat_counts]),
@@ -110,8 +108,22 @@ def collective_cases(comm, n, rank):
     }
 
 
-def coo_case(comm, n, rank):
-    """A 2-D float32 COO of COO_NNZ nonzeros split(1), and the bare exchange of its
+def coo_cases(comm, n, rank, coalesced):
+    """{kind: fn}: routing a COO split(1) -> split(0), and the bare exchange of the
+    same records, preallocated (see :func:`coo_case`)."""
+    coo, records, rec_counts, rec_recv = coo_case(comm, n, rank, coalesced)
+    rec_out = np.empty(int(sum(rec_recv)) * records.shape[1], np.uint8)
+    return {
+        "boxing": lambda: coo.to_global(sbp=dense.sbp.split(0)),
+        "mpi4py": lambda: comm.Alltoallv(
+            [records, [c * records.shape[1] for c in rec_counts]],
+            [rec_out, [c * records.shape[1] for c in rec_recv]])}
+
+
+def coo_case(comm, n, rank, coalesced=False):
+    """A 2-D float32 COO of COO_NNZ nonzeros split(1) (in random order, or
+    ``coalesced``: sorted by row, then column, so each shard's nonzeros are
+    already grouped by their split(0) owner), and the bare exchange of its
     nonzeros as records (two int64 coordinates and the value, 20 bytes) grouped
     by destination, with the counts each rank sends and receives."""
     import sparse
@@ -120,6 +132,9 @@ def coo_case(comm, n, rank):
     width = len(np.array_split(np.arange(cols), n)[rank])
     m = COO_NNZ // n
     idx = np.stack([rng.integers(0, rows, m), rng.integers(0, width, m)])
+    if coalesced:
+        idx = np.unique(idx, axis=1)          # sorted by row, then column; no duplicates
+        m = idx.shape[1]
     coo = sparse.sparse_coo_tensor(idx, rng.random(m).astype(np.float32), [rows, width])
     g = coo.to_global(placement=dense.placement(), sbp=dense.sbp.split(1))
     owner = np.searchsorted(np.cumsum(counts(rows, n)), idx[0], side="right")

@@ -21,7 +21,7 @@ all-reduce P->B             2 (P-1)/P M         2 log2 P          M
 reduce-scatter P->S(0)      (P-1)/P M           2(P-1)            M/P
 reduce-scatter P->S(1)      (P-1)/P M           2(P-1)            M + M/P (packing)
 all-to-all S(0)->S(1)       (P-1)/P^2 M         2(P-1)            M/P (+M/P packing)
-COO route S(1)->S(0)        (P-1)/P^2 Z r       8(P-1)            2 Z r / P + 10 Z/P
+COO route S(1)->S(0)        (P-1)/P^2 Z r       8(P-1)            (2P-1)/P Z r / P + G
                             + 8(P-1)
 COO all-gather S(0)->B      (P-1)/P Z r         4 log2 P          2 Z r
 ==========================  ==================  ================  ==================
@@ -31,9 +31,12 @@ packed copies named.  Strided blocks are packed when their contiguous runs
 are under 2 KiB (``comm.RUN_BYTES``), which is the case at scale (a shard's
 run along a later axis shrinks as 1/P), and a later-axis gather of at most
 64 KiB always goes packed; with long runs the packing terms drop out.
-COO routing holds its fields in owner order and the result (2 Z r / P), plus
-a 1-byte owner (2 bytes past 256 ranks) and an 8-byte order per nonzero;
-its messages are one all-to-all of the counts and one per field (the two
+COO routing holds the result (Z r / P) and the other ranks' entries of every
+field in owner order ((P-1)/P of Z r / P; our own go straight into the
+result), plus G for the grouping: up to 8 ranks a 1-byte owner per nonzero
+and, for C = 2^16 nonzeros at a time, an 8-byte index and a 1-byte mask
+(G = Z/P + 9 min(Z/P, C)); past 8 ranks a radix sort's 8-byte order and an
+owner of at most 2 bytes per nonzero (G = 10 Z/P); its messages are one all-to-all of the counts and one per field (the two
 coordinate rows and the values): 2(P-1) each.  A COO all-gather holds the
 packed records of every rank and the unpacked result (2 Z r).
 """
@@ -45,6 +48,7 @@ import tracemalloc
 import numpy as np
 
 LOG = lambda p: 2 * max(1, (p - 1).bit_length())        # noqa: E731 (as comm._tree)
+CHUNK = 1 << 16                 # nonzeros per grouping pass of COO routing (boxing._CHUNK)
 
 
 def model(step, p, m=0, z=0, r=0):
@@ -58,10 +62,15 @@ def model(step, p, m=0, z=0, r=0):
         "reduce-scatter P->S(1)": (f * m, 2 * (p - 1), m + m / p),
         "all-to-all S(0)->S(1)": (f * m / p, 2 * (p - 1), 2 * m / p),
         "COO route S(1)->S(0)": (f * z * r / p + 8 * (p - 1), 8 * (p - 1),
-                                 2 * z * r / p + 10 * z / p),
+                                 (1 + f) * z * r / p + _grouping_bytes(p, z)),
         "COO all-gather S(0)->B": (f * z * r, 2 * LOG(p), 2 * z * r),
     }
     return table[step]
+
+
+def _grouping_bytes(p, z):
+    """COO routing's owners and index arrays (boxing._group: chunked up to 8 ranks)."""
+    return z / p + 9 * min(z / p, CHUNK) if p <= 8 else 10 * z / p
 
 
 STEPS = ["all-gather S(0)->B", "all-gather S(1)->B", "all-reduce P->B",

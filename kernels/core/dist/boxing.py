@@ -108,7 +108,7 @@ def box_coo(indices, values, shape, src, dst, group):
         keep = xp_of(values).zeros(values.shape[0], bool)
         indices, values = indices[:, keep], values[keep]
         steps.append(("keep", keep))
-    elif src.kind == "S":
+    elif src.kind == "S" and dst.kind != "S":
         indices = _coo_shift(indices, shape, src.axis, group, +1)
     if dst.kind == "P":
         return indices, values, tuple(steps)
@@ -116,8 +116,10 @@ def box_coo(indices, values, shape, src, dst, group):
         counts = comm.allgather_ints(group, [values.shape[0]])[:, 0]
         steps.append(("gather", counts.tolist()))
         return (*_coo_allgather(indices, values, counts, group), tuple(steps))
-    indices, values, order, send, recv = _coo_route(indices, values, shape, dst.axis, group)
-    steps.append(("route", order, send, recv))
+    from_axis = src.axis if src.kind == "S" else None
+    indices, values, grouping, send, recv = _coo_route(indices, values, shape, dst.axis,
+                                                       group, from_axis)
+    steps.append(("route", grouping, send, recv))
     return indices, values, tuple(steps)
 
 
@@ -137,11 +139,10 @@ def coo_adjoint(grad, steps, group):
         elif step[0] == "gather":
             out = comm.like(comm.reduce_scatter(group, comm.host(grad), 0, step[1]), grad)
         else:
-            _, order, send, recv = step
+            _, grouping, send, recv = step
             back = np.empty((sum(send),) + grad.shape[1:], grad.dtype)
             comm.alltoall_fields(group, [grad], [back], recv, send)
-            out = np.empty_like(back)
-            out[order] = back
+            out = back if grouping is None else _scatter(back, _runs(grouping, group.size), send)
             out = comm.like(out, grad)
         grad = out
     return grad
@@ -205,38 +206,146 @@ def _unpack(rows, indices, values):
     return comm.like(idx, indices), comm.like(val, values)
 
 
-def _coo_route(indices, values, shape, axis, group):
+def _coo_route(indices, values, shape, axis, group, from_axis=None):
     """Send each nonzero to the rank whose split(axis) slice holds it.
 
-    The owner comes from arithmetic on the ``array_split`` sizes; one stable
-    counting sort (numpy's radix sort on 8- or 16-bit keys: one counting
-    pass per byte) groups the nonzeros by
-    owner, one ``take`` per coordinate row and for the values puts them in
-    that order, and one all-to-all moves every field straight into the result.
-    Returns the order and the send and receive counts too (the route back).
+    :func:`_group` finds each nonzero's owner.  Of each field (each coordinate
+    row, then the values), our entries are gathered straight into the result
+    and the other ranks' into a send buffer, grouped by owner, that one
+    all-to-all per field moves into the result (fields already grouped by
+    owner go as they are).  The coordinates are then made local in place:
+    our slice's start is subtracted along ``axis``, and along ``from_axis``
+    (they came split there) each sender's slice start is added to its run.
+    Returns the grouping (see :func:`_runs`) and the send and receive counts
+    too (the route back).
     """
     idx, val = comm.host(indices), comm.host(values)
-    owner = owner_of(idx[axis], shape[axis], group.size)
-    order = np.argsort(owner, kind="stable")
-    send = np.bincount(owner, minlength=group.size).tolist()
+    grouping, send = _group(idx[axis], shape[axis], group.size)
     recv = comm.alltoall_ints(group, send).tolist()
-    fields = [row.take(order) for row in idx] + [val.take(order, axis=0)]
     out_idx = np.empty((idx.shape[0], sum(recv)), idx.dtype)
     out_val = np.empty((sum(recv),) + val.shape[1:], val.dtype)
-    comm.alltoall_fields(group, fields, list(out_idx) + [out_val], send, recv)
-    out_idx[axis] -= shard_start(shape[axis], group.size, group.rank)
-    return comm.like(out_idx, indices), comm.like(out_val, values), order, send, recv
+    fields, outs = list(idx) + [val], list(out_idx) + [out_val]
+    if grouping is None:
+        comm.alltoall_fields(group, fields, outs, send, recv)
+    else:
+        _send_grouped(group, fields, outs, grouping, send, recv)
+    _add_starts(out_idx[axis], [-shard_start(shape[axis], group.size, group.rank)], [sum(recv)])
+    if from_axis is not None:
+        _add_starts(out_idx[from_axis], [shard_start(shape[from_axis], group.size, q)
+                                         for q in range(group.size)], recv)
+    return comm.like(out_idx, indices), comm.like(out_val, values), grouping, send, recv
+
+
+def _send_grouped(group, fields, outs, grouping, send, recv):
+    """:func:`.comm.alltoall_fields` of each field's entries owned by rank q to rank q."""
+    me = group.rank
+    theirs = sum(send) - send[me]
+    mine = slice(sum(recv[:me]), sum(recv[:me + 1]))
+    bufs = [np.empty((theirs,) + f.shape[1:], f.dtype) for f in fields]
+    _gather(fields, _runs(grouping, group.size), me, [o[mine] for o in outs], bufs, send)
+    comm.alltoall_fields(group, bufs, outs, send, recv, own=False)
+
+
+def _gather(fields, runs, me, mine, theirs, send):
+    """Rank ``me``'s entries of each of ``fields`` into ``mine``, the others'
+    into ``theirs`` (one array per field), grouped by owner (rank q's
+    ``send[q]`` entries after those of the ranks before it), each owner's in
+    entry order."""
+    at = _prefix([c * (q != me) for q, c in enumerate(send)])
+    at[me] = 0
+    for lo, part, q in runs:
+        k = part.shape[0]
+        for f, out in zip(fields, mine if q == me else theirs):
+            np.take(f[lo:], part, axis=0, out=out[at[q]:at[q] + k], mode="clip")
+        at[q] += k
+
+
+def _scatter(grouped, runs, send):
+    """The inverse of the grouping: ``grouped`` (rank q's ``send[q]`` entries
+    after those of the ranks before it) back in entry order."""
+    out = np.empty_like(grouped)
+    at = _prefix(send)
+    for lo, part, q in runs:
+        out[lo:][part] = grouped[at[q]:at[q] + part.shape[0]]
+        at[q] += part.shape[0]
+    return out
+
+
+def _prefix(counts):
+    """Where each of ``counts``' consecutive blocks starts."""
+    out = [0]
+    for c in counts[:-1]:
+        out.append(out[-1] + c)
+    return out
+
+
+def _runs(grouping, size):
+    """(lo, entries, q): the entries (offsets from ``lo``) that rank q owns, run
+    after run; each rank's runs come in entry order.
+
+    ``grouping`` is each entry's owner (few ranks: :data:`_CHUNK` entries at a
+    time, one ``flatnonzero`` per owner, so the index arrays stay small and are
+    recomputed rather than kept), or one index array per owner (many ranks).
+    """
+    if isinstance(grouping, list):
+        for q, part in enumerate(grouping):
+            yield 0, part, q
+        return
+    for lo in range(0, grouping.shape[0], _CHUNK):
+        chunk = grouping[lo:lo + _CHUNK]
+        for q in range(size):
+            yield lo, np.flatnonzero(chunk == q), q
+
+
+def _group(coords, n, size):
+    """(grouping, counts): each entry's owner by ``coords`` (see :func:`_runs`;
+    None when the entries are already grouped by owner), and how many each
+    rank owns.
+
+    The owners (8- or 16-bit) are found :data:`_CHUNK` entries at a time.  Up
+    to :data:`_FEW` ranks they are the grouping (one pass per owner, O(nnz P));
+    past that, numpy's stable radix sort of them (one counting pass per byte),
+    split by owner.
+    """
+    owner = np.empty(coords.shape[0], _owner_dtype(size))
+    for lo in range(0, coords.shape[0], _CHUNK):
+        owner[lo:lo + _CHUNK] = owner_of(coords[lo:lo + _CHUNK], n, size)
+    if owner.shape[0] < 2 or bool((owner[1:] >= owner[:-1]).all()):
+        cuts = np.searchsorted(owner, np.arange(1, size, dtype=owner.dtype)).tolist()
+        return None, [hi - lo for lo, hi in zip([0] + cuts, cuts + [owner.shape[0]])]
+    if size <= _FEW:
+        return owner, [int(np.count_nonzero(owner == q)) for q in range(size)]
+    counts = np.bincount(owner, minlength=size)
+    return np.split(np.argsort(owner, kind="stable"), np.cumsum(counts)[:-1]), counts.tolist()
+
+
+_FEW = 8            # ranks up to which per-owner passes beat numpy's radix argsort
+_CHUNK = 1 << 16    # entries per grouping pass: its temporaries stay small and reused
+
+
+def _add_starts(row, starts, counts):
+    """Add ``starts[q]`` in place to the q-th run (of ``counts[q]`` entries) of ``row``."""
+    at = 0
+    for start, c in zip(starts, counts):
+        if start and c:
+            row[at:at + c] += start
+        at += c
 
 
 def owner_of(coords, n, size):
     """The rank holding each coordinate of an axis of length ``n`` split ``size`` ways
     (``numpy.array_split`` sizes: the first ``n % size`` ranks hold one more)."""
     base, extra = divmod(n, size)
-    dtype = np.uint8 if size <= 2**8 else np.uint16 if size <= 2**16 else np.int64
+    dtype = _owner_dtype(size)
     if extra == 0:                         # an even split: one division
         return (coords // max(base, 1)).astype(dtype)
-    big = (base + 1) * extra               # coordinates held by the larger shards
+    # Past the larger shards, c // (base + 1) falls short and (c - extra) // base
+    # is right; before them, (c - extra) // base falls short: the larger is right.
     coords = coords.astype(np.int64, copy=False)
-    low = coords // (base + 1)
-    high = extra + (coords - big) // max(base, 1)
-    return np.where(coords < big, low, high).astype(dtype)
+    high = coords - extra
+    high //= max(base, 1)
+    return np.maximum(coords // (base + 1), high, out=high).astype(dtype)
+
+
+def _owner_dtype(size):
+    return np.uint8 if size <= 2**8 else np.uint16 if size <= 2**16 else np.int64
