@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import dense as _dense
     import sparse as _sparse
 
-__all__ = ['reshape', 'sum', 'expand', 'repeat', 'gather', 'batch_gather', 'abs', 'neg', 'exp', 'log', 'sqrt', 'square', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'add', 'subtract', 'multiply', 'divide', 'pow', 'maximum', 'minimum', 'equal', 'not_equal', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'clip', 'where', 'matmul', 'transpose', 'squeeze', 'unsqueeze', 'flatten', 'concat', 'stack', 'slice', 'strided_slice', 'index_select', 'mean', 'max', 'min', 'prod', 'argmax', 'argmin', 'zeros', 'ones', 'full', 'arange', 'zeros_like', 'ones_like', 'full_like', 'cast']
+__all__ = ['reshape', 'sum', 'expand', 'repeat', 'gather', 'batch_gather', 'abs', 'neg', 'exp', 'log', 'sqrt', 'square', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'add', 'subtract', 'multiply', 'divide', 'pow', 'maximum', 'minimum', 'equal', 'not_equal', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'clip', 'where', 'matmul', 'transpose', 'squeeze', 'unsqueeze', 'flatten', 'concat', 'stack', 'slice', 'strided_slice', 'basic_index', 'index_select', 'mean', 'max', 'min', 'prod', 'argmax', 'argmin', 'zeros', 'ones', 'full', 'arange', 'zeros_like', 'ones_like', 'full_like', 'cast']
 _SPECS = {s.name: s for s in _table.OPS if s.namespace == 'dense'}
 
 
@@ -1531,6 +1531,55 @@ def strided_slice(x: _t.TensorLike, axes: _t.IntArray, starts: _t.IntArray, ends
 
 strided_slice.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
     _SPECS['strided_slice'])
+
+
+def basic_index(x: _t.TensorLike, axes: _t.IntArray, starts: _t.IntArray, ends: _t.IntArray, strides: _t.IntArray, decrease_axis: _t.IntArray = (), none_axis: _t.IntArray = ()) -> _dense.Tensor:
+    r"""numpy's basic indexing as one op: windows, int dims dropped, new dims (a view).
+
+    For a 3x4 x, ``x[1, ::-2, None]`` is ``basic_index(x, [0, 1], [1, -1], [2, -5],
+    [1, -2], decrease_axis=[0], none_axis=[1])``: the window
+    ``start:end:stride`` along each of ``axes`` (strided_slice's rules), the
+    ``decrease_axis`` dims dropped (Paddle's slice ``decrease_axis``; each
+    must have a window of one element), and a size-1 dim at each of
+    ``none_axis`` (positions in the output, numpy's ``None``).
+    ``Tensor.__getitem__`` lowers ints, slices, None and ``...`` to this op.
+
+    Parameters
+    ----------
+    x : Tensor
+    axes, starts, ends, strides : list of int
+        One entry each per windowed axis; axes distinct, strides nonzero.
+    decrease_axis : list of int
+        Distinct axes among ``axes`` whose one-element window is dropped.
+    none_axis : list of int
+        Distinct positions of new size-1 dims in the output.
+
+    Returns
+    -------
+    Tensor
+        Shares x's data.  Its gradient is zeros of x's shape with out_grad in
+        the window.
+
+    Raises
+    ------
+    ValueError
+        Lists of different lengths, an axis out of range or repeated, a zero
+        stride, a decrease axis not windowed or whose window is not one
+        element, or a repeated or out-of-range none_axis entry.
+
+    Examples
+    --------
+    >>> import numpy as np, dense
+    >>> x = dense.to_tensor(np.arange(12).reshape(3, 4))
+    >>> dense.basic_index(x, [0, 1], [1, -1], [2, -5], [1, -2], [0], [1]).numpy()
+    array([[7],
+           [5]])
+    """
+    return _d.run(_SPECS['basic_index'], [x], [axes, starts, ends, strides, decrease_axis, none_axis])
+
+
+basic_index.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
+    _SPECS['basic_index'])
 
 
 def index_select(x: _t.TensorLike, index: _t.TensorLike, axis: int = 0) -> _dense.Tensor:

@@ -1,12 +1,18 @@
-"""``Tensor.__getitem__``: numpy's indexing lowered to strided_slice, reshape and gather.
+"""``Tensor.__getitem__``: numpy's indexing lowered to basic_index and gather.
 
 A key is split into basic entries (ints, slices, None, ``...``) and at most
-one integer array or tensor.  The basic part is one ``strided_slice`` (ints
-become one-element windows), a ``squeeze`` of the ints' dims and an
-``unsqueeze`` for each None, all views.  An integer array then ``gather``s
-along its dim, where numpy keeps the result dims, unless ints and the array
-are apart in the key: numpy then puts the array's dims first (a transpose).
+one integer array or tensor.  The basic part is one ``basic_index`` call, a
+view: ints become one-element windows whose dims it drops, each None a new
+dim.  An integer array then ``gather``s along its dim, where numpy keeps the
+result dims, unless ints and the array are apart in the key: numpy then puts
+the array's dims first (a transpose).
+
+A key of Python ints, None, ``...`` and slices of ints is planned once per
+(key, shape): the plan (basic_index's attributes) is remembered, so a loop's
+``x[i]`` costs one dict lookup and one dispatch.  Slices are hashable only
+from Python 3.12, so the remembered key spells them as tuples.
 """
+import functools
 import numbers
 
 import numpy as np
@@ -55,7 +61,7 @@ def _entries(key, ndim):
 
 
 def _plan(entries, shape):
-    """(strided_slice lists, int dims to squeeze, None dims to unsqueeze, array dim or None)."""
+    """(basic_index's window lists, int dims to drop, None dims to add, array dim or None)."""
     axes, starts, ends, strides = [], [], [], []
     drop, new, pos, dim, out_dim = [], [], None, 0, 0
     for k in entries:
@@ -91,22 +97,61 @@ def _advanced_apart(entries):
     return marks[-1] - marks[0] + 1 != len(marks)
 
 
+#: (key with slices as tuples, shape) -> basic_index's attributes, or None for ``x`` itself.
+_PLANS = {}
+_PLANS_SIZE = 1024
+_MISSING = object()
+
+
+def _plain(k):
+    """A basic key entry in a hashable form, or _MISSING if it is not a plain one."""
+    t = type(k)
+    if t is int or k is None or k is Ellipsis:
+        return k
+    if t is slice and all(type(v) is int or v is None for v in (k.start, k.stop, k.step)):
+        return (k.start, k.stop, k.step)
+    return _MISSING
+
+
+def _remembered(key, shape):
+    """The key of :data:`_PLANS` for a plain basic key, else None."""
+    key = key if type(key) is tuple else (key,)
+    plain = tuple(map(_plain, key))
+    return None if _MISSING in plain else (plain, shape)
+
+
 def getitem(x, key):
     """``x[key]`` (see the module docstring)."""
+    attrs = _PLANS.get(_remembered(key, x._array.shape), _MISSING)
+    if attrs is _MISSING:
+        return _lowered(x, key)
+    return x if attrs is None else _op('basic_index')(x, *attrs)
+
+
+@functools.lru_cache(maxsize=None)
+def _op(name):
+    """The generated API function ``name`` (imported on first use: the API imports this)."""
     from . import _generated_api as api
+    return getattr(api, name)
+
+
+def _lowered(x, key):
+    """``x[key]`` planned from the start; a plain key's plan is remembered."""
     entries = _entries(key, x.ndim)
     window, drop, new, pos = _plan(entries, x.shape)
-    out = api.strided_slice(x, *window) if window[0] else x
-    if drop:
-        out = api.squeeze(out, drop)
-    if new:
-        out = api.unsqueeze(out, new)
+    attrs = (*map(tuple, window), tuple(drop), tuple(new)) if window[0] or new else None
+    memo = _remembered(key, x._array.shape)
+    if memo is not None:
+        if len(_PLANS) >= _PLANS_SIZE:
+            _PLANS.clear()
+        _PLANS[memo] = attrs
+    out = x if attrs is None else _op('basic_index')(x, *attrs)
     if pos is None:
         return out
     index = next(_as_index_array(k) for k in entries if _as_index_array(k) is not None)
-    out = api.gather(out, index, axis=pos)
+    out = _op('gather')(out, index, axis=pos)
     if pos and _advanced_apart(entries):
         k = np.ndim(index)
         order = list(range(pos, pos + k)) + list(range(pos)) + list(range(pos + k, out.ndim))
-        out = api.transpose(out, order)
+        out = _op('transpose')(out, order)
     return out

@@ -15,6 +15,8 @@ from kernels.core.owned import lock, owned, share
 from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import canonical_place, check_place, place_of, to_numpy, to_place, xp_of
 
+from ._indexing import getitem
+
 
 _UFUNC_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
               "divide": "divide", "power": "pow", "maximum": "maximum", "minimum": "minimum",
@@ -337,11 +339,10 @@ class Tensor(TensorBase):
         """numpy's indexing, differentiable: ints, slices (any step), None, ``...``, and one
         integer array or tensor.
 
-        Basic indexing is a ``strided_slice``, ``squeeze`` and ``unsqueeze``, all views
-        of this tensor's data (no copy, as numpy); an integer array index is
-        then a ``gather`` along its dim, a copy.
+        Basic indexing is one ``basic_index`` call, a view of this tensor's data
+        (no copy, as numpy); an integer array index is then a ``gather`` along its
+        dim, a copy.
         """
-        from ._indexing import getitem
         return getitem(self, key)
 
     def astype(self, dtype: DataType) -> Tensor:

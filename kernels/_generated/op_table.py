@@ -1104,7 +1104,31 @@ _sbp_dense_strided_slice = _r.SbpTable(
     physical=None)
 
 
-# dense.index_select  (yaml/ops.yaml:1535)
+# dense.basic_index  (yaml/ops.yaml:1535)
+def _meta_dense_basic_index(x, axes, starts, ends, strides, decrease_axis, none_axis):
+    return _im.basic_index_infer_meta(x, axes, starts, ends, strides, decrease_axis, none_axis)
+
+
+def _backward_dense_basic_index(node, out_grad):
+    if out_grad is None:
+        return {}
+    result = _d.call('dense', 'basic_index_grad', node.saved['x'], out_grad, node.attrs['axes'], node.attrs['starts'], node.attrs['ends'], node.attrs['strides'], node.attrs['decrease_axis'], node.attrs['none_axis'])
+    return {'x': result}
+
+
+_sbp_dense_basic_index = _r.SbpTable(
+    rules=(
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.slice.index_axis')(e.x.shape, e.decrease_axis, e.none_axis, e.i)),),
+                   lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
+                   'S(i) -> S(kernels.infermeta.slice.index_axis(x.shape, decrease_axis, none_axis, i)) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)'),
+        _r.SbpRule(('P',), lambda e: (_r.P,),
+                   None,
+                   'P -> P'),
+    ),
+    physical=None)
+
+
+# dense.index_select  (yaml/ops.yaml:1590)
 def _meta_dense_index_select(x, index, axis):
     return _im.index_select_infer_meta(x, index, axis)
 
@@ -1131,7 +1155,7 @@ _sbp_dense_index_select = _r.SbpTable(
     physical=None)
 
 
-# dense.mean  (yaml/ops.yaml:1584)
+# dense.mean  (yaml/ops.yaml:1639)
 def _meta_dense_mean(x, axis, keepdim):
     return _im.mean_infer_meta(x, axis, keepdim)
 
@@ -1155,7 +1179,7 @@ _sbp_dense_mean = _r.SbpTable(
     physical=None)
 
 
-# dense.max  (yaml/ops.yaml:1626)
+# dense.max  (yaml/ops.yaml:1681)
 def _meta_dense_max(x, axis, keepdim):
     return _im.max_infer_meta(x, axis, keepdim)
 
@@ -1176,7 +1200,7 @@ _sbp_dense_max = _r.SbpTable(
     physical=None)
 
 
-# dense.min  (yaml/ops.yaml:1668)
+# dense.min  (yaml/ops.yaml:1723)
 def _meta_dense_min(x, axis, keepdim):
     return _im.min_infer_meta(x, axis, keepdim)
 
@@ -1197,7 +1221,7 @@ _sbp_dense_min = _r.SbpTable(
     physical=None)
 
 
-# dense.prod  (yaml/ops.yaml:1710)
+# dense.prod  (yaml/ops.yaml:1765)
 def _meta_dense_prod(x, axis, keepdim):
     return _im.prod_infer_meta(x, axis, keepdim)
 
@@ -1218,7 +1242,7 @@ _sbp_dense_prod = _r.SbpTable(
     physical=None)
 
 
-# dense.argmax  (yaml/ops.yaml:1752)
+# dense.argmax  (yaml/ops.yaml:1807)
 def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
@@ -1232,7 +1256,7 @@ _sbp_dense_argmax = _r.SbpTable(
     physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1796)
+# dense.argmin  (yaml/ops.yaml:1851)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -1246,27 +1270,27 @@ _sbp_dense_argmin = _r.SbpTable(
     physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1838)
+# dense.zeros  (yaml/ops.yaml:1893)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1873)
+# dense.ones  (yaml/ops.yaml:1928)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1908)
+# dense.full  (yaml/ops.yaml:1963)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:1944)
+# dense.arange  (yaml/ops.yaml:1999)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:1979)
+# dense.zeros_like  (yaml/ops.yaml:2034)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1280,7 +1304,7 @@ _sbp_dense_zeros_like = _r.SbpTable(
     physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2016)
+# dense.ones_like  (yaml/ops.yaml:2071)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1294,7 +1318,7 @@ _sbp_dense_ones_like = _r.SbpTable(
     physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2053)
+# dense.full_like  (yaml/ops.yaml:2108)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1308,7 +1332,7 @@ _sbp_dense_full_like = _r.SbpTable(
     physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2091)
+# dense.cast  (yaml/ops.yaml:2146)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 
@@ -1412,32 +1436,37 @@ def _meta_dense_strided_slice_grad(x, out_grad, axes, starts, ends, strides):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.index_select_grad  (yaml/backward.yaml:188)
+# dense.basic_index_grad  (yaml/backward.yaml:188)
+def _meta_dense_basic_index_grad(x, out_grad, axes, starts, ends, strides, decrease_axis, none_axis):
+    return _im.unchanged_infer_meta(x)
+
+
+# dense.index_select_grad  (yaml/backward.yaml:201)
 def _invoke_dense_index_select_grad(x, index, out_grad, axis):
     return _d.call('dense', 'gather_grad', x, index, out_grad, axis)
 
 
-# dense.mean_grad  (yaml/backward.yaml:195)
+# dense.mean_grad  (yaml/backward.yaml:208)
 def _meta_dense_mean_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.max_grad  (yaml/backward.yaml:208)
+# dense.max_grad  (yaml/backward.yaml:221)
 def _meta_dense_max_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.min_grad  (yaml/backward.yaml:220)
+# dense.min_grad  (yaml/backward.yaml:233)
 def _meta_dense_min_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.prod_grad  (yaml/backward.yaml:232)
+# dense.prod_grad  (yaml/backward.yaml:245)
 def _meta_dense_prod_grad(x, out_grad, axis, keepdim):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.cast_grad  (yaml/backward.yaml:244)
+# dense.cast_grad  (yaml/backward.yaml:257)
 def _meta_dense_cast_grad(x, out_grad, dtype):
     return _im.unchanged_infer_meta(x)
 
@@ -3399,6 +3428,20 @@ OPS = (
            saved=(),
            saved_meta=('x',),
            sbp=_sbp_dense_strided_slice),
+    OpSpec(name='basic_index',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray'), Arg('strides', 'IntArray'), Arg('decrease_axis', 'IntArray', True, ()), Arg('none_axis', 'IntArray', True, ())),
+           outputs=('out',),
+           kernels=(KernelSig('basic_index', ('dense',), ('dense',)),),
+           infer_meta=_meta_dense_basic_index,
+           layout_arg='x',
+           data_type_arg='x',
+           module='kernels.dense.slice',
+           backward='basic_index_grad',
+           backward_fn=_backward_dense_basic_index,
+           saved=(),
+           saved_meta=('x',),
+           sbp=_sbp_dense_basic_index),
     OpSpec(name='index_select',
            namespace='dense',
            args=(Arg('x', 'Tensor'), Arg('index', 'Tensor'), Arg('axis', 'int', True, 0)),
@@ -3694,6 +3737,15 @@ OPS = (
            outputs=('x_grad',),
            kernels=(KernelSig('strided_slice_grad', ('dense', 'dense'), ('dense',)),),
            infer_meta=_meta_dense_strided_slice_grad,
+           layout_arg='x',
+           data_type_arg='out_grad',
+           module='kernels.dense.slice'),
+    OpSpec(name='basic_index_grad',
+           namespace='dense',
+           args=(Arg('x', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('axes', 'IntArray'), Arg('starts', 'IntArray'), Arg('ends', 'IntArray'), Arg('strides', 'IntArray'), Arg('decrease_axis', 'IntArray', True, ()), Arg('none_axis', 'IntArray', True, ())),
+           outputs=('x_grad',),
+           kernels=(KernelSig('basic_index_grad', ('dense', 'dense'), ('dense',)),),
+           infer_meta=_meta_dense_basic_index_grad,
            layout_arg='x',
            data_type_arg='out_grad',
            module='kernels.dense.slice'),

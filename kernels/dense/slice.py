@@ -1,7 +1,9 @@
-"""Dense slice, strided_slice and index_select, with backward.
+"""Dense slice, strided_slice, basic_index and index_select, with backward.
 
-slice and strided_slice return views of x (basic slicing, no copy); their
-gradient is zeros of x's shape with out_grad written into the window.
+slice, strided_slice and basic_index return views of x (basic slicing, no
+copy); their gradient is zeros of x's shape with out_grad written into the
+window.  basic_index runs numpy's own key, built once per call signature
+(``index_key`` is remembered), so ``x[0]`` costs one dispatch.
 index_select copies (``take``) after checking every index value, and its
 gradient is gather's scatter-add (``gather_grad``).
 """
@@ -9,7 +11,7 @@ from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.slicing import check_select_values, resolve_index_select, resolve_slice
-from ..infermeta.slice import strided_window
+from ..infermeta.slice import index_key, strided_window
 
 BACKENDS = ("cpu", "gpu")
 
@@ -26,9 +28,18 @@ def strided_slice(x, axes, starts, ends, strides):
     return x[strided_window(x.shape, axes, starts, ends, strides)]
 
 
+@register_kernel("basic_index", backends=BACKENDS, dtypes=ALL)
+def basic_index(x, axes, starts, ends, strides, decrease_axis=(), none_axis=()):
+    """x[key] for numpy's basic key of these attributes (a view)."""
+    return x[index_key(x.shape, axes, starts, ends, strides, decrease_axis, none_axis)]
+
+
 def _scatter_window(x, out_grad, window):
     g = xp_of(out_grad).zeros(x.shape, x.dtype)
-    g[window] = out_grad.real if out_grad.dtype.kind == "c" and x.dtype.kind != "c" else out_grad
+    view = g[(*window, Ellipsis)]           # a view, of out_grad's shape up to size-1 dims
+    if out_grad.dtype.kind == "c" and x.dtype.kind != "c":
+        out_grad = out_grad.real
+    view[...] = out_grad.reshape(view.shape)
     return g
 
 
@@ -42,6 +53,13 @@ def slice_grad(x, out_grad, axes, starts, ends):
 def strided_slice_grad(x, out_grad, axes, starts, ends, strides):
     """Zeros of x's shape with out_grad at the strided positions; x is metadata only."""
     return _scatter_window(x, out_grad, strided_window(x.shape, axes, starts, ends, strides))
+
+
+@register_kernel("basic_index_grad", backends=BACKENDS, dtypes=ALL)
+def basic_index_grad(x, out_grad, axes, starts, ends, strides, decrease_axis=(), none_axis=()):
+    """Zeros of x's shape with out_grad in the window (its new dims dropped); x is metadata."""
+    key = index_key(x.shape, axes, starts, ends, strides, decrease_axis, none_axis)
+    return _scatter_window(x, out_grad, tuple(k for k in key[:-1] if k is not None))
 
 
 @register_kernel("index_select", backends=BACKENDS, dtypes=ALL)

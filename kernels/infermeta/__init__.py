@@ -17,7 +17,7 @@ from .manip import (concat_infer_meta, flatten_infer_meta, inverse_perm, list_gr
                     squeeze_infer_meta, stack_infer_meta, transpose_infer_meta,
                     unsqueeze_infer_meta)
 from .matmul import matmul_infer_meta
-from .slice import (index_select_infer_meta, slice_infer_meta, strided_slice_infer_meta)
+from .slice import (basic_index_infer_meta, index_select_infer_meta, slice_infer_meta, strided_slice_infer_meta)
 from .gather import (batch_gather_infer_meta, batch_gather_sbp_physical, gather_infer_meta,
                      gather_sbp_physical)
 from .expand import expand_infer_meta, repeat_infer_meta, resolve_expand, resolve_repeat
@@ -55,6 +55,7 @@ __all__ += ["where_infer_meta", "where_grad_infer_meta", "matmul_infer_meta",
             "transpose_infer_meta", "inverse_perm", "squeeze_infer_meta", "unsqueeze_infer_meta",
             "flatten_infer_meta", "concat_infer_meta", "stack_infer_meta",
             "list_grad_infer_meta", "slice_infer_meta", "strided_slice_infer_meta",
+            "basic_index_infer_meta",
             "index_select_infer_meta", "mean_infer_meta", "max_infer_meta", "min_infer_meta",
             "prod_infer_meta", "argmax_infer_meta", "argmin_infer_meta", "zeros_infer_meta",
             "ones_infer_meta", "full_infer_meta", "arange_infer_meta", "like_infer_meta",

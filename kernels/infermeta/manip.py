@@ -1,5 +1,9 @@
 """Shape rules of the dense shape ops: transpose, squeeze, unsqueeze, flatten, concat, stack."""
+import functools
+
 import numpy as np
+
+from ..core.meta import Canonical
 
 from ..funcs.shape import normalize_axis, prod
 
@@ -30,10 +34,12 @@ def transpose_axis(perm, ndim, i):
 
 
 def transpose_infer_meta(x, perm):
+    """x's shape permuted; the kernel gets ``perm`` resolved (negative entries counted)."""
     perm = resolve_perm(perm, x.ndim)
-    return x.with_(shape=tuple(x.shape[p] for p in perm))
+    return Canonical(x.with_(shape=tuple(x.shape[p] for p in perm)), {"perm": perm})
 
 
+@functools.lru_cache(maxsize=1024)
 def squeeze_shape(shape, axis=None, op="squeeze"):
     """Paddle's squeeze: drop the size-1 dims among ``axis`` (all when None); others stay."""
     axes = range(len(shape)) if axis is None or len(axis) == 0 else \
@@ -41,6 +47,7 @@ def squeeze_shape(shape, axis=None, op="squeeze"):
     return tuple(s for i, s in enumerate(shape) if not (i in axes and s == 1))
 
 
+@functools.lru_cache(maxsize=1024)
 def unsqueeze_shape(shape, axis, op="unsqueeze"):
     """Paddle's unsqueeze: insert a size-1 dim at each of ``axis`` in turn."""
     out = list(shape)
