@@ -50,6 +50,60 @@ def test_basic_indexing_is_a_view_and_array_indexing_a_copy():
     assert not np.shares_memory(np.asarray(x[np.array([0, 1])]), np.asarray(x))
 
 
+_ENTRY = st.one_of(st.integers(-4, 3), st.slices(4), st.none(), st.just(Ellipsis))
+
+
+@given(st.lists(_ENTRY, max_size=4).map(tuple), st.sampled_from([(4,), (3, 4), (2, 3, 4)]))
+def test_basic_keys_are_views_with_scatter_gradients(key, shape):
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    try:
+        want = a[key]
+    except IndexError:
+        with pytest.raises(IndexError, match="getitem"):
+            dense.to_tensor(a)[key]
+        return
+    x = dense.to_tensor(a, stop_gradient=False)
+    for _ in range(2):                     # the second call takes the remembered plan
+        out = x[key]
+        np.testing.assert_array_equal(out.numpy(), want)
+        assert out.shape == list(np.shape(want))
+    if np.shares_memory(want, a):          # numpy's view (its scalars are copies: ours a view)
+        assert np.shares_memory(np.asarray(out), np.asarray(x))
+    w = np.random.default_rng(1).standard_normal(np.shape(want))
+    out.backward(dense.to_tensor(w))
+    expect = np.zeros_like(a)
+    expect[key] = w
+    np.testing.assert_allclose(x.grad.numpy(), expect)
+
+
+def test_remembered_plans_depend_on_the_shape_and_the_key_types():
+    for shape in [(3, 4), (5, 2), (6,)]:
+        a = np.arange(float(np.prod(shape))).reshape(shape)
+        for key in [1, (1,), slice(1, None, -1), (Ellipsis, -1), (None, 0)]:
+            np.testing.assert_array_equal(dense.to_tensor(a)[key].numpy(), a[key])
+    x = dense.to_tensor(A)
+    x[1]
+    with pytest.raises(TypeError, match="getitem"):
+        x[True]
+    np.testing.assert_array_equal(x[np.int64(1)].numpy(), A[1])
+
+
+@pytest.mark.parametrize("args,match", [
+    (([0], [0], [1], [1], [1], []), "decrease_axis \\[1\\] must name distinct axes among axes"),
+    (([1], [0], [2], [1], [1], []), "decrease_axis 1 has a window of 2 elements; expected exactly one"),
+    (([], [], [], [], [], [0, 0]), "none_axis \\[0, 0\\] names an output dim more than once"),
+    (([], [], [], [], [], [4]), "none_axis 4 is out of range"),
+    (([0], [0], [1], [0], [], []), "stride 0 on axis 0"),
+    (([0, 0], [0, 0], [1, 1], [1, 1], [], []), "basic_index: axes \\[0, 0\\] name an axis more than once"),
+    (([0], [0, 1], [1], [1], [], []), "basic_index: axes, starts, ends and strides have 1, 2, 1 and 1")])
+def test_basic_index_errors_name_the_op_and_argument(args, match):
+    x = dense.to_tensor(A)
+    with pytest.raises(ValueError, match=match):
+        dense.basic_index(x, *args)
+    with pytest.raises(ValueError, match=match):
+        dense.basic_index.infer_meta(x, *args)
+
+
 def test_getitem_with_an_integer_tensor_index():
     x = dense.to_tensor(A)
     idx = dense.to_tensor(np.array([2, 0], np.int32))

@@ -64,6 +64,21 @@ def shape_checks():
     check("flatten S(0)", lambda t: dense.flatten(t, 1), [(x, S(0))], S(0))
     check("slice S(0)", lambda t: dense.slice(t, [1, 2], [1, 0], [3, 3]), [(x, S(0))], S(0))
     check("cast S(2)", lambda t: dense.cast(t, "float64"), [(x, S(2))], S(2))
+    basic_checks(x)
+
+
+def basic_checks(x):
+    """basic_index: a split of a dim it keeps whole moves past dropped and new dims."""
+    def pick(t):                                   # t[:, 1, None]
+        return dense.basic_index(t, [1], [1], [2], [1], [1], [1])
+
+    def flip(t):                                   # t[None, :, :, ::-2]
+        return dense.basic_index(t, [2], [-1], [-5], [-2], [], [0])
+    check("basic_index S(0)", pick, [(x, S(0))], S(0), numpy_fn=lambda a: a[:, 1, None])
+    check("basic_index S(2)", pick, [(x, S(2))], S(2), numpy_fn=lambda a: a[:, 1, None])
+    check("basic_index P", pick, [(x, P)], P)
+    check("basic_index S(1) after a new dim", flip, [(x, S(1))], S(2),
+          numpy_fn=lambda a: a[None, :, :, ::-2])
 
 
 def list_checks():

@@ -32,6 +32,14 @@ STRIDED = [((6,), {"axes": [0], "starts": [-1], "ends": [-7], "strides": [-2]}),
            ((4, 5), {"axes": [1], "starts": [0], "ends": [5], "strides": [2]}),
            ((4, 5), {"axes": [0, 1], "starts": [3, 4], "ends": [0, -9], "strides": [-1, -3]}),
            ((0, 3), {"axes": [1], "starts": [0], "ends": [3], "strides": [2]})]
+BASICS = [((3, 4), ([0, 1], [1, -1], [2, -5], [1, -2], [0], [1])),
+          ((5,), ([0], [2], [3], [1], [0], [])),
+          ((2, 3, 4), ([1], [0], [3], [2], [], [0, -1])),
+          ((), ([], [], [], [], [], [0])),
+          ((0, 3), ([1], [1], [2], [1], [1], [])),
+          ((4, 5), ([-1, 0], [-99, 3], [99, 2], [3, -1], [-2], [-1]))]
+BASICS = [(s, dict(zip(("axes", "starts", "ends", "strides", "decrease_axis", "none_axis"), a)))
+          for s, a in BASICS]
 SELECTS = [((3, 4), [2, 0, 2], 0), ((3, 4), [3, 1], 1), ((3, 4), [], 1), ((2, 3, 2), [1], -2),
            ((0, 3), [0, 2], 1)]
 
@@ -49,6 +57,12 @@ def _strided_ref(x, axes, starts, ends, strides):
     for a, s, e, st in zip(axes, starts, ends, strides):
         window[a] = slice(s, e, st)
     return x[tuple(window)]
+
+
+def _basic_ref(x, axes, starts, ends, strides, decrease_axis, none_axis):
+    out = _strided_ref(x, axes, starts, ends, strides)
+    out = np.squeeze(out, axis=tuple(decrease_axis)) if decrease_axis else out
+    return np.expand_dims(out, tuple(none_axis)) if none_axis else out
 
 
 class ListOp:
@@ -105,6 +119,7 @@ OPS = [
            lambda x, axes, starts, ends: x[resolve_slice(x.shape, axes, starts, ends)],
            _one(SLICES)),
     OpInfo("strided_slice", dense.strided_slice, _strided_ref, _one(STRIDED)),
+    OpInfo("basic_index", dense.basic_index, _basic_ref, _one(BASICS)),
     OpInfo("index_select", dense.index_select, lambda x, index, axis: np.take(x, index.astype(np.int64), axis),
            _select_samples),
     OpInfo("concat", ListOp(dense.concat), lambda *xs, axis: np.concatenate(xs, axis),
