@@ -278,6 +278,12 @@ def test_generated_api_docstring_examples_run():
     assert res.failed == 0 and res.attempted > 100
 
 
+def test_slice_rule_docstring_examples_run():
+    import kernels.infermeta.slice as rules
+    res = doctest.testmod(rules)
+    assert res.failed == 0 and res.attempted > 0
+
+
 def test_readme_mlp_trains_with_a_decreasing_loss(capsys):
     import os
     import re

@@ -82,7 +82,7 @@ def index_key(shape, axes, starts, ends, strides, decrease_axis=(), none_axis=()
     Examples
     --------
     >>> index_key((4, 5), (0, 1), (-1, 0), (4, 5), (1, 2), (0,), (1,))
-    (3, None, slice(0, 5, 2), Ellipsis)
+    (3, slice(0, 5, 2), None, Ellipsis)
     """
     window, _, drop, new = _index_dims(shape, axes, starts, ends, strides, decrease_axis,
                                        none_axis)
