@@ -332,8 +332,7 @@ class Tensor(TensorBase):
     @property
     def T(self) -> Tensor:
         """The tensor with its dims reversed (the matrix transpose of a 2-D tensor), a view."""
-        from . import _generated_api as api
-        return api.transpose(self, list(range(self.ndim))[::-1])
+        return _api_op("transpose")(self, tuple(range(self._array.ndim - 1, -1, -1)))
 
     def __getitem__(self, key: Any) -> Tensor:
         """numpy's indexing, differentiable: ints, slices (any step), None, ``...``, and one
