@@ -454,10 +454,12 @@ def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
     else:
         result = kernel(*datas, *kernel_attrs, grad_mask=grad_mask)
     if len(out_metas) == 1 and type(out_metas[0]) is MetaTensor:
-        outs = (classes[0]._from_kernel(result, out_metas[0]),)
-    else:
-        results = result if len(out_metas) > 1 else (result,)
-        outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
+        out = classes[0]._from_kernel(result, out_metas[0])
+        if spec.backward_fn is not None:
+            _record(spec, ins, (out,), attrs)
+        return out
+    results = result if len(out_metas) > 1 else (result,)
+    outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
     if spec.backward_fn is not None:
         _record(spec, ins, outs, attrs)
     return outs[0] if len(outs) == 1 else outs
