@@ -431,3 +431,33 @@ def test_index_select_rows_through_scipy_row_gather(dtype):
     b = dense.to_tensor(np.stack([d[:200], d[200:]])).to_sparse_csr()
     np.testing.assert_array_equal(dense_of(sparse.index_select(b, np.array([199, 3, 3]), 1)),
                                   np.stack([d[:200], d[200:]])[:, [199, 3, 3]])
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_index_select_rows_on_threads_match_scipy_and_one_thread(index_dtype, dtype,
+                                                                 monkeypatch):
+    """The row gather cut into many blocks on threads gives scipy's result, bit for bit."""
+    from kernels.funcs import threads
+    from kernels.sparse import select
+    m = sp.random_array((300, 200), density=0.5, format="csr", random_state=9)
+    x = sparse.sparse_csr_tensor(m.indptr.astype(index_dtype), m.indices.astype(index_dtype),
+                                 m.data.astype(dtype), [300, 200])
+    idx = np.random.default_rng(3).integers(0, 300, 500).astype(index_dtype)
+    monkeypatch.setattr(select, "SCIPY_MIN_NNZ", 0)
+    one = sparse.index_select(x, idx, 0)
+    monkeypatch.setattr(select, "ROW_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
+    monkeypatch.setattr(threads, "_num_threads", 4)
+    cum = np.concatenate([[0], np.cumsum(np.diff(m.indptr)[idx])])
+    assert len(threads.balanced_cuts(cum, 1 << 20, 1)) == 17
+    many = sparse.index_select(x, idx, 0)
+    ref = m[idx]
+    for y in (one, many):
+        assert y.cols().dtype == index_dtype and y.values().dtype == dtype
+        np.testing.assert_array_equal(y.crows().numpy(), ref.indptr)
+        np.testing.assert_array_equal(y.cols().numpy(), ref.indices)
+        np.testing.assert_array_equal(y.values().numpy(), ref.data.astype(dtype))
+    b = sparse.stack([x, x], 0)
+    np.testing.assert_array_equal(dense_of(sparse.index_select(b, idx[:7], 1)),
+                                  np.stack([m.toarray()] * 2).astype(dtype)[:, idx[:7]])
