@@ -461,3 +461,35 @@ def test_index_select_rows_on_threads_match_scipy_and_one_thread(index_dtype, dt
     b = sparse.stack([x, x], 0)
     np.testing.assert_array_equal(dense_of(sparse.index_select(b, idx[:7], 1)),
                                   np.stack([m.toarray()] * 2).astype(dtype)[:, idx[:7]])
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_csr_concat_copied_on_threads_matches_scipy_and_one_thread(axis, monkeypatch):
+    """The joins cut into pieces on threads give scipy's vstack/hstack, bit for bit."""
+    from kernels.funcs import threads
+    ms = [sp.random_array((30, 40), density=0.3, format="csr", random_state=k, dtype=np.float32)
+          for k in range(4)]
+    xs = [sparse.sparse_csr_tensor(m.indptr.astype(np.int32), m.indices.astype(np.int32),
+                                   m.data, [30, 40]) for m in ms]
+    xs[2] = sparse.sparse_csr_tensor(ms[2].indptr.astype(np.int64),   # the join promotes
+                                     ms[2].indices.astype(np.int64), ms[2].data, [30, 40])
+    one = sparse.concat(xs, axis)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
+    monkeypatch.setattr(threads, "_num_threads", 4)
+    assert len(threads.split_index((100,), 800, candidates=[0])) == 16
+    many = sparse.concat(xs, axis)
+    ref = (sp.vstack if axis == 0 else sp.hstack)(ms, format="csr")
+    for y in (one, many):
+        assert y.cols().dtype == np.int64 and y.values().dtype == np.float32
+        np.testing.assert_array_equal(y.crows().numpy(), ref.indptr)
+        np.testing.assert_array_equal(y.cols().numpy(), ref.indices)
+        np.testing.assert_array_equal(y.values().numpy(), ref.data)
+
+
+def test_csr_concat_shifts_int32_cols_in_the_wider_output_dtype():
+    n = 2**31 - 8
+    x = sparse.sparse_csr_tensor(np.array([0, 1], np.int32), np.array([n - 1], np.int32),
+                                 [2.0], [1, n])
+    y = sparse.concat([x, x], 1)
+    assert y.cols().dtype == np.int64 and y.cols().numpy().tolist() == [n - 1, 2 * n - 1]
