@@ -135,13 +135,14 @@ def run_parallel(fn, pieces):
     thread).  The first exception raised by a piece is re-raised.  ``fn``
     must not call ``run_parallel`` itself.
     """
-    if len(pieces) <= 1:
+    workers = min(len(pieces), num_threads()) - 1
+    if workers < 1:
         for piece in pieces:
             fn(piece)
         return
     work = _Work(fn, pieces)
-    pool = _pool(min(len(pieces), num_threads()) - 1)
-    for _ in range(min(len(pieces), num_threads()) - 1):
+    pool = _pool(workers)
+    for _ in range(workers):
         pool.submit(work.drain)
     work.drain()
     work.wait()

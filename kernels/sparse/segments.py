@@ -39,6 +39,9 @@ def expand_ranges(starts, lengths):
 def row_ranges(crows, batch, rows):
     """Global start and length of every row of a CSR (``batch * rows`` of each), int64."""
     xp = xp_of(crows)
+    if batch == 1:
+        c = crows.astype(xp.int64, copy=False)
+        return c[:-1], c[1:] - c[:-1]
     c2 = crows.reshape(batch, rows + 1).astype(xp.int64)
     offsets = xp.cumsum(c2[:, -1]) - c2[:, -1]
     lengths = (c2[:, 1:] - c2[:, :-1]).reshape(-1)

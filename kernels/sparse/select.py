@@ -94,7 +94,8 @@ def slice_coo_grad(x, out_grad, axes, starts, ends):
 # ---------------------------------------------------------------- CSR rows
 def _first_of_run(xp, grows):
     """The first row when ``grows`` are consecutive rows (one run of entries), else None."""
-    if grows.shape[0] and bool(xp.all(xp.diff(grows) == 1)):
+    n = grows.shape[0]
+    if n and int(grows[-1]) - int(grows[0]) == n - 1 and bool(xp.all(xp.diff(grows) == 1)):
         return int(grows[0])
     return None
 
