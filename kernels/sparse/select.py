@@ -125,13 +125,9 @@ def take_rows(x, grows):
     """Row lengths, cols and values of the CSR whose rows are x's global rows ``grows``.
 
     The forward of :func:`csr_runs`: on the CPU the runs are copied by
-    scipy's compiled row gather ``csr_row_index`` (behind its fancy row
-    indexing, called directly into pooled outputs) over x seen as one
-    ``[batch * rows, cols]`` matrix, once x holds :data:`SCIPY_MIN_NNZ`
-    entries (below, the copy is cheaper than the call), on blocks of rows
-    holding equal shares of the output on threads (the loop releases the
-    GIL; each block writes its own slice, so the result does not depend on
-    the threads); a consecutive run of rows shares x's buffers.
+    :func:`_row_gather` once x holds :data:`SCIPY_MIN_NNZ` entries (below,
+    the copy is cheaper than the call); a consecutive run of rows shares x's
+    buffers.
     """
     xp = xp_of(x.cols)
     starts, lengths = row_ranges(x.crows, x.batch, x.shape[-2])
@@ -139,6 +135,18 @@ def take_rows(x, grows):
         out_lengths, src = runs_of(starts, lengths, grows)
         return out_lengths, x.cols[src], x.values[src]
     out_lengths = lengths[grows]
+    return (out_lengths,) + _row_gather(x, starts, grows, out_lengths)
+
+
+def _row_gather(x, starts, grows, out_lengths):
+    """Cols and values of x's global rows ``grows``, by scipy's compiled row gather.
+
+    ``csr_row_index`` (behind scipy's fancy row indexing) is called directly
+    over x seen as one ``[batch * rows, cols]`` matrix, into pooled outputs,
+    on blocks of rows holding equal shares of the output on threads (the
+    loop releases the GIL; each block writes its own slice of the output, so
+    the result does not depend on the threads).
+    """
     offsets = np.zeros(grows.shape[0] + 1, np.int64)
     np.cumsum(out_lengths, out=offsets[1:])
     bounds, cols, rows = _row_index_arrays(x, starts, grows)
@@ -153,7 +161,7 @@ def take_rows(x, grows):
         _sparsetools.csr_row_index(r1 - r0, rows[r0:r1], bounds, cols, values, out_cols[o0:o1],
                                    out[o0:o1])
     run_parallel(block, list(range(len(cuts) - 1)))
-    return out_lengths, out_cols, out_values
+    return out_cols, out_values
 
 
 def _row_index_arrays(x, starts, grows):
