@@ -446,11 +446,11 @@ def test_index_select_rows_on_threads_match_scipy_and_one_thread(index_dtype, dt
     idx = np.random.default_rng(3).integers(0, 300, 500).astype(index_dtype)
     monkeypatch.setattr(select, "SCIPY_MIN_NNZ", 0)
     one = sparse.index_select(x, idx, 0)
-    monkeypatch.setattr(select, "ROW_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
     monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
     monkeypatch.setattr(threads, "_num_threads", 4)
     cum = np.concatenate([[0], np.cumsum(np.diff(m.indptr)[idx])])
-    assert len(threads.balanced_cuts(cum, 1 << 20, 1)) == 17
+    assert len(threads.balanced_cuts(cum, 1 << 20)) == 17
     many = sparse.index_select(x, idx, 0)
     ref = m[idx]
     for y in (one, many):

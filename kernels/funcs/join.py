@@ -5,7 +5,8 @@ plain copies, each input optionally shifted by a constant (a CSR's cols
 joined along the col axis).  On numpy every input is cut into pieces
 (:func:`kernels.funcs.threads.split_index`) and all pieces of all inputs
 are copied, cast and shifted in one pass each, on threads
-(:func:`kernels.funcs.threads.run_parallel`): no ``astype`` temporaries,
+(:func:`kernels.funcs.threads.run_parallel`) when the whole join is large
+enough to thread, else one after the other: no ``astype`` temporaries,
 and the output comes from :mod:`kernels.funcs.pool` instead of fresh pages.
 """
 import numpy as np
@@ -38,13 +39,18 @@ def join(arrays, dtype, shifts=None):
         return xp.concatenate([a.astype(dtype) + s if s else a.astype(dtype, copy=False)
                                for a, s in zip(arrays, shifts)])
     out = pool.empty((sum(a.shape[0] for a in arrays),) + arrays[0].shape[1:], dtype)
+    threaded = split_index(out.shape, out.nbytes, candidates=[0]) != [()]
     pieces, pos = [], 0
     for a, s in zip(arrays, shifts):
         dst = out[pos:pos + a.shape[0]]
-        nbytes = a.nbytes + dst.nbytes
-        pieces += [(dst[p], a[p], s) for p in split_index(a.shape, nbytes, candidates=[0])]
+        cuts = split_index(a.shape, dst.nbytes, candidates=[0]) if threaded else [()]
+        pieces += [(dst[p], a[p], s) for p in cuts]
         pos += a.shape[0]
-    run_parallel(_copy, pieces)
+    if threaded:
+        run_parallel(_copy, pieces)
+    else:
+        for piece in pieces:
+            _copy(piece)
     return out
 
 

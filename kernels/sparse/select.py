@@ -36,8 +36,6 @@ from .segments import (compiled_values, crows_of_lengths, expand_ranges, row_ran
 COO, CSR = "sparse_coo", "sparse_csr"
 #: Entries from which a CSR row gather goes through scipy's compiled loop on the CPU.
 SCIPY_MIN_NNZ = 1 << 16
-#: Output bytes per thread from which that loop runs on blocks of rows on threads.
-ROW_BYTES_PER_THREAD = 1 << 20
 
 
 def _cut(window, shape, axis):
@@ -153,7 +151,7 @@ def _row_gather(x, starts, grows, out_lengths):
     out_cols = pool.empty((int(offsets[-1]),), cols.dtype)
     out_values = pool.empty((int(offsets[-1]),), x.values.dtype)
     values, out = compiled_values(x.values), compiled_values(out_values)
-    cuts = balanced_cuts(offsets, out_cols.nbytes + out.nbytes, ROW_BYTES_PER_THREAD)
+    cuts = balanced_cuts(offsets, out_cols.nbytes + out.nbytes)
 
     def block(i):
         r0, r1 = cuts[i], cuts[i + 1]
