@@ -166,8 +166,11 @@ def _row_index_arrays(x, starts, grows):
     """Row bounds, cols and rows for ``csr_row_index``, in x's index dtype while nnz fits it."""
     narrow = x.cols.dtype == np.int32 and x.nnz <= np.iinfo(np.int32).max
     dtype = np.int32 if narrow else np.int64
-    bounds = np.empty(starts.shape[0] + 1, dtype)
-    bounds[:-1], bounds[-1] = starts, x.nnz
+    if x.batch == 1:                         # a 2-D CSR's crows are its row bounds
+        bounds = x.crows.astype(dtype, copy=False)
+    else:
+        bounds = np.empty(starts.shape[0] + 1, dtype)
+        bounds[:-1], bounds[-1] = starts, x.nnz
     return bounds, x.cols.astype(dtype, copy=False), grows.astype(dtype, copy=False)
 
 
@@ -262,7 +265,7 @@ def select_rows(x, index, axis):
     xp = xp_of(x.cols)
     index = index.astype(xp.int64, copy=False)
     if axis == len(x.shape) - 2:
-        return _global_rows(xp, x.shape, xp.arange(x.batch), index)
+        return index if x.batch == 1 else _global_rows(xp, x.shape, xp.arange(x.batch), index)
     return _global_rows(xp, x.shape, index, xp.arange(x.shape[-2]))
 
 
