@@ -249,7 +249,13 @@ def _attrs(spec, values):
         if type(v) is _PLAIN.get(a.type):
             out.append(v)
             continue
-        if type(v) is list and a.type == "IntArray":
+        if a.type != "IntArray":
+            out.append(_convert_attr(v, spec, a))
+            continue
+        if type(v) is int:
+            out.append((v,))
+            continue
+        if type(v) in (list, tuple):
             for i in v:
                 if type(i) is not int:
                     break

@@ -31,11 +31,12 @@ def lock(array):
     a read-only buffer, so ``np.asarray(tensor).flags.writeable = True`` fails.
     Non-numpy arrays (cupy, scalars) are returned as they are.
     """
-    if not isinstance(array, np.ndarray):
+    if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
         return array
-    if array.flags.writeable:
-        array.flags.writeable = False
-    if _owner(array).flags.writeable:
+    flags = array.flags
+    if flags.writeable:
+        flags.writeable = False
+    if array.base is not None and _owner(array).flags.writeable:
         array = np.asarray(memoryview(array).toreadonly())
     return array
 

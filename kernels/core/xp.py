@@ -6,6 +6,8 @@ from .meta import PLACES
 
 def xp_of(array):
     """The array namespace (numpy or cupy) that owns ``array``."""
+    if type(array) is np.ndarray:
+        return np
     mod = type(array).__module__
     if mod.startswith("cupy"):
         import cupy

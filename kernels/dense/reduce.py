@@ -27,11 +27,11 @@ def reduce(fn, x, axes, keepdim, **kw):
     numpy call would.  Other inputs, and GPU arrays, make one call.
     """
     xp = xp_of(x)
-    outer = range(min(axes)) if axes and xp is np and x.nbytes >= 2 * MIN_BYTES_PER_THREAD \
-        else ()
-    parts = split_index(x.shape, x.nbytes, candidates=outer) if outer else [()]
-    if len(parts) == 1:
+    if xp is not np or not axes or min(axes) == 0 or x.nbytes < 2 * MIN_BYTES_PER_THREAD:
         return xp.asarray(fn(x, axis=axes, keepdims=keepdim, **kw))
+    parts = split_index(x.shape, x.nbytes, candidates=range(min(axes)))
+    if len(parts) == 1:
+        return np.asarray(fn(x, axis=axes, keepdims=keepdim, **kw))
     kept = [d for d in range(x.ndim) if d not in axes]
     dtype = fn(x[(slice(0, 1),) * x.ndim], axis=axes, **kw).dtype
     out = np.empty(tuple(1 if d in axes else n for d, n in enumerate(x.shape)), dtype)
@@ -60,29 +60,32 @@ def _grad_as(g, x):
 
 
 @register_kernel("mean", backends=BACKENDS, dtypes=ALL)
-def mean(x, axis=None, keepdim=False):
-    """numpy's mean over ``axis`` (None and [] mean all axes)."""
-    axes = _axes(x.ndim, axis, "mean")
-    count = 1
-    for a in axes:
-        count *= x.shape[a]
-    fast = xp_of(x) is np and count and x.dtype in _SUM_THEN_DIVIDE
-    return reduce(_sum_then_divide if fast else xp_of(x).mean, x, axes, keepdim)
+def mean(x, axis, keepdim=False):
+    """numpy's mean over the normalised ``axis`` tuple (from the infer-meta)."""
+    fast = x.dtype.char in _SUM_THEN_DIVIDE and x.size and xp_of(x) is np
+    return reduce(_sum_then_divide if fast else xp_of(x).mean, x, axis, keepdim)
 
 
-#: dtypes whose numpy mean is their own-dtype sum divided by the count.
-_SUM_THEN_DIVIDE = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
-                                                np.complex128))
+#: Type characters of the dtypes whose numpy mean is their own-dtype sum divided by the
+#: count, and the largest count each dtype holds exactly.
+_SUM_THEN_DIVIDE = {"f": 1 << 24, "d": 1 << 53, "F": 0, "D": 0}
 
 
 def _sum_then_divide(x, axis, keepdims=False, out=None):
-    """np.mean for float and complex x over a non-empty ``axis``, without its Python set-up
-    (the same add.reduce and true division, so the same result)."""
-    count = 1
-    for a in axis:
-        count *= x.shape[a]
-    total, count = np.add.reduce(x, axis=axis, keepdims=keepdims, out=out), np.intp(count)
-    if isinstance(total, np.ndarray):
+    """np.mean for a non-empty float or complex x, without its Python set-up.
+
+    numpy divides the sum by an ``intp`` count, in float64 for float32 sums.
+    A float32 division by a count that float32 holds exactly gives the same
+    bits (double rounding is innocuous for division when the wider format
+    has at least 2p + 2 bits: Figueroa, "When is double rounding
+    innocuous?", 1995), and skips the float64 loop and the cast back; complex
+    sums keep numpy's intp divisor.
+    """
+    total = np.add.reduce(x, axis=axis, keepdims=keepdims, out=out)
+    count = x.size // total.size
+    if count > _SUM_THEN_DIVIDE[x.dtype.char]:
+        count = np.intp(count)
+    if type(total) is np.ndarray:
         return np.true_divide(total, count, out=total, casting="unsafe")
     return total.dtype.type(total / count)
 
@@ -100,9 +103,10 @@ def mean_grad(x, out_grad, axis=None, keepdim=False):
 
 def _extreme(name):
     @register_kernel(name, backends=BACKENDS, dtypes=ALL)
-    def forward(x, axis=None, keepdim=False):
-        return reduce(getattr(xp_of(x), name), x, _axes(x.ndim, axis, name), keepdim)
-    forward.__name__, forward.__doc__ = name, f"numpy's {name} over ``axis``; x's dtype."
+    def forward(x, axis, keepdim=False):
+        return reduce(getattr(xp_of(x), name), x, axis, keepdim)
+    forward.__name__ = name
+    forward.__doc__ = f"numpy's {name} over the normalised ``axis`` tuple; x's dtype."
     return forward
 
 
@@ -147,9 +151,9 @@ max_grad, min_grad = _extreme_grad("max", "argmax"), _extreme_grad("min", "argmi
 
 
 @register_kernel("prod", backends=BACKENDS, dtypes=ALL)
-def prod(x, axis=None, keepdim=False):
-    """numpy's prod over ``axis`` (small integers accumulate in 64 bits)."""
-    return reduce(xp_of(x).prod, x, _axes(x.ndim, axis, "prod"), keepdim)
+def prod(x, axis, keepdim=False):
+    """numpy's prod over the normalised ``axis`` tuple (small integers accumulate in 64 bits)."""
+    return reduce(xp_of(x).prod, x, axis, keepdim)
 
 
 @register_kernel("prod_grad", backends=BACKENDS, dtypes=ALL)

@@ -53,11 +53,13 @@ def reduced_shape(shape, axes, keepdim):
 
 
 def _reduce_meta(op, x, axis, keepdim, dtype, nonempty=False):
+    """The output meta and the canonical ``axis``: the reduced axes, normalised, as a tuple."""
     axes = _axes(x.ndim, axis, op)
     if nonempty and any(x.shape[a] == 0 for a in axes):
         raise ValueError(f"{op}: cannot reduce axes {list(axes)} of shape {list(x.shape)}: "
                          "a reduced dim has size 0 and the op has no identity")
-    return x.with_(shape=reduced_shape(x.shape, axes, keepdim), dtype=dtype)
+    out = x.with_(shape=reduced_shape(x.shape, axes, keepdim), dtype=dtype)
+    return Canonical(out, {"axis": axes})
 
 
 @functools.lru_cache(maxsize=256)
@@ -97,7 +99,7 @@ def arg_reduce_infer_meta(op, x, axis=None, keepdim=False):
         raise ValueError(f"{op}: x has shape {list(x.shape)} with no elements; expected at "
                          "least one")
     axes = None if axis is None else (axis,)
-    return _reduce_meta(op, x, axes, keepdim, np.dtype(np.int64))
+    return _reduce_meta(op, x, axes, keepdim, np.dtype(np.int64)).out
 
 
 def argmax_infer_meta(x, axis=None, keepdim=False):
