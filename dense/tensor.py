@@ -69,7 +69,10 @@ class Tensor(TensorBase):
         t = cls.__new__(cls)
         t._array = lock(array)
         t._meta = None
-        t._init_autograd(stop_gradient)
+        if stop_gradient is True:         # _init_autograd's leaf state, inline
+            t._stop_gradient, t._grad, t._grad_fn, t._out_index = True, None, None, 0
+        else:
+            t._init_autograd(stop_gradient)
         return t
 
     @classmethod

@@ -92,6 +92,27 @@ def test_unsorted_csr_rows_take_the_sort_path():
                                   c.to_dense().numpy() + d.to_dense().numpy())
 
 
+def test_a_csr_found_canonical_is_checked_once_and_only_while_its_buffers_live():
+    c = sparse.sparse_csr_tensor([0, 2, 3], [0, 2, 1], [1.0, 2.0, 3.0], [2, 3])
+    d = sparse.sparse_csr_tensor([0, 1, 2], [2, 1], [4.0, 5.0], [2, 3])
+    u = sparse.sparse_csr_tensor([0, 2, 3], [2, 0, 1], [1.0, 2.0, 3.0], [2, 3])
+    assert not merge.known_canonical(c._d.crows, c._d.cols)
+    expected = c.to_dense().numpy() + d.to_dense().numpy()
+    np.testing.assert_array_equal((c + d).to_dense().numpy(), expected)
+    assert merge.known_canonical(c._d.crows, c._d.cols)
+    assert merge.known_canonical(d._d.crows, d._d.cols)
+    assert not merge.known_canonical(c._d.crows, d._d.cols)        # the pair, not each buffer
+    np.testing.assert_array_equal((c + d).to_dense().numpy(), expected)   # the check skipped
+    assert binary.provenance("add", u._d, d._d) is None               # never remembered
+    assert not merge.known_canonical(u._d.crows, u._d.cols)
+    writable = np.array([0, 1]), np.array([1])
+    merge.remember_canonical(*writable)                             # could still change
+    assert not merge.known_canonical(*writable)
+    key = id(c._d.cols)
+    del c
+    assert key not in merge._CANONICAL
+
+
 def _forward_and_grads(op, x, y):
     leaves = [dense.to_tensor(t.values().numpy(), stop_gradient=False) for t in (x, y)]
     out = getattr(sparse, op)(*(_rebuild(t, v) for t, v in zip((x, y), leaves)))
@@ -177,3 +198,18 @@ def test_products_that_could_vanish_take_the_flag_walk():
     out = x * y                           # 1e-30 * 1e-30 underflows to 0 in float32: stored
     assert out.indices().numpy().tolist() == [[0, 1], [0, 1]]
     assert out.values().numpy().tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_same_sign_sums_walk_on_the_values_and_keep_the_union(layout, sign):
+    rng = np.random.default_rng(11)
+    x, y = pair(rng, layout, (30, 40), 2, nnz=(300, 250))
+    x, y = (_rebuild(t, sign * (np.abs(t.values().numpy()) + 0.5)) for t in (x, y))
+    assert merge.sums_nonzero(x.values().numpy(), y.values().numpy())
+    out = x + y
+    dx, dy = x.to_dense().numpy(), y.to_dense().numpy()
+    np.testing.assert_array_equal(out.to_dense().numpy(), dx + dy)
+    assert out.nnz() == np.count_nonzero((dx != 0) | (dy != 0))     # the whole union
+    mixed = _rebuild(y, -y.values().numpy())
+    assert not merge.sums_nonzero(x.values().numpy(), mixed.values().numpy())

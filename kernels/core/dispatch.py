@@ -236,34 +236,29 @@ def _convert_attr(value, spec, arg):
     return value
 
 
-#: Attribute types whose values of exactly this Python type need no conversion.
-_PLAIN = {"int": int, "bool": bool, "float": float, "str": str}
-
-
 def _attrs(spec, values):
-    specs = spec.attr_args
-    if len(values) < len(specs):
-        values = list(values) + [a.default for a in specs[len(values):]]
+    """Attribute values converted to their YAML types (the common cases inline)."""
+    plain = spec.attr_plain
+    if len(values) < len(plain):
+        values = list(values) + [a.default for a in spec.attr_args[len(values):]]
     out = []
-    for v, a in zip(values, specs):       # the common cases inline, without a call
-        if type(v) is _PLAIN.get(a.type):
-            out.append(v)
-            continue
-        if a.type != "IntArray":
-            out.append(_convert_attr(v, spec, a))
-            continue
-        if type(v) is int:
-            out.append((v,))
-            continue
-        if type(v) in (list, tuple):
-            for i in v:
-                if type(i) is not int:
-                    break
-            else:
-                out.append(tuple(v))
+    for v, p, a in zip(values, plain, spec.attr_args):
+        if type(v) is p:
+            if p is not tuple or _all_ints(v):
+                out.append(v)
                 continue
+        elif p is tuple and (type(v) is int or type(v) is list and _all_ints(v)):
+            out.append((v,) if type(v) is int else tuple(v))
+            continue
         out.append(_convert_attr(v, spec, a))
     return out
+
+
+def _all_ints(values):
+    for v in values:
+        if type(v) is not int:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- selection
@@ -421,15 +416,19 @@ def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
         return spec.invoke(*ins, *attrs)
     if spec.general:
         return _run_general(spec, ins, attrs)
-    metas = []
+    metas, datas = [], []
     for t in ins:
-        if t.is_global:
+        if type(t) is MetaTensor:
+            if not metas_ok:
+                _no_data(spec, ins)
+            metas.append(t)
+            datas.append(t)
+        elif t.is_global:
             return global_runtime(spec.name).run(spec, ins, attrs)
-        if type(t) is MetaTensor and not metas_ok:
-            _no_data(spec, ins)
-        metas.append(t.meta)
+        else:
+            metas.append(t.meta)
+            datas.append(t._data())
     kernel, kernel_attrs, out_metas, classes = _prepared(spec, metas, attrs)
-    datas = [t if type(t) is MetaTensor else t._data() for t in ins]
     if grad_mask is None:
         result = kernel(*datas, *kernel_attrs)
     else:

@@ -43,11 +43,26 @@ class MetaTensor:
     #: Metadata is never global; dispatch asks every input.
     is_global = False
 
+    def __hash__(self):
+        """The fields' hash, computed once (dispatch keys its per-call memo on metas)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.shape, self.dtype, self.layout, self.place, self.sparse_dim))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self):
+        """The fields only: a hash is per process (str hashes are salted)."""
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
     def with_(self, **changes):
         """A copy with some fields changed; a shape that is not a tuple is normalised."""
         new = object.__new__(MetaTensor)
         fields = new.__dict__
         fields.update(self.__dict__)
+        fields.pop("_hash", None)
         fields.update(changes)
         if type(fields["shape"]) is not tuple or not isinstance(fields["dtype"], np.dtype):
             new.__post_init__()

@@ -2,6 +2,11 @@
 from dataclasses import dataclass, field
 
 
+#: The Python type an attribute's value has when it needs no conversion
+#: (``tuple`` for an IntArray: a tuple or list of ints, or one int).
+PLAIN_TYPES = {"int": int, "bool": bool, "float": float, "str": str, "IntArray": tuple}
+
+
 @dataclass(frozen=True)
 class Arg:
     """One argument: a Tensor input or a typed attribute with an optional default."""
@@ -67,6 +72,7 @@ class OpSpec:
     layout_index: int = field(init=False, repr=False, compare=False)
     data_type_index: int = field(init=False, repr=False, compare=False)
     general: bool = field(init=False, repr=False, compare=False)
+    attr_plain: tuple = field(init=False, repr=False, compare=False)
     bindings: dict = field(init=False, repr=False, compare=False, default_factory=dict)
     memo: dict = field(init=False, repr=False, compare=False, default_factory=dict)
 
@@ -80,7 +86,8 @@ class OpSpec:
                    if self.layout_arg in names else 0,
                    "data_type_index": names.index(self.data_type_arg)
                    if self.data_type_arg in names else 0,
-                   "general": not tensors or any(a.is_list for a in tensors)}
+                   "general": not tensors or any(a.is_list for a in tensors),
+                   "attr_plain": tuple(PLAIN_TYPES.get(a.type) for a in attrs)}
         for name, value in derived.items():
             object.__setattr__(self, name, value)
 

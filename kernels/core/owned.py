@@ -14,6 +14,8 @@ import numpy as np
 
 #: id(owner) -> owner, for the locked base arrays whose views :func:`share` gave out.
 _SHARED = weakref.WeakValueDictionary()
+#: id(block) -> block, for the buffers that must stay writable (:func:`keep_writable`).
+_WRITABLE = weakref.WeakValueDictionary()
 
 
 def _owner(array):
@@ -27,8 +29,8 @@ def lock(array):
     """Make an array phisparse owns read-only for good; return the array to keep.
 
     The array and its base are marked read-only.  A base that must stay
-    writable (a pooled block, see :mod:`kernels.funcs.pool`) is hidden behind
-    a read-only buffer, so ``np.asarray(tensor).flags.writeable = True`` fails.
+    writable (a pooled block, :func:`keep_writable`) is hidden behind a
+    read-only buffer, so ``np.asarray(tensor).flags.writeable = True`` fails.
     Non-numpy arrays (cupy, scalars) are returned as they are.
     """
     if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
@@ -36,9 +38,21 @@ def lock(array):
     flags = array.flags
     if flags.writeable:
         flags.writeable = False
-    if array.base is not None and _owner(array).flags.writeable:
-        array = np.asarray(memoryview(array).toreadonly())
+    if array.base is None:
+        return array
+    owner = _owner(array)
+    if owner.flags.writeable:
+        if _WRITABLE.get(id(owner)) is owner:
+            return np.asarray(memoryview(array).toreadonly())
+        owner.flags.writeable = False
     return array
+
+
+def keep_writable(block):
+    """Mark ``block`` as a buffer :func:`lock` never makes read-only (a pooled block,
+    whose other parts are reused once idle); return it."""
+    _WRITABLE[id(block)] = block
+    return block
 
 
 def share(array):

@@ -55,7 +55,11 @@ def _local(view, index, offset):
 def _forward_cpu(x, index, axis, batch_dims, offset, bound, op):
     ax = _small_axis(x, index, axis, batch_dims, offset, bound)
     if ax is not None:
-        return x.take(checked_index(index, x.shape[ax], ax, op), axis=ax)
+        try:          # numpy's take checks the bounds as checked_index does, negatives wrapped
+            return x.take(index, axis=ax)
+        except IndexError:
+            checked_index(index, x.shape[ax], ax, op)      # raises, naming the op
+            raise
     view, index, split = _prepare(x.shape, index, axis, batch_dims, offset, bound, op)
     return take_rows(x, view, _local(view, index, offset), split)
 

@@ -62,8 +62,11 @@ def _grad_as(g, x):
 @register_kernel("mean", backends=BACKENDS, dtypes=ALL)
 def mean(x, axis, keepdim=False):
     """numpy's mean over the normalised ``axis`` tuple (from the infer-meta)."""
-    fast = x.dtype.char in _SUM_THEN_DIVIDE and x.size and xp_of(x) is np
-    return reduce(_sum_then_divide if fast else xp_of(x).mean, x, axis, keepdim)
+    if x.dtype.char not in _SUM_THEN_DIVIDE or not x.size or xp_of(x) is not np:
+        return reduce(xp_of(x).mean, x, axis, keepdim)
+    if x.nbytes < 2 * MIN_BYTES_PER_THREAD:
+        return _sum_then_divide(x, axis, keepdim)
+    return reduce(_sum_then_divide, x, axis, keepdim)
 
 
 #: Type characters of the dtypes whose numpy mean is their own-dtype sum divided by the

@@ -1,6 +1,8 @@
 """Broadcast index math from OneFlow's expand/repeat article: expand's
 output_stride, repeat as reshape + expand + reshape, and the copy that
 writes a broadcast view into a fresh contiguous array."""
+import math
+
 import numpy as np
 
 from ..core.xp import xp_of
@@ -148,19 +150,30 @@ def as_words(a):
 SMALL_COPY_BYTES = 1 << 16
 
 
-def expand_copy(x, out_shape):
-    """A new C-contiguous array of ``out_shape`` holding x expanded.
+def expand_copy(x, out_shape, result_shape=None):
+    """A new C-contiguous array of ``out_shape`` holding x expanded, returned with
+    ``result_shape`` if given (repeat's final reshape, made here for free).
 
     Output element ``i`` is x's element at ``sum(i_d * output_stride[d])``
     (:func:`expand_output_stride` over x's byte strides), so the result never
     shares memory with x.  ``out_shape`` must be a valid expand of x's shape
     with -1 resolved (:func:`kernels.infermeta.expand.resolve_expand`).
     """
-    if type(x) is np.ndarray and prod(out_shape) * x.itemsize < min(SMALL_COPY_BYTES,
-                                                                     pool.MIN_BYTES):
-        out = np.empty(out_shape, x.dtype)
-        np.copyto(out, x)            # numpy's broadcasting is expand's rule
+    nbytes = math.prod(out_shape) * x.itemsize
+    if type(x) is np.ndarray and nbytes < SMALL_COPY_BYTES and nbytes < pool.MIN_BYTES:
+        if result_shape is None:
+            out = np.empty(out_shape, x.dtype)
+            np.copyto(out, x)            # numpy's broadcasting is expand's rule
+            return out
+        out = np.empty(result_shape, x.dtype)
+        np.copyto(out.reshape(out_shape), x)
         return out
+    xp = xp_of(x)
+    out = pool.new_array(x, tuple(out_shape))
+    if out.size:
+        stride = expand_output_stride(x.shape, out.shape, x.strides)
+        copy_into(out, xp.lib.stride_tricks.as_strided(x, out.shape, stride))
+    return out if result_shape is None else out.reshape(result_shape)
     xp = xp_of(x)
     out = pool.new_array(x, tuple(out_shape))
     if out.size:

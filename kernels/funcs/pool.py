@@ -30,6 +30,7 @@ import threading
 import numpy as np
 
 from ..core.env import env_count
+from ..core.owned import keep_writable
 from ..core.xp import xp_of
 from .shape import prod
 
@@ -102,7 +103,7 @@ def _take(nbytes, limit):
             del _blocks[i]
     if sum(b.size for b in _blocks) + size > limit:
         return None
-    _blocks.append(np.empty(size, np.uint8))
+    _blocks.append(keep_writable(np.empty(size, np.uint8)))
     return _blocks[-1]
 
 

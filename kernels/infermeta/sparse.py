@@ -1,4 +1,6 @@
 """Shape rules of sparse ops: layout conversions and sparse reshape."""
+import functools
+
 from ..core.meta import Canonical
 from ..funcs.shape import prod
 from .reshape import resolve_reshape
@@ -12,6 +14,15 @@ def check_csr_rank(op, what, shape):
     if len(shape) not in (2, 3):
         raise ValueError(f"{op}: {what} {list(shape)} has rank {len(shape)}; a CSR tensor "
                          "is 2-D [rows, cols] or batched 3-D [batch, rows, cols]")
+
+
+@functools.lru_cache(maxsize=512)
+def _sparse_dim_of(shape, sparse_dim, new_shape):
+    k = len(shape) - sparse_dim
+    lead = len(new_shape) - k
+    kept = (lead >= 1 and new_shape[lead:] == shape[sparse_dim:]
+            and prod(new_shape[:lead]) == prod(shape[:sparse_dim]))
+    return lead if kept else len(new_shape)
 
 
 def coo_reshape_sparse_dim(shape, sparse_dim, new_shape):
@@ -28,11 +39,7 @@ def coo_reshape_sparse_dim(shape, sparse_dim, new_shape):
     >>> coo_reshape_sparse_dim((4, 6, 5), 2, (12, 10))
     2
     """
-    k = len(shape) - sparse_dim
-    lead = len(new_shape) - k
-    kept = (lead >= 1 and tuple(new_shape[lead:]) == tuple(shape[sparse_dim:])
-            and prod(new_shape[:lead]) == prod(shape[:sparse_dim]))
-    return lead if kept else len(new_shape)
+    return _sparse_dim_of(tuple(shape), int(sparse_dim), tuple(new_shape))
 
 
 def sparse_reshape_infer_meta(x, shape, order="C"):

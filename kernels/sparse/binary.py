@@ -340,11 +340,25 @@ def provenance(op, x, y, forward=False):
     if rx is None or ry is None:
         return None
     (ap, aj), (bp, bj) = rx, ry
+    known = (_known_canonical(x), _known_canonical(y))
     if aj.dtype != bj.dtype:
         ap, aj, bp, bj = (a.astype(np.int64) for a in (ap, aj, bp, bj))
     values = (op, x.values, y.values) if forward and _computable(op, x, y) else None
-    return merge.merge(ap, aj, bp, bj, x.shape[_sparse_dim(x) - 1], union=op != "multiply",
-                       values=values)
+    mg = merge.merge(ap, aj, bp, bj, x.shape[_sparse_dim(x) - 1], union=op != "multiply",
+                     values=values, known=known)
+    if mg is not None:
+        for s in (x, y):
+            if isinstance(s, CsrData):
+                merge.remember_canonical(s.crows, s.cols)
+    return mg
+
+
+def _known_canonical(s):
+    """True if s's rows are known sorted and free of duplicates: a coalesced COO, or a CSR
+    whose buffers an earlier walk checked."""
+    if isinstance(s, CooData):
+        return bool(s.coalesced)
+    return merge.known_canonical(s.crows, s.cols)
 
 
 def _computable(op, x, y):

@@ -28,6 +28,7 @@ computed on threads too (:func:`at`, :func:`back`).  This serves the CPU side
 of sparse-with-sparse add, subtract, multiply and divide of same-shape
 operands and their gradients (:mod:`kernels.sparse.binary`).
 """
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -88,13 +89,15 @@ def _cuts(ap, bp):
     return balanced_cuts(ap.astype(np.int64) + bp, total * _BYTES_PER_ENTRY)
 
 
-def _walk(ap, aj, bp, bj, ncols, lo, hi, data, fn):
+def _walk(ap, aj, bp, bj, ncols, lo, hi, data, fn, known):
     """scipy's walk ``fn`` over rows [lo, hi) with ``data(a0, a1, b0, b1)`` as the operands'
-    values: (local indptr, cols, written values, (a0, a1, b0, b1)), or None if not canonical."""
+    values: (local indptr, cols, written values, (a0, a1, b0, b1)), or None if not canonical.
+    ``known``: for each operand, True if its rows are known sorted and free of duplicates."""
     a0, a1, b0, b1 = int(ap[lo]), int(ap[hi]), int(bp[lo]), int(bp[hi])
     la, lb = ap[lo:hi + 1] - ap[lo], bp[lo:hi + 1] - bp[lo]
     rows, canonical = hi - lo, _WALK["canonical"]
-    if not (canonical(rows, la, aj[a0:a1]) and canonical(rows, lb, bj[b0:b1])):
+    if not ((known[0] or canonical(rows, la, aj[a0:a1]))
+            and (known[1] or canonical(rows, lb, bj[b0:b1]))):
         return None
     da, db = data(a0, a1, b0, b1)
     size = (a1 - a0) + (b1 - b0)
@@ -122,10 +125,30 @@ def _sources(block, union):
 
 
 def _payload(op, av, bv):
-    """Walk data computing ``op``'s values: tagged for a sum or difference, else the values."""
-    if op != "multiply":
-        return _tagged(av, bv)
-    return lambda a0, a1, b0, b1: (av[a0:a1], bv[b0:b1])
+    """Walk data computing ``op``'s values: the values themselves for a product, and for a
+    sum that cannot be zero (:func:`sums_nonzero`); else tagged (:func:`_tagged`)."""
+    if op == "multiply" or (op == "add" and sums_nonzero(av, bv)):
+        return lambda a0, a1, b0, b1: (av[a0:a1], bv[b0:b1])
+    return _tagged(av, bv)
+
+
+def sums_nonzero(av, bv):
+    """True if no value of ``av``, of ``bv`` or sum of one of each can be zero: all of them
+    positive, or all negative (a NaN makes both tests fail).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sums_nonzero(np.float32([1e-30, 2]), np.float32([3]))
+    True
+    >>> sums_nonzero(np.float32([1, 2]), np.float32([-1]))
+    False
+    """
+    if av.shape[0] == 0 or bv.shape[0] == 0:
+        return bool(all(np.all(v > 0) or np.all(v < 0) for v in (av, bv)))
+    if min(np.min(av), np.min(bv)) > 0:
+        return True
+    return bool(max(np.max(av), np.max(bv)) < 0)
 
 
 def products_nonzero(av, bv):
@@ -164,7 +187,28 @@ def _shared(flag, bit):
     return np.flatnonzero(own == 3)
 
 
-def merge(ap, aj, bp, bj, ncols, union=True, values=None):
+#: id(cols) -> (weakref to cols, weakref to row pointers): the locked CSR buffers that a
+#: walk found canonical (rows sorted, no duplicates); as scipy caches
+#: ``has_canonical_format`` on a matrix, the check then runs once per tensor.
+_CANONICAL = {}
+
+
+def known_canonical(indptr, cols):
+    """True if :func:`remember_canonical` recorded these very (locked) buffers."""
+    entry = _CANONICAL.get(id(cols))
+    return entry is not None and entry[0]() is cols and entry[1]() is indptr
+
+
+def remember_canonical(indptr, cols):
+    """Record CSR buffers found canonical; only read-only ones, whose content cannot change."""
+    if not isinstance(cols, np.ndarray) or cols.flags.writeable or indptr.flags.writeable:
+        return
+    key = id(cols)
+    _CANONICAL[key] = (weakref.ref(cols, lambda _: _CANONICAL.pop(key, None)),
+                       weakref.ref(indptr))
+
+
+def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
     """The union (or intersection) of CSR patterns a (``ap``, ``aj``) and b (``bp``, ``bj``).
 
     Parameters
@@ -179,6 +223,9 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None):
         ``av - bv`` (``'subtract'``), or the intersection's ``av * bv``
         (``'multiply'``, where :func:`products_nonzero`), computed in the
         walk, for 1-D float32 or float64 values of one dtype.
+    known : (bool, bool)
+        True for an operand whose rows are known sorted and free of duplicates
+        (a coalesced COO, a CSR :func:`known_canonical` found): its check is skipped.
 
     Returns
     -------
@@ -204,7 +251,7 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None):
     blocks = [None] * (len(cuts) - 1)
 
     def walk(i):
-        block = _walk(ap, aj, bp, bj, ncols, cuts[i], cuts[i + 1], data, fn)
+        block = _walk(ap, aj, bp, bj, ncols, cuts[i], cuts[i + 1], data, fn, known)
         blocks[i] = block if block is None or values is not None else _sources(block, union)
 
     run_parallel(walk, list(range(len(blocks))))
