@@ -130,6 +130,12 @@ def _weak_scalars(spec, ins):
     it next to the other tensor inputs (``float32 * 2.0`` stays float32); a
     numpy scalar keeps its own dtype.  The array lives where the first tensor input does.
     """
+    if len(ins) == 2:                       # the common ``x * 2.0`` and ``1 - x``
+        a, b = ins
+        if type(b) in _PY_SCALARS and isinstance(a, TensorBase) and not a.is_global:
+            return [a, _scalar_tensor(b, (a.meta.dtype,), a.meta.place, spec)]
+        if type(a) in _PY_SCALARS and isinstance(b, TensorBase) and not b.is_global:
+            return [_scalar_tensor(a, (b.meta.dtype,), b.meta.place, spec), b]
     scalar = [_is_scalar(t) for t in ins]
     if not any(scalar):
         return ins
@@ -152,7 +158,7 @@ _SCALAR_TENSORS = {}
 
 def _scalar_tensor(t, dtypes, place, spec):
     """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes`` (remembered)."""
-    key = (type(t), t, repr(t) if t == 0 else None, dtypes, place)
+    key = (type(t), t, repr(t) if t == 0 else None, *[d.num for d in dtypes], place)
     made = _SCALAR_TENSORS.get(key)
     if made is not None:
         return made
