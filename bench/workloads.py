@@ -222,7 +222,10 @@ OUT_SHAPE = {
     "batch_gather": _batch_gather_out,
     "add": lambda p: tuple(p["shape"]),
     "mean": lambda p: tuple(s for i, s in enumerate(p["shape"]) if i != p["axis"]),
+    "exp": lambda p: tuple(p["shape"]),
+    "scale": lambda p: tuple(p["shape"]),
 }
+OUT_SHAPE["sum"] = OUT_SHAPE["max"] = OUT_SHAPE["mean"]
 
 _INDEX_BYTES = {
     "gather": lambda p: p["n_index"] * I64,
@@ -261,6 +264,8 @@ BUILD = {
                               "y": _random((p["k"], p["n"]), rng)},
     "mean": lambda p, rng: {"x": _random(p["shape"], rng)},
 }
+for _op in ("exp", "scale", "sum", "max"):
+    BUILD[_op] = BUILD["mean"]
 
 TRAFFIC = {"coo_reshape": _coo_traffic, "csr_reshape": _csr_traffic,
            "matmul": lambda p: ((p["m"] * p["k"] + p["k"] * p["n"]) * F32, p["m"] * p["n"] * F32),
@@ -283,6 +288,10 @@ DESCRIBE = {
     "add": lambda p: f"add {list(p['shape'])} + {list(p['y_shape'])} f32 (broadcast)",
     "matmul": lambda p: f"matmul [{p['m']}, {p['k']}] @ [{p['k']}, {p['n']}] f32",
     "mean": lambda p: f"mean {list(p['shape'])} f32 over axis {p['axis']}",
+    "sum": lambda p: f"sum {list(p['shape'])} f32 over axis {p['axis']}",
+    "max": lambda p: f"max {list(p['shape'])} f32 over axis {p['axis']}",
+    "exp": lambda p: f"exp {list(p['shape'])} f32",
+    "scale": lambda p: f"x * 2.0 (a Python scalar), {list(p['shape'])} f32",
 }
 DESCRIBE.update({op: (lambda p, op=op: _arith_describe(op, p)) for op in SPARSE_ARITH})
 
@@ -463,6 +472,10 @@ def _tiny_workloads():
         "add": {"shape": (10,), "y_shape": (10,)},
         "matmul": {"m": 2, "k": 5, "n": 2},
         "mean": {"shape": (2, 5), "axis": 1},
+        "sum": {"shape": (2, 5), "axis": 1},
+        "max": {"shape": (2, 5), "axis": 1},
+        "exp": {"shape": (10,)},
+        "scale": {"shape": (10,)},
     }
     return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS) for op, p in params.items()]
 

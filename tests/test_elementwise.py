@@ -43,6 +43,22 @@ def test_python_scalars_are_weak_on_either_side(dtype, scalar):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
 
 
+def test_remembered_scalar_tensors_keep_type_sign_and_context_apart():
+    """Operators remember a scalar's 0-d tensor: equal values of other types, the two
+    zeros, and other dtypes beside it must never share one."""
+    f32 = dense.to_tensor(np.array([1.0, -1.0], np.float32))
+    i64 = dense.to_tensor(np.array([3, 4]))
+    for _ in range(2):                                    # the second pass hits the memo
+        assert (f32 / 0.0).numpy().tolist() == [np.inf, -np.inf]
+        assert (f32 / -0.0).numpy().tolist() == [-np.inf, np.inf]
+        assert (i64 * 2).dtype == np.int64 and (i64 * 2.0).dtype == np.float64
+        assert (i64 + True).numpy().tolist() == [4, 5] and (f32 * 2).dtype == np.float32
+        assert (np.float64(2) * f32).dtype == np.float64
+        c = f32 * complex(-0.0, -0.0)
+        np.testing.assert_array_equal(c.numpy(), f32.numpy() * complex(-0.0, -0.0))
+        assert np.isnan((f32 * float("nan")).numpy()).all()
+
+
 def test_numpy_scalars_and_arrays_are_strong_and_defer_to_the_tensor():
     t = dense.to_tensor(np.ones(2, np.float32))
     out = np.float64(2) * t

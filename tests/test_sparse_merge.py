@@ -127,8 +127,8 @@ def test_many_blocks_on_threads_match_one_block(op, monkeypatch):
     x, y = pair(rng, "csr", (400, 300), 2, nnz=(20000, 15000))
     with np.errstate(all="ignore"):
         one = _forward_and_grads(op, x, y)
-        monkeypatch.setattr(merge, "MIN_BYTES_PER_THREAD", 1)
-        monkeypatch.setattr(merge, "MIN_BYTES_PER_PIECE", 1)
+        monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
+        monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
         monkeypatch.setattr(threads, "_num_threads", 4)
         assert len(merge._cuts(x._d.crows, y._d.crows)) > 3
         many = _forward_and_grads(op, x, y)

@@ -431,3 +431,65 @@ def test_index_select_rows_through_scipy_row_gather(dtype):
     b = dense.to_tensor(np.stack([d[:200], d[200:]])).to_sparse_csr()
     np.testing.assert_array_equal(dense_of(sparse.index_select(b, np.array([199, 3, 3]), 1)),
                                   np.stack([d[:200], d[200:]])[:, [199, 3, 3]])
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_index_select_rows_on_threads_match_scipy_and_one_thread(index_dtype, dtype,
+                                                                 monkeypatch):
+    """The row gather cut into many blocks on threads gives scipy's result, bit for bit."""
+    from kernels.funcs import threads
+    from kernels.sparse import select
+    m = sp.random_array((300, 200), density=0.5, format="csr", random_state=9)
+    x = sparse.sparse_csr_tensor(m.indptr.astype(index_dtype), m.indices.astype(index_dtype),
+                                 m.data.astype(dtype), [300, 200])
+    idx = np.random.default_rng(3).integers(0, 300, 500).astype(index_dtype)
+    monkeypatch.setattr(select, "SCIPY_MIN_NNZ", 0)
+    one = sparse.index_select(x, idx, 0)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
+    monkeypatch.setattr(threads, "_num_threads", 4)
+    cum = np.concatenate([[0], np.cumsum(np.diff(m.indptr)[idx])])
+    assert len(threads.balanced_cuts(cum, 1 << 20)) == 17
+    many = sparse.index_select(x, idx, 0)
+    ref = m[idx]
+    for y in (one, many):
+        assert y.cols().dtype == index_dtype and y.values().dtype == dtype
+        np.testing.assert_array_equal(y.crows().numpy(), ref.indptr)
+        np.testing.assert_array_equal(y.cols().numpy(), ref.indices)
+        np.testing.assert_array_equal(y.values().numpy(), ref.data.astype(dtype))
+    b = sparse.stack([x, x], 0)
+    np.testing.assert_array_equal(dense_of(sparse.index_select(b, idx[:7], 1)),
+                                  np.stack([m.toarray()] * 2).astype(dtype)[:, idx[:7]])
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_csr_concat_copied_on_threads_matches_scipy_and_one_thread(axis, monkeypatch):
+    """The joins cut into pieces on threads give scipy's vstack/hstack, bit for bit."""
+    from kernels.funcs import threads
+    ms = [sp.random_array((30, 40), density=0.3, format="csr", random_state=k, dtype=np.float32)
+          for k in range(4)]
+    xs = [sparse.sparse_csr_tensor(m.indptr.astype(np.int32), m.indices.astype(np.int32),
+                                   m.data, [30, 40]) for m in ms]
+    xs[2] = sparse.sparse_csr_tensor(ms[2].indptr.astype(np.int64),   # the join promotes
+                                     ms[2].indices.astype(np.int64), ms[2].data, [30, 40])
+    one = sparse.concat(xs, axis)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
+    monkeypatch.setattr(threads, "_num_threads", 4)
+    assert len(threads.split_index((100,), 800, candidates=[0])) == 16
+    many = sparse.concat(xs, axis)
+    ref = (sp.vstack if axis == 0 else sp.hstack)(ms, format="csr")
+    for y in (one, many):
+        assert y.cols().dtype == np.int64 and y.values().dtype == np.float32
+        np.testing.assert_array_equal(y.crows().numpy(), ref.indptr)
+        np.testing.assert_array_equal(y.cols().numpy(), ref.indices)
+        np.testing.assert_array_equal(y.values().numpy(), ref.data)
+
+
+def test_csr_concat_shifts_int32_cols_in_the_wider_output_dtype():
+    n = 2**31 - 8
+    x = sparse.sparse_csr_tensor(np.array([0, 1], np.int32), np.array([n - 1], np.int32),
+                                 [2.0], [1, n])
+    y = sparse.concat([x, x], 1)
+    assert y.cols().dtype == np.int64 and y.cols().numpy().tolist() == [n - 1, 2 * n - 1]

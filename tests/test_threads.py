@@ -51,3 +51,18 @@ def test_split_index_cuts_threaded_work_into_several_pieces_per_thread(monkeypat
         covered[p[0]] += 1
     assert (covered == 1).all()
     assert threads.split_index((1024,), 4 << 20) == [()]        # too small to thread
+
+
+def test_one_thread_runs_every_piece_in_order_on_the_caller(monkeypatch):
+    monkeypatch.setattr(threads, "_num_threads", 1)
+    ran = []
+    threads.run_parallel(lambda p: ran.append((p, threading.current_thread())), list(range(5)))
+    assert ran == [(p, threading.current_thread()) for p in range(5)]
+
+
+def test_balanced_cuts_give_blocks_of_equal_work(monkeypatch):
+    monkeypatch.setattr(threads, "_num_threads", 2)
+    cum = np.concatenate([[0], np.cumsum([1] * 60 + [100] * 4)])     # the work is at the end
+    cuts = threads.balanced_cuts(cum, 64 << 20)      # 8 shares of 460: targets 57.5, 115, ...
+    assert cuts == [0, 58, 61, 62, 63, 64]             # rows of 100 cannot be cut
+    assert threads.balanced_cuts(cum, 4 << 20) == [0, 64]          # too small to thread

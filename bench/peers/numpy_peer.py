@@ -109,9 +109,22 @@ def matmul(inp, be):
     return Case(lambda: be.xp.matmul(x, y))
 
 
-def mean(inp, be):
-    x, axis = be.asarray(inp["x"]), inp["axis"]
-    return Case(lambda: be.xp.mean(x, axis=axis))
+def reduction(op):
+    """A factory timing ``xp.<op>(x, axis=axis)`` (mean, sum, max)."""
+    def factory(inp, be):
+        x, axis, fn = be.asarray(inp["x"]), inp["axis"], getattr(be.xp, op)
+        return Case(lambda: fn(x, axis=axis))
+    return factory
+
+
+def exp(inp, be):
+    x = be.asarray(inp["x"])
+    return Case(lambda: be.xp.exp(x))
+
+
+def scale(inp, be):
+    x = be.asarray(inp["x"])
+    return Case(lambda: x * 2.0)
 
 
 IMPLS = {
@@ -126,5 +139,7 @@ IMPLS = {
     "batch_gather_grad": {"add.at": batch_gather_grad},
     "add": {"add": add},
     "matmul": {"matmul": matmul},
-    "mean": {"mean": mean},
+    "exp": {"exp": exp},
+    "scale": {"x * 2.0": scale},
 }
+IMPLS.update({op: {op: reduction(op)} for op in ("mean", "sum", "max")})

@@ -46,6 +46,10 @@ def _forwards(inp):
         "add": lambda x: paddle.add(x, y),
         "matmul": lambda x: paddle.matmul(x, y),
         "mean": lambda x: paddle.mean(x, axis=axis),
+        "sum": lambda x: paddle.sum(x, axis=axis),
+        "max": lambda x: paddle.max(x, axis=axis),
+        "exp": lambda x: paddle.exp(x),
+        "scale": lambda x: x * 2.0,
         "reshape": lambda x: paddle.reshape(x, list(new_shape)),
         "expand": lambda x: paddle.expand(x, list(new_shape)),
         "repeat": lambda x: paddle.tile(x, list(repeats)),
@@ -82,8 +86,9 @@ OPS = {"expand": "expand", "repeat": "tile", "gather": "gather",
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape},
          "reshape": {"reshape": forward("reshape")}}
-for _op in ("add", "matmul", "mean"):
+for _op in ("add", "matmul", "mean", "sum", "max", "exp"):
     IMPLS[_op] = {_op: forward(_op)}
+IMPLS["scale"] = {"x * 2.0": forward("scale")}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

@@ -39,6 +39,10 @@ NEEDS = {
     "add": ("dense.add",),
     "matmul": ("dense.matmul",),
     "mean": ("dense.mean",),
+    "sum": ("dense.sum",),
+    "max": ("dense.max",),
+    "exp": ("dense.exp",),
+    "scale": ("dense.multiply",),
 }
 _MODULES = {"dense": dense, "sparse": sparse}
 
@@ -184,9 +188,22 @@ def binary(op):
     return factory
 
 
-def mean(inp, be):
-    x, axis = _tensor(inp["x"], be), [inp["axis"]]
-    return Case(lambda: dense.mean(x, axis))
+def reduction(op):
+    """A factory timing ``op(x, [axis])`` (mean, sum, max)."""
+    def factory(inp, be):
+        x, axis, fn = _tensor(inp["x"], be), [inp["axis"]], getattr(dense, op)
+        return Case(lambda: fn(x, axis))
+    return factory
+
+
+def exp(inp, be):
+    x = _tensor(inp["x"], be)
+    return Case(lambda: dense.exp(x))
+
+
+def scale(inp, be):
+    x = _tensor(inp["x"], be)
+    return Case(lambda: x * 2.0)
 
 
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
@@ -200,7 +217,8 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "spmm": {"sparse.matmul": matmul}, "spgemm": {"sparse.matmul": matmul},
          "sddmm": {"sparse.masked_matmul": sddmm}, "spmv": {"sparse.mv": spmv},
          "add": {"add": binary("add")}, "matmul": {"matmul": binary("matmul")},
-         "mean": {"mean": mean}}
+         "exp": {"exp": exp}, "scale": {"x * 2.0": scale}}
+IMPLS.update({op: {op: reduction(op)} for op in ("mean", "sum", "max")})
 IMPLS.update({op: {f"sparse.{op.removeprefix('sparse_')}": arith(op)} for op in ARITH})
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}

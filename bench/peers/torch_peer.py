@@ -76,6 +76,10 @@ def _forwards(inp):
         "add": lambda x: torch.add(x, y),
         "matmul": lambda x: torch.matmul(x, y),
         "mean": lambda x: torch.mean(x, dim=axis),
+        "sum": lambda x: torch.sum(x, dim=axis),
+        "max": lambda x: torch.amax(x, dim=axis),
+        "exp": lambda x: torch.exp(x),
+        "scale": lambda x: x * 2.0,
         "reshape": lambda x: x.reshape(*new_shape),
         "expand": lambda x: x.expand(*new_shape).contiguous(),
         "repeat": lambda x: x.repeat(*repeats),
@@ -146,7 +150,8 @@ OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
 IMPLS = {"reshape": {"reshape": forward("reshape")},
          "coo_transpose": {"permute": coo_transpose},
          "csr_transpose": {"t().to_sparse_csr()": csr_transpose}}
-IMPLS.update({op: {op: forward(op)} for op in ("add", "matmul", "mean")})
+IMPLS.update({op: {op: forward(op)} for op in ("add", "matmul", "mean", "sum", "exp")})
+IMPLS.update({"max": {"amax": forward("max")}, "scale": {"x * 2.0": forward("scale")}})
 IMPLS.update({op: {label: arith(op)} for op, (label, _) in ARITH.items()})
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}

@@ -130,6 +130,12 @@ def _weak_scalars(spec, ins):
     it next to the other tensor inputs (``float32 * 2.0`` stays float32); a
     numpy scalar keeps its own dtype.  The array lives where the first tensor input does.
     """
+    if len(ins) == 2:                       # the common ``x * 2.0`` and ``1 - x``
+        a, b = ins
+        if type(b) in _PY_SCALARS and isinstance(a, TensorBase) and not a.is_global:
+            return [a, _scalar_tensor(b, (a.meta.dtype,), a.meta.place, spec)]
+        if type(a) in _PY_SCALARS and isinstance(b, TensorBase) and not b.is_global:
+            return [_scalar_tensor(a, (b.meta.dtype,), b.meta.place, spec), b]
     scalar = [_is_scalar(t) for t in ins]
     if not any(scalar):
         return ins
@@ -152,7 +158,7 @@ _SCALAR_TENSORS = {}
 
 def _scalar_tensor(t, dtypes, place, spec):
     """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes`` (remembered)."""
-    key = (type(t), t, repr(t) if t == 0 else None, dtypes, place)
+    key = (type(t), t, repr(t) if t == 0 else None, *[d.num for d in dtypes], place)
     made = _SCALAR_TENSORS.get(key)
     if made is not None:
         return made
@@ -454,10 +460,12 @@ def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
     else:
         result = kernel(*datas, *kernel_attrs, grad_mask=grad_mask)
     if len(out_metas) == 1 and type(out_metas[0]) is MetaTensor:
-        outs = (classes[0]._from_kernel(result, out_metas[0]),)
-    else:
-        results = result if len(out_metas) > 1 else (result,)
-        outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
+        out = classes[0]._from_kernel(result, out_metas[0])
+        if spec.backward_fn is not None:
+            _record(spec, ins, (out,), attrs)
+        return out
+    results = result if len(out_metas) > 1 else (result,)
+    outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
     if spec.backward_fn is not None:
         _record(spec, ins, outs, attrs)
     return outs[0] if len(outs) == 1 else outs

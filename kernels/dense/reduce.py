@@ -17,6 +17,10 @@ from ..infermeta.reduce import _axes, reduced_shape, sum_dtype, sum_keepdim_shap
 BACKENDS = ("cpu", "gpu")
 
 
+#: numpy's reduction functions and the ufuncs whose ``reduce`` they wrap.
+_UFUNC_OF = {np.sum: np.add, np.prod: np.multiply, np.max: np.maximum, np.min: np.minimum}
+
+
 def reduce(fn, x, axes, keepdim, **kw):
     """numpy reduction ``fn`` (``np.sum``, ``np.mean``, ...) of x over ``axes`` on threads.
 
@@ -28,6 +32,9 @@ def reduce(fn, x, axes, keepdim, **kw):
     """
     xp = xp_of(x)
     if xp is not np or not axes or min(axes) == 0 or x.nbytes < 2 * MIN_BYTES_PER_THREAD:
+        ufunc = _UFUNC_OF.get(fn) if xp is np else None
+        if ufunc is not None:              # the ufunc's own reduce: no wrapper set-up
+            return ufunc.reduce(x, axes, kw.get("dtype"), None, keepdim)
         return xp.asarray(fn(x, axis=axes, keepdims=keepdim, **kw))
     parts = split_index(x.shape, x.nbytes, candidates=range(min(axes)))
     if len(parts) == 1:

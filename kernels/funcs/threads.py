@@ -11,6 +11,8 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from ..core.env import env_count
 
 #: Below this many bytes per thread, splitting costs more than it saves.
@@ -80,8 +82,7 @@ def split_index(shape, nbytes, candidates=None, per_thread=None):
     >>> n == (1 if num_threads() == 1 else PIECES_PER_THREAD * min(num_threads(), 256))
     True
     """
-    threads = min(num_threads(), nbytes // (per_thread or MIN_BYTES_PER_THREAD))
-    parts = max(threads, min(PIECES_PER_THREAD * threads, nbytes // MIN_BYTES_PER_PIECE))
+    threads, parts = _counts(nbytes, per_thread)
     axes = range(len(shape)) if candidates is None else candidates
     for want in (2 * parts, parts):
         for axis in axes:
@@ -91,6 +92,37 @@ def split_index(shape, nbytes, candidates=None, per_thread=None):
                 return [lead + (slice(n * k // parts, n * (k + 1) // parts),)
                         for k in range(parts)]
     return [()]
+
+
+def _counts(nbytes, per_thread=None):
+    """Threads worth using on ``nbytes`` of work, and the pieces to cut it into."""
+    threads = min(num_threads(), nbytes // (per_thread or MIN_BYTES_PER_THREAD))
+    return threads, max(threads, min(PIECES_PER_THREAD * threads, nbytes // MIN_BYTES_PER_PIECE))
+
+
+def balanced_cuts(cum, nbytes, per_thread=None):
+    """Boundaries ``[0, ..., n]`` cutting ``n`` rows into blocks of about equal work.
+
+    ``cum`` holds the work before each row and the total (``n + 1``
+    non-decreasing counts from 0, a CSR's row pointers); ``nbytes`` is the
+    bytes the whole work moves, which sets the number of blocks as in
+    :func:`split_index`: one block (``[0, n]``) below ``per_thread`` (default
+    :data:`MIN_BYTES_PER_THREAD`) bytes per thread.
+
+    Examples
+    --------
+    >>> balanced_cuts(np.array([0, 5, 10]), 256)
+    [0, 2]
+    >>> cuts = balanced_cuts(np.arange(0, 801, 100), 1 << 30)
+    >>> cuts == ([0, 8] if num_threads() == 1 else [0, 1, 2, 3, 4, 5, 6, 7, 8])
+    True
+    """
+    n = cum.shape[0] - 1
+    threads, parts = _counts(nbytes, per_thread)
+    if threads < 2 or n < 2:
+        return [0, n]
+    cuts = np.searchsorted(cum, np.linspace(0, int(cum[-1]), parts + 1)[1:-1])
+    return [0, *sorted(set(cuts.tolist()) - {0, n}), n]
 
 
 def run_parallel(fn, pieces):
@@ -103,13 +135,14 @@ def run_parallel(fn, pieces):
     thread).  The first exception raised by a piece is re-raised.  ``fn``
     must not call ``run_parallel`` itself.
     """
-    if len(pieces) <= 1:
+    workers = min(len(pieces), num_threads()) - 1
+    if workers < 1:
         for piece in pieces:
             fn(piece)
         return
     work = _Work(fn, pieces)
-    pool = _pool(min(len(pieces), num_threads()) - 1)
-    for _ in range(min(len(pieces), num_threads()) - 1):
+    pool = _pool(workers)
+    for _ in range(workers):
         pool.submit(work.drain)
     work.drain()
     work.wait()

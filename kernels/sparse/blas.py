@@ -30,7 +30,7 @@ SDDMM_BLOCK_BYTES = 1 << 18
 INT32_MAX = 2 ** 31 - 1
 
 
-def _index_arrays(*arrays, extent=0):
+def index_arrays(*arrays, extent=0):
     """The index arrays in one dtype, as sparsetools wants: int64 if any is, or if
     ``extent`` does not fit int32; else int32."""
     wide = extent > INT32_MAX or any(a.dtype == np.int64 for a in arrays)
@@ -74,7 +74,7 @@ def spmm(a, y):
     out = np.zeros((m, n), dtype)
     if n == 0 or a.nnz == 0:
         return out
-    indptr, indices = _index_arrays(a.crows, a.cols)
+    indptr, indices = index_arrays(a.crows, a.cols)
     data = np.ascontiguousarray(a.values, dtype=dtype)
     dense = np.ascontiguousarray(y, dtype=dtype).reshape(-1)
 
@@ -90,7 +90,7 @@ def spmm(a, y):
 def transpose(a):
     """``a.T`` as CSR (scipy's ``csr_tocsc``); each row of ``a.T`` keeps ``a``'s row order."""
     m, n = a.shape
-    indptr, indices = _index_arrays(a.crows, a.cols, extent=a.nnz)
+    indptr, indices = index_arrays(a.crows, a.cols, extent=a.nnz)
     values = np.ascontiguousarray(a.values)
     t_ptr = np.empty(n + 1, indptr.dtype)
     t_idx = np.empty(a.nnz, indptr.dtype)
@@ -110,7 +110,7 @@ def spgemm(a, b):
     """
     (m, _), n = a.shape, b.shape[1]
     dtype = np.result_type(a.values.dtype, b.values.dtype)
-    ap, aj, bp, bj = _index_arrays(a.crows, a.cols, b.crows, b.cols, extent=n)
+    ap, aj, bp, bj = index_arrays(a.crows, a.cols, b.crows, b.cols, extent=n)
     blocks = row_blocks(ap)
     counts = [0] * len(blocks)
 
@@ -120,7 +120,7 @@ def spgemm(a, b):
     _run_blocks(count, blocks)
     offsets = np.cumsum([0] + counts).tolist()
     if offsets[-1] > INT32_MAX:
-        ap, aj, bp, bj = _index_arrays(ap, aj, bp, bj, extent=offsets[-1])
+        ap, aj, bp, bj = index_arrays(ap, aj, bp, bj, extent=offsets[-1])
     ax = np.ascontiguousarray(a.values, dtype=dtype)
     bx = np.ascontiguousarray(b.values, dtype=dtype)
     cp = np.zeros(m + 1, ap.dtype)

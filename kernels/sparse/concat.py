@@ -23,6 +23,7 @@ import numpy as np
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
+from ..funcs.join import join
 from ..funcs.restride import index_dtype
 from ..funcs.shape import normalize_axis
 from ..infermeta.structure import concat_sparse_dim
@@ -68,8 +69,7 @@ def concat_coo_folded(xs, axis):
         if off:
             part[axis] += off
         pos, off = pos + x.nnz, off + x.shape[axis]
-    dtype = _value_dtype(xs)
-    values = xp.concatenate([x.values.astype(dtype, copy=False) for x in xs])
+    values = join([x.values for x in xs], _value_dtype(xs))
     coalesced = axis == 0 and all(x.coalesced for x in xs)
     return CooData(indices, values, shape, coalesced)
 
@@ -143,11 +143,9 @@ def concat_csr(xs, axis=0):
     shape = _join_shape(xs, axis)
     total = sum(x.nnz for x in xs)
     dtype = _index_dtype([x.cols for x in xs] + [x.crows for x in xs], shape, total, xp)
-    offs = np.cumsum([0] + [x.shape[-1] for x in xs])[:-1] if axis == nd - 1 else [0] * len(xs)
-    cols = xp.concatenate([x.cols.astype(dtype) + int(o) if o else x.cols.astype(dtype, copy=False)
-                           for x, o in zip(xs, offs)])
-    vdtype = _value_dtype(xs)
-    values = xp.concatenate([x.values.astype(vdtype, copy=False) for x in xs])
+    offs = np.cumsum([0] + [x.shape[-1] for x in xs])[:-1].tolist() if axis == nd - 1 else None
+    cols = join([x.cols for x in xs], dtype, offs)
+    values = join([x.values for x in xs], _value_dtype(xs))
     if axis == 0:
         return CsrData(join_crows(xs, dtype), cols, values, shape)
     lengths, src = csr_concat_parts(xs, axis)
@@ -158,14 +156,10 @@ def concat_csr(xs, axis=0):
 def join_crows(xs, dtype):
     """crows of CSR xs joined along axis 0: batches (3-D) follow each other as they are;
     2-D rows continue each from the entries before them."""
-    xp = xp_of(xs[0].crows)
     if len(xs[0].shape) == 3:
-        return xp.concatenate([x.crows.astype(dtype, copy=False) for x in xs])
-    parts, off = [xs[0].crows.astype(dtype, copy=False)], xs[0].nnz
-    for x in xs[1:]:
-        parts.append(x.crows[1:].astype(dtype) + off)
-        off += x.nnz
-    return xp.concatenate(parts)
+        return join([x.crows for x in xs], dtype)
+    ends = np.cumsum([x.nnz for x in xs]).tolist()
+    return join([xs[0].crows] + [x.crows[1:] for x in xs[1:]], dtype, [0] + ends[:-1])
 
 
 @register_kernel("concat_csr_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)

@@ -33,8 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..funcs.threads import MIN_BYTES_PER_PIECE, MIN_BYTES_PER_THREAD, PIECES_PER_THREAD
-from ..funcs.threads import num_threads, run_parallel
+from ..funcs.threads import balanced_cuts, run_parallel
 
 try:
     from scipy.sparse import _sparsetools
@@ -87,15 +86,7 @@ def usable(na, nb, n_rows):
 def _cuts(ap, bp):
     """Row boundaries of blocks holding about equal shares of both operands' entries."""
     total = int(ap[-1]) + int(bp[-1])
-    nbytes = total * _BYTES_PER_ENTRY
-    threads = min(num_threads(), nbytes // MIN_BYTES_PER_THREAD)
-    parts = 1 if threads < 2 else max(threads, min(PIECES_PER_THREAD * threads,
-                                                   nbytes // MIN_BYTES_PER_PIECE))
-    if parts == 1:
-        return [0, ap.shape[0] - 1]
-    ab = ap.astype(np.int64) + bp
-    cuts = np.searchsorted(ab, np.linspace(0, total, parts + 1)[1:-1])
-    return [0, *sorted(set(cuts.tolist()) - {0, ap.shape[0] - 1}), ap.shape[0] - 1]
+    return balanced_cuts(ap.astype(np.int64) + bp, total * _BYTES_PER_ENTRY)
 
 
 def _walk(ap, aj, bp, bj, ncols, lo, hi, data, fn, known):

@@ -9,9 +9,11 @@ where an entry was repeated.  All are xp-generic (numpy or cupy) except
 :func:`group_by_key`, which runs scipy's compiled counting sort on the CPU.
 """
 import numpy as np
-import scipy.sparse as sp
+from scipy.sparse import _sparsetools
 
 from ..core.xp import xp_of
+from ..funcs import pool
+from .blas import index_arrays
 
 
 def expand_ranges(starts, lengths):
@@ -37,6 +39,9 @@ def expand_ranges(starts, lengths):
 def row_ranges(crows, batch, rows):
     """Global start and length of every row of a CSR (``batch * rows`` of each), int64."""
     xp = xp_of(crows)
+    if batch == 1:
+        c = crows.astype(xp.int64, copy=False)
+        return c[:-1], c[1:] - c[:-1]
     c2 = crows.reshape(batch, rows + 1).astype(xp.int64)
     offsets = xp.cumsum(c2[:, -1]) - c2[:, -1]
     lengths = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
@@ -118,12 +123,27 @@ def group_by_key(row_starts, keys, n_keys, payload):
         the regrouped order.  Within a key, entries keep their storage order.
     """
     if xp_of(keys) is np:
-        n_rows = row_starts.shape[0] - 1
-        view = payload.view(np.int16) if payload.dtype == np.float16 else payload
-        m = sp.csr_array((view, keys, row_starts), shape=(n_rows, n_keys), copy=False).tocsc()
-        return (m.indptr.astype(np.int64, copy=False), m.indices,
-                m.data.view(payload.dtype))
+        return _group_by_tocsc(row_starts, keys, n_keys, payload)
     return group_by_argsort(row_starts, keys, n_keys, payload)
+
+
+def _group_by_tocsc(row_starts, keys, n_keys, payload):
+    """:func:`group_by_key` by scipy's ``csr_tocsc``, called directly (as ``.tocsc()`` does,
+    in the index dtype scipy would pick) into pooled outputs."""
+    n_rows, nnz = row_starts.shape[0] - 1, keys.shape[0]
+    starts, keys = index_arrays(row_starts, keys, extent=max(n_rows, n_keys, nnz))
+    bounds = np.empty(n_keys + 1, starts.dtype)
+    rows = pool.empty((nnz,), starts.dtype)
+    out = pool.empty(payload.shape, payload.dtype)
+    _sparsetools.csr_tocsc(n_rows, n_keys, starts, keys, compiled_values(payload), bounds, rows,
+                           compiled_values(out))
+    return bounds.astype(np.int64, copy=False), rows, out
+
+
+def compiled_values(values):
+    """``values`` as a dtype scipy's compiled routines take: float16 seen as int16 (they only
+    move values), anything else as it is."""
+    return values.view(np.int16) if values.dtype == np.float16 else values
 
 
 def group_by_argsort(row_starts, keys, n_keys, payload):

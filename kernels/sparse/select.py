@@ -20,16 +20,18 @@ Gradient: each stored entry of x gets the upstream value at its image, zero
 where it was cut away, summed over its images where it was repeated.
 """
 import numpy as np
-import scipy.sparse as sp
+from scipy.sparse import _sparsetools
 
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
+from ..funcs import pool
 from ..funcs.restride import index_dtype
+from ..funcs.threads import balanced_cuts, run_parallel
 from ..funcs.slicing import check_select_values, resolve_index_select, resolve_slice
 from .data import CooData, CsrData
-from .segments import (crows_of_lengths, expand_ranges, row_ranges, scatter_back,
-                       segment_counts, select_expansion)
+from .segments import (compiled_values, crows_of_lengths, expand_ranges, row_ranges,
+                       scatter_back, segment_counts, select_expansion)
 
 COO, CSR = "sparse_coo", "sparse_csr"
 #: Entries from which a CSR row gather goes through scipy's compiled loop on the CPU.
@@ -90,7 +92,8 @@ def slice_coo_grad(x, out_grad, axes, starts, ends):
 # ---------------------------------------------------------------- CSR rows
 def _first_of_run(xp, grows):
     """The first row when ``grows`` are consecutive rows (one run of entries), else None."""
-    if grows.shape[0] and bool(xp.all(xp.diff(grows) == 1)):
+    n = grows.shape[0]
+    if n and int(grows[-1]) - int(grows[0]) == n - 1 and bool(xp.all(xp.diff(grows) == 1)):
         return int(grows[0])
     return None
 
@@ -120,21 +123,55 @@ def take_rows(x, grows):
     """Row lengths, cols and values of the CSR whose rows are x's global rows ``grows``.
 
     The forward of :func:`csr_runs`: on the CPU the runs are copied by
-    scipy's compiled row gather (``csr_row_index``, behind its fancy row
-    indexing) over x seen as one ``[batch * rows, cols]`` matrix, once x
-    holds :data:`SCIPY_MIN_NNZ` entries (below, scipy's fixed cost is
-    more than the copy); a consecutive run of rows shares x's buffers.
+    :func:`_row_gather` once x holds :data:`SCIPY_MIN_NNZ` entries (below,
+    the copy is cheaper than the call); a consecutive run of rows shares x's
+    buffers.
     """
     xp = xp_of(x.cols)
     starts, lengths = row_ranges(x.crows, x.batch, x.shape[-2])
     if xp is not np or x.nnz < SCIPY_MIN_NNZ or _first_of_run(xp, grows) is not None:
         out_lengths, src = runs_of(starts, lengths, grows)
         return out_lengths, x.cols[src], x.values[src]
-    bounds = np.append(starts, x.nnz)
-    view = x.values.view(np.int16) if x.values.dtype == np.float16 else x.values
-    m = sp.csr_array((view, x.cols, bounds), shape=(starts.shape[0], x.shape[-1]), copy=False)
-    m = m[grows]
-    return lengths[grows], m.indices, m.data.view(x.values.dtype)
+    out_lengths = lengths[grows]
+    return (out_lengths,) + _row_gather(x, starts, grows, out_lengths)
+
+
+def _row_gather(x, starts, grows, out_lengths):
+    """Cols and values of x's global rows ``grows``, by scipy's compiled row gather.
+
+    ``csr_row_index`` (behind scipy's fancy row indexing) is called directly
+    over x seen as one ``[batch * rows, cols]`` matrix, into pooled outputs,
+    on blocks of rows holding equal shares of the output on threads (the
+    loop releases the GIL; each block writes its own slice of the output, so
+    the result does not depend on the threads).
+    """
+    offsets = np.zeros(grows.shape[0] + 1, np.int64)
+    np.cumsum(out_lengths, out=offsets[1:])
+    bounds, cols, rows = _row_index_arrays(x, starts, grows)
+    out_cols = pool.empty((int(offsets[-1]),), cols.dtype)
+    out_values = pool.empty((int(offsets[-1]),), x.values.dtype)
+    values, out = compiled_values(x.values), compiled_values(out_values)
+    cuts = balanced_cuts(offsets, out_cols.nbytes + out.nbytes)
+
+    def block(i):
+        r0, r1 = cuts[i], cuts[i + 1]
+        o0, o1 = int(offsets[r0]), int(offsets[r1])
+        _sparsetools.csr_row_index(r1 - r0, rows[r0:r1], bounds, cols, values, out_cols[o0:o1],
+                                   out[o0:o1])
+    run_parallel(block, list(range(len(cuts) - 1)))
+    return out_cols, out_values
+
+
+def _row_index_arrays(x, starts, grows):
+    """Row bounds, cols and rows for ``csr_row_index``, in x's index dtype while nnz fits it."""
+    narrow = x.cols.dtype == np.int32 and x.nnz <= np.iinfo(np.int32).max
+    dtype = np.int32 if narrow else np.int64
+    if x.batch == 1:                         # a 2-D CSR's crows are its row bounds
+        bounds = x.crows.astype(dtype, copy=False)
+    else:
+        bounds = np.empty(starts.shape[0] + 1, dtype)
+        bounds[:-1], bounds[-1] = starts, x.nnz
+    return bounds, x.cols.astype(dtype, copy=False), grows.astype(dtype, copy=False)
 
 
 def _global_rows(xp, shape, batches, rows):
@@ -228,7 +265,7 @@ def select_rows(x, index, axis):
     xp = xp_of(x.cols)
     index = index.astype(xp.int64, copy=False)
     if axis == len(x.shape) - 2:
-        return _global_rows(xp, x.shape, xp.arange(x.batch), index)
+        return index if x.batch == 1 else _global_rows(xp, x.shape, xp.arange(x.batch), index)
     return _global_rows(xp, x.shape, index, xp.arange(x.shape[-2]))
 
 
