@@ -4,7 +4,6 @@ import functools
 import numpy as np
 
 from ..core.meta import Canonical
-
 from ..funcs.shape import normalize_axis, prod
 
 
