@@ -442,7 +442,11 @@ def test_tiny_workloads_agree_with_numpy(name):
                     "gather": lambda x: np.take(x, inp["index"], axis=p["axis"]),
                     "add": lambda x: x + inp.get("y"),
                     "matmul": lambda x: np.einsum("ik,kj->ij", x, inp.get("y")),
-                    "mean": lambda x: x.sum(axis=p.get("axis")) / x.shape[p.get("axis")]
+                    "mean": lambda x: x.sum(axis=p.get("axis")) / x.shape[p.get("axis")],
+                    "sum": lambda x: np.add.reduce(x, axis=p.get("axis")),
+                    "max": lambda x: np.maximum.reduce(x, axis=p.get("axis")),
+                    "exp": lambda x: np.e ** x.astype(np.float64),
+                    "scale": lambda x: x + x,
                     }[w.op](inp["x"])
     outputs = [o for peer in (US, "numpy", "scipy") for o in _outputs(peer, w)]
     assert outputs
