@@ -186,6 +186,28 @@ def test_stored_zeros_keep_the_structural_pattern_in_every_row():
                                @ dense_of(yi, yv, (40, 50)), rtol=1e-12, atol=1e-12)
 
 
+def test_many_row_blocks_restore_only_their_own_cancellations(monkeypatch):
+    """SpGEMM cuts its rows into blocks (SPGEMM_BLOCKS_PER_THREAD per thread) so that a
+    cancellation is repaired within its block: the result is bit for bit the one-block one."""
+    from kernels.sparse import blas
+    rng = np.random.default_rng(16)
+    indices, values = random_coo((90, 40), 500, rng)
+    values[rng.random(500) < 0.05] = 0.0
+    x = sparse.sparse_coo_tensor(indices, values, [90, 40]).to_sparse_csr()
+    yi, yv = random_coo((40, 30), 300, rng)
+    y = sparse.sparse_coo_tensor(yi, yv, [40, 30]).to_sparse_csr()
+    one = sparse.matmul(x, y)
+    monkeypatch.setattr(blas, "MIN_WORK_PER_THREAD", 8)
+    assert len(blas.row_blocks(x._d.crows, blas.SPGEMM_BLOCKS_PER_THREAD)) > 8
+    many = sparse.matmul(x, y)
+    for a, b in ((one.crows(), many.crows()), (one.cols(), many.cols()),
+                 (one.values(), many.values())):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    structure = (dense_of(indices, np.ones(500), (90, 40)) @ dense_of(yi, np.ones(300),
+                                                                     (40, 30))) > 0
+    assert many.nnz() == structure.sum() > (x.to_scipy() @ y.to_scipy()).nnz
+
+
 @pytest.mark.parametrize("lx", LAYOUTS)
 @pytest.mark.parametrize("ly", LAYOUTS)
 def test_scipy_parity_2d(lx, ly):

@@ -25,6 +25,9 @@ from ..funcs.threads import num_threads, run_parallel
 
 #: Below this much work (stored entries plus rows) per thread, one call does it all.
 MIN_WORK_PER_THREAD = 1 << 15
+#: SpGEMM row blocks per thread: a block whose products cancel is recomputed on its
+#: pattern (:func:`_restore_cancelled`), so smaller blocks bound that extra work.
+SPGEMM_BLOCKS_PER_THREAD = 16
 #: Bytes of each gathered SDDMM block: two of them stay in a core's L2 cache.
 SDDMM_BLOCK_BYTES = 1 << 18
 INT32_MAX = 2 ** 31 - 1
@@ -38,16 +41,15 @@ def index_arrays(*arrays, extent=0):
     return [np.ascontiguousarray(a, dtype=dtype) for a in arrays]
 
 
-def row_blocks(indptr):
-    """Row ranges ``[(r0, r1), ...]`` of about equal work, one per thread.
+def row_blocks(indptr, per_thread=1):
+    """Row ranges ``[(r0, r1), ...]`` of about equal work, ``per_thread`` per thread.
 
-    Work is stored entries plus rows; fewer blocks than threads when there
-    is too little of it.  The blocks never change a result, only who
-    computes which rows.
+    Work is stored entries plus rows; fewer blocks when there is too little
+    of it.  The blocks never change a result, only who computes which rows.
     """
     n_rows = indptr.shape[0] - 1
     nnz = int(indptr[-1]) if n_rows >= 0 else 0
-    parts = min(num_threads(), (nnz + n_rows) // MIN_WORK_PER_THREAD)
+    parts = min(num_threads() * per_thread, (nnz + n_rows) // MIN_WORK_PER_THREAD)
     if parts <= 1:
         return [(0, n_rows)]
     targets = np.arange(1, parts, dtype=np.int64) * nnz // parts
@@ -111,7 +113,7 @@ def spgemm(a, b):
     (m, _), n = a.shape, b.shape[1]
     dtype = np.result_type(a.values.dtype, b.values.dtype)
     ap, aj, bp, bj = index_arrays(a.crows, a.cols, b.crows, b.cols, extent=n)
-    blocks = row_blocks(ap)
+    blocks = row_blocks(ap, SPGEMM_BLOCKS_PER_THREAD)
     counts = [0] * len(blocks)
 
     def count(i, block):
