@@ -14,8 +14,9 @@ import numpy as np
 
 #: id(owner) -> owner, for the locked base arrays whose views :func:`share` gave out.
 _SHARED = weakref.WeakValueDictionary()
-#: id(block) -> block, for the buffers that must stay writable (:func:`keep_writable`).
-_WRITABLE = weakref.WeakValueDictionary()
+#: id(block) -> weak reference to the block, for the buffers that must stay writable
+#: (:func:`keep_writable`); a plain dict, so that :func:`lock`'s lookup is cheap.
+_WRITABLE = {}
 
 
 def _owner(array):
@@ -40,7 +41,8 @@ def lock(array):
         return array
     owner = _owner(array)
     if owner.flags.writeable:
-        if _WRITABLE.get(id(owner)) is owner:
+        ref = _WRITABLE.get(id(owner))
+        if ref is not None and ref() is owner:
             return np.asarray(memoryview(array).toreadonly())
         owner.flags.writeable = False
     return array
@@ -49,7 +51,8 @@ def lock(array):
 def keep_writable(block):
     """Mark ``block`` as a buffer :func:`lock` never makes read-only (a pooled block,
     whose other parts are reused once idle); return it."""
-    _WRITABLE[id(block)] = block
+    key = id(block)
+    _WRITABLE[key] = weakref.ref(block, lambda _: _WRITABLE.pop(key, None))
     return block
 
 
