@@ -1,8 +1,6 @@
 """Broadcast index math from OneFlow's expand/repeat article: expand's
 output_stride, repeat as reshape + expand + reshape, and the copy that
 writes a broadcast view into a fresh contiguous array."""
-import math
-
 import numpy as np
 
 from ..core.xp import xp_of
@@ -159,7 +157,7 @@ def expand_copy(x, out_shape, result_shape=None):
     shares memory with x.  ``out_shape`` must be a valid expand of x's shape
     with -1 resolved (:func:`kernels.infermeta.expand.resolve_expand`).
     """
-    nbytes = math.prod(out_shape) * x.itemsize
+    nbytes = prod(out_shape) * x.itemsize
     if type(x) is np.ndarray and nbytes < SMALL_COPY_BYTES and nbytes < pool.MIN_BYTES:
         if result_shape is None:
             out = np.empty(out_shape, x.dtype)
@@ -174,9 +172,3 @@ def expand_copy(x, out_shape, result_shape=None):
         stride = expand_output_stride(x.shape, out.shape, x.strides)
         copy_into(out, xp.lib.stride_tricks.as_strided(x, out.shape, stride))
     return out if result_shape is None else out.reshape(result_shape)
-    xp = xp_of(x)
-    out = pool.new_array(x, tuple(out_shape))
-    if out.size:
-        stride = expand_output_stride(x.shape, out.shape, x.strides)
-        copy_into(out, xp.lib.stride_tricks.as_strided(x, out.shape, stride))
-    return out
