@@ -5,13 +5,10 @@ are remapped (:func:`kernels.funcs.restride.restride`) and the values are
 shared, not copied.  Otherwise the dense dims are folded into sparse dims
 first, so every valid reshape works and the result has no dense dims.
 """
-import math
-
-import numpy as np
 
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
-from ..funcs.restride import INT64_SAFE, SMALL_NNZ, index_dtype, restride
+from ..funcs.restride import restride
 from ..gpu.backend import device
 from ..gpu.coo_restride import coo_restride
 from ..infermeta.sparse import coo_reshape_sparse_dim
@@ -39,25 +36,8 @@ def _restride_gpu(indices, old_shape, new_shape, order):
 
 
 def restride_indices(indices, old_shape, new_shape, order):
-    """An index matrix's coordinates after the reshape (:func:`restride`; a few
-    entries by :func:`_restride_few`)."""
-    nnz = indices.shape[1]
-    few = 0 < nnz <= SMALL_NNZ and math.prod(old_shape) <= INT64_SAFE
-    if few and type(indices) is np.ndarray:
-        return _restride_few(indices, old_shape, new_shape, order)
+    """An index matrix's coordinates after the reshape (:func:`restride`)."""
     return restride(index_rows(indices), old_shape, new_shape, order)
-
-
-def _restride_few(indices, old_shape, new_shape, order):
-    """A few entries: the flat offsets by ``np.ravel_multi_index`` and the new coordinates by
-    ``np.unravel_index`` (two compiled calls beat :func:`restride`'s dim grouping and
-    threads on a few entries)."""
-    flat = np.ravel_multi_index(indices, old_shape, order=order)
-    dtype = indices.dtype if indices.dtype.itemsize == 8 else index_dtype(new_shape,
-                                                                          indices.dtype)
-    if len(new_shape) == 1:
-        return flat.astype(dtype, copy=False).reshape(1, -1)
-    return np.array(np.unravel_index(flat, new_shape, order=order), dtype=dtype)
 
 
 def reshape_coo_by(remap, x, shape, order):
