@@ -35,10 +35,10 @@ def reduce(fn, x, axes, keepdim, **kw):
         ufunc = _UFUNC_OF.get(fn) if xp is np else None
         if ufunc is not None:              # the ufunc's own reduce: no wrapper set-up
             return ufunc.reduce(x, axes, kw.get("dtype"), None, keepdim)
-        return xp.asarray(fn(x, axis=axes, keepdims=keepdim, **kw))
+        return fn(x, axis=axes, keepdims=keepdim, **kw)     # a scalar is wrapped by dispatch
     parts = split_index(x.shape, x.nbytes, candidates=range(min(axes)))
     if len(parts) == 1:
-        return np.asarray(fn(x, axis=axes, keepdims=keepdim, **kw))
+        return fn(x, axis=axes, keepdims=keepdim, **kw)
     kept = [d for d in range(x.ndim) if d not in axes]
     dtype = fn(x[(slice(0, 1),) * x.ndim], axis=axes, **kw).dtype
     out = np.empty(tuple(1 if d in axes else n for d, n in enumerate(x.shape)), dtype)
@@ -69,11 +69,8 @@ def _grad_as(g, x):
 @register_kernel("mean", backends=BACKENDS, dtypes=ALL)
 def mean(x, axis, keepdim=False):
     """numpy's mean over the normalised ``axis`` tuple (from the infer-meta)."""
-    if x.dtype.char not in _SUM_THEN_DIVIDE or not x.size or xp_of(x) is not np:
-        return reduce(xp_of(x).mean, x, axis, keepdim)
-    if x.nbytes < 2 * MIN_BYTES_PER_THREAD:
-        return _sum_then_divide(x, axis, keepdim)
-    return reduce(_sum_then_divide, x, axis, keepdim)
+    fast = x.dtype.char in _SUM_THEN_DIVIDE and x.size and xp_of(x) is np
+    return reduce(_sum_then_divide if fast else xp_of(x).mean, x, axis, keepdim)
 
 
 #: Type characters of the dtypes whose numpy mean is their own-dtype sum divided by the
