@@ -298,17 +298,7 @@ def _as_rows(s):
         else np.zeros(s.nnz, np.int64)
     if not s.coalesced and keys.shape[0] > 1 and bool(np.any(keys[1:] < keys[:-1])):
         return None                 # rows out of order (the walk checks each row's columns)
-    return _row_pointers(keys, n_rows).astype(s.indices.dtype), s.indices[k - 1]
-
-
-def _row_pointers(rows, n_rows):
-    """Row pointers of sorted row ids: a binary search per row when rows are few, else
-    one count per row."""
-    if n_rows * max(rows.shape[0], 2).bit_length() < rows.shape[0]:
-        return np.searchsorted(rows, np.arange(n_rows + 1), side="left")
-    out = np.zeros(n_rows + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=n_rows), out=out[1:])
-    return out
+    return crows_from_keys(keys, (n_rows, 1), s.indices.dtype), s.indices[k - 1]
 
 
 def _global_indptr(x):
