@@ -77,10 +77,7 @@ class Tensor(TensorBase):
         """Wrap an array phisparse made (no copy): it is locked, never shared with a caller."""
         t = cls.__new__(cls)
         t._array = lock(array)
-        t._meta = None
-        if stop_gradient is True:         # _init_autograd's leaf state, inline
-            t._stop_gradient, t._grad, t._grad_fn, t._out_index = True, None, None, 0
-        else:
+        if stop_gradient is not True:     # else the class defaults are the leaf state
             t._init_autograd(stop_gradient)
         return t
 

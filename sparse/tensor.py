@@ -33,6 +33,15 @@ def _op(name, *args):
 def _arith():
     from . import arith
     return arith
+def _locked(data):
+    """A data bundle whose arrays are locked (:func:`kernels.core.owned.lock`); rebuilt
+    only when an array comes back as another object (a pooled block's read-only view)."""
+    for v in data:
+        if isinstance(v, np.ndarray) and lock(v) is not v:
+            return type(data)(*[lock(v) for v in data])
+    return data
+
+
 _NUMPY_REFUSAL = ("{what} does not take a sparse tensor: use x.to_dense().numpy() for a "
                   "numpy array, x.to_scipy() for a scipy sparse array, or the sparse.* ops")
 
@@ -42,9 +51,9 @@ class _SparseTensor(TensorBase):
 
     def __init__(self, data: Any, stop_gradient: bool = True) -> None:
         """Wrap buffers phisparse owns (the constructors copy a caller's arrays)."""
-        self._d = type(data)(*[lock(v) for v in data])
-        self._meta = None
-        self._init_autograd(stop_gradient)
+        self._d = _locked(data)
+        if stop_gradient is not True:     # else the class defaults are the leaf state
+            self._init_autograd(stop_gradient)
 
     def __reduce__(self):
         """Pickle and deepcopy keep the buffers and stop_gradient, not the graph."""
@@ -55,7 +64,9 @@ class _SparseTensor(TensorBase):
     # ------------------------------------------------------------ internals
     @classmethod
     def _from_kernel(cls, data, meta):
-        return cls(data)
+        t = cls.__new__(cls)
+        t._d = _locked(data)
+        return t
 
     def _data(self):
         return self._d

@@ -83,6 +83,26 @@ def test_repeated_calls_reuse_the_infer_meta_result_but_not_across_types():
     assert SEEN["kernel"][-1][0] == (2, 4)
 
 
+def test_remembered_calls_tell_apart_what_equality_does_not():
+    x = dense.to_tensor(np.arange(6.0))
+    dispatch.run(PLAIN, [x], [[6], 0.0])
+    out = dispatch.run(PLAIN, [x], [[6], -0.0])        # -0.0 == 0.0: the sign must reach
+    assert np.signbit(SEEN["kernel"][-1][1]) and np.signbit(out.numpy()[0])
+    dispatch.run(PLAIN, [x], [(6,), True])
+    dispatch.run(PLAIN, [x], [(6,), 1])                 # True == 1, but another Scalar
+    assert [k[2] for k in SEEN["kernel"][-2:]] == [bool, int]
+    with pytest.raises(TypeError, match="must hold ints"):
+        dispatch.run(PLAIN, [x], [(6.0,), 1])           # (6.0,) == (6,): still refused
+    assert SEEN["infer"] == 4
+
+
+def test_a_tensor_attribute_is_converted_every_call():
+    x = dense.to_tensor(np.arange(6.0))
+    for shape in ([3, -1], [2, -1]):
+        dispatch.run(PROBE, [x], [dense.to_tensor(np.array(shape)), 1])
+    assert [k[0] for k in SEEN["kernel"]] == [(3, 2), (2, 3)]
+
+
 def test_errors_are_raised_every_time_and_never_remembered():
     x = dense.to_tensor(np.arange(6.0))
     for _ in range(2):

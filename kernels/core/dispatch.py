@@ -19,7 +19,7 @@ from . import autograd, registry
 from .dtypes import canonical_dtype, is_differentiable
 from .meta import Canonical, MetaTensor
 from .registry import GENERATION
-from .tensor import TensorBase, global_runtime, layout_class
+from .tensor import LOCAL_CLASSES, TensorBase, global_runtime, layout_class
 from .xp import to_place
 
 _OPS = {}
@@ -130,12 +130,10 @@ def _weak_scalars(spec, ins):
     it next to the other tensor inputs (``float32 * 2.0`` stays float32); a
     numpy scalar keeps its own dtype.  The array lives where the first tensor input does.
     """
-    if len(ins) == 2:                       # the common ``x * 2.0`` and ``1 - x``
-        a, b = ins
-        if type(b) in _PY_SCALARS and isinstance(a, TensorBase) and not a.is_global:
-            return [a, _scalar_tensor(b, (a.meta.dtype,), a.meta.place, spec)]
-        if type(a) in _PY_SCALARS and isinstance(b, TensorBase) and not b.is_global:
-            return [_scalar_tensor(a, (b.meta.dtype,), b.meta.place, spec), b]
+    if len(ins) == 2:
+        pair = _scalar_pair(spec, ins)
+        if pair is not ins:
+            return pair
     scalar = [_is_scalar(t) for t in ins]
     if not any(scalar):
         return ins
@@ -143,6 +141,17 @@ def _weak_scalars(spec, ins):
     dtypes = tuple(m.dtype for m in metas)
     place = metas[0].place if metas else "cpu"
     return [_scalar_tensor(t, dtypes, place, spec) if s else t for t, s in zip(ins, scalar)]
+
+
+def _scalar_pair(spec, ins):
+    """Two inputs, one a Python scalar beside a local tensor (the common ``x * 2.0`` and
+    ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are."""
+    a, b = ins
+    if type(b) in _PY_SCALARS and type(a) in LOCAL_CLASSES:
+        return [a, _scalar_tensor(b, (a.meta.dtype,), a.meta.place, spec)]
+    if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
+        return [_scalar_tensor(a, (b.meta.dtype,), b.meta.place, spec), b]
+    return ins
 
 
 def _is_scalar(t):
@@ -418,14 +427,43 @@ def _canonical(spec, attrs, canonical):
 def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
     """Run ``spec`` on tensor inputs and attribute values (both in YAML order).
 
-    The common call (single tensors in, MetaTensors out) takes the short
-    path; ``Tensor[]`` arguments and ops without tensor inputs take
-    :func:`_run_general`.  A MetaTensor input raises TypeError unless
-    ``metas_ok`` (a backward passes them for its no_need_buffer inputs).
-    ``grad_mask`` (from :func:`call_masked`) goes to the kernel as a keyword,
-    and the outputs it returns as None stay None.  Global inputs go to the
-    global runtime without it (every gradient is computed); a generated
-    backward never sends them, since autograd records the local run on the shards.
+    The common call (local tensors of the layout classes in, or one Python
+    scalar beside one, no ``grad_mask``) takes the short path: its inputs' metadata and its attributes as given key
+    the per-op memo (:func:`_prepared`), so a repeated call converts nothing.
+    Arrays, scalars, ``Tensor[]`` arguments, ``invoke:`` ops and global inputs
+    take :func:`_run_any`.
+    """
+    if spec.direct and grad_mask is None:
+        if len(tensors) == 2:
+            tensors = _scalar_pair(spec, tensors)          # ``x * 2.0``
+        metas, datas = [], []
+        for t in tensors:
+            if type(t) not in LOCAL_CLASSES:
+                break
+            m = t._meta
+            metas.append(t.meta if m is None else m)
+            datas.append(t._data())
+        else:
+            kernel, kernel_attrs, out_metas, cls, attrs = _prepared(spec, metas, attrs, True)
+            result = kernel(*datas, *kernel_attrs)
+            if cls is None:
+                return _outputs(spec, tensors, attrs, result, out_metas)
+            out = cls._from_kernel(result, out_metas[0])
+            if spec.backward_fn is not None:
+                _record(spec, tensors, (out,), attrs)
+            return out
+    return _run_any(spec, tensors, attrs, metas_ok, grad_mask)
+
+
+def _run_any(spec, tensors, attrs, metas_ok, grad_mask):
+    """:func:`run` for any inputs: arrays and scalars are made tensors first.
+
+    A MetaTensor input raises TypeError unless ``metas_ok`` (a backward passes
+    them for its no_need_buffer inputs).  ``grad_mask`` (from
+    :func:`call_masked`) goes to the kernel as a keyword, and the outputs it
+    returns as None stay None.  Global inputs go to the global runtime without
+    it (every gradient is computed); a generated backward never sends them,
+    since autograd records the local run on the shards.
     """
     ins = tensors
     if spec.general:
@@ -454,16 +492,16 @@ def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
         else:
             metas.append(t.meta)
             datas.append(t._data())
-    kernel, kernel_attrs, out_metas, classes = _prepared(spec, metas, attrs)
+    kernel, kernel_attrs, out_metas, _, attrs = _prepared(spec, metas, attrs, False)
     if grad_mask is None:
         result = kernel(*datas, *kernel_attrs)
     else:
         result = kernel(*datas, *kernel_attrs, grad_mask=grad_mask)
-    if len(out_metas) == 1 and type(out_metas[0]) is MetaTensor:
-        out = classes[0]._from_kernel(result, out_metas[0])
-        if spec.backward_fn is not None:
-            _record(spec, ins, (out,), attrs)
-        return out
+    return _outputs(spec, ins, attrs, result, out_metas)
+
+
+def _outputs(spec, ins, attrs, result, out_metas):
+    """The kernel's ``result`` wrapped as tensors (a tuple for several), recorded for autograd."""
     results = result if len(out_metas) > 1 else (result,)
     outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
     if spec.backward_fn is not None:
@@ -477,30 +515,61 @@ def _no_data(spec, ins):
                     f"data); pass a Tensor, or call {spec.name}.infer_meta")
 
 
-def _prepared(spec, metas, attrs):
-    """(kernel, kernel attributes, output metas, output classes) of a call, remembered.
+#: Attribute types that are their own memo key (with their type beside them).
+_KEY_TYPES = frozenset({int, bool, str, type(None), type})
+
+
+def _memo_key(metas, attrs):
+    """The memo key of a call: the metas, then each attribute with its type.
+
+    None when an attribute has no exact immutable key: the key must tell
+    apart what ``==`` does not (``2`` and ``2.0``, ``0.0`` and ``-0.0``, a
+    float inside a shape), and a Tensor or array attribute is never a key.
+    """
+    key = list(metas)
+    for v in attrs:
+        t = type(v)
+        if t is tuple or t is list:
+            for i in v:
+                if type(i) is not int:
+                    return None
+            key.append(tuple(v))
+        elif t is float:
+            key.append(v if v else repr(v))     # the sign of a zero
+        elif t in _KEY_TYPES or isinstance(v, np.dtype):
+            key.append(v)
+        else:
+            return None
+        key.append(t)
+    return tuple(key)
+
+
+def _prepared(spec, metas, attrs, raw):
+    """(kernel, kernel attributes, output metas, output class, attributes) of a call.
 
     The infer-meta is a pure function of the inputs' metadata and the
     attributes, so a call repeating them (a loop) reuses its result and the
-    kernel binding, as JAX caches a primitive's abstract evaluation; the
-    attributes' types are part of the key (``2`` and ``2.0`` are different
-    Scalars).  A registration made later (the registry's generation) clears
-    the reuse.  Errors are raised, never remembered.
+    kernel binding, as JAX caches a primitive's abstract evaluation.  ``raw``
+    attributes are as the caller gave them and are converted on a miss; the
+    converted ones come back last.  The output class is None unless the op
+    has one single-tensor output.  A registration made later (the registry's
+    generation) clears the reuse.  Errors are raised, never remembered.
     """
-    key = (*metas, *attrs, *map(type, attrs))
-    try:
-        hit = spec.memo.get(key)
-    except TypeError:                       # an unhashable attribute value
-        key, hit = None, None
+    key = _memo_key(metas, attrs)
+    hit = spec.memo.get(key) if key is not None else None
     if hit is not None and hit[0] == GENERATION[0]:
         return hit[1]
+    if raw:
+        attrs = _attrs(spec, attrs)
     result = spec.infer_meta(*metas, *attrs)
     kernel_attrs = attrs
     if type(result) is Canonical:
         result, canonical = result
         kernel_attrs = _canonical(spec, attrs, canonical)
     kernel, out_layouts, place, classes = _binding(spec, metas)
-    prepared = (kernel, kernel_attrs, _out_metas(result, out_layouts, place), classes)
+    out_metas = _out_metas(result, out_layouts, place)
+    single = len(out_metas) == 1 and type(out_metas[0]) is MetaTensor
+    prepared = (kernel, kernel_attrs, out_metas, classes[0] if single else None, attrs)
     if key is not None:
         if len(spec.memo) >= MEMO_SIZE:
             spec.memo.clear()

@@ -48,7 +48,8 @@ class OpSpec:
     ``bindings`` and ``memo`` are dispatch's per-op caches (kernel
     choices; infer-meta results of repeated calls);
     ``general`` marks ops (``Tensor[]`` arguments, no tensor inputs) that take
-    dispatch's general path.
+    dispatch's general path; ``direct`` ops (neither general nor ``invoke:``)
+    may take its short path.
     """
 
     name: str
@@ -72,6 +73,7 @@ class OpSpec:
     layout_index: int = field(init=False, repr=False, compare=False)
     data_type_index: int = field(init=False, repr=False, compare=False)
     general: bool = field(init=False, repr=False, compare=False)
+    direct: bool = field(init=False, repr=False, compare=False)
     attr_plain: tuple = field(init=False, repr=False, compare=False)
     bindings: dict = field(init=False, repr=False, compare=False, default_factory=dict)
     memo: dict = field(init=False, repr=False, compare=False, default_factory=dict)
@@ -88,6 +90,7 @@ class OpSpec:
                    if self.data_type_arg in names else 0,
                    "general": not tensors or any(a.is_list for a in tensors),
                    "attr_plain": tuple(PLAIN_TYPES.get(a.type) for a in attrs)}
+        derived["direct"] = not derived["general"] and self.invoke is None
         for name, value in derived.items():
             object.__setattr__(self, name, value)
 

@@ -36,15 +36,17 @@ def lock(array):
     """
     if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
         return array
-    array.setflags(write=False)          # cheaper than reading ``flags`` first
-    if array.base is None:
+    array.setflags(False)                # positional: cheaper than the keyword
+    owner = array.base
+    if not isinstance(owner, np.ndarray):
         return array
-    owner = _owner(array)
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
     if owner.flags.writeable:
         ref = _WRITABLE.get(id(owner))
         if ref is not None and ref() is owner:
             return np.asarray(memoryview(array).toreadonly())
-        owner.flags.writeable = False
+        owner.setflags(False)
     return array
 
 

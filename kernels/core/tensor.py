@@ -15,12 +15,15 @@ from .dtypes import is_differentiable
 _T = TypeVar("_T", bound="TensorBase")
 
 _LAYOUT_CLASSES = {}
+#: The layout classes, whose instances are local tensors (dispatch's short path).
+LOCAL_CLASSES = set()
 _GLOBAL = []
 
 
 def register_layout(layout, cls):
     """Make ``cls`` the tensor class for ``layout`` (called by dense/ and sparse/)."""
     _LAYOUT_CLASSES[layout] = cls
+    LOCAL_CLASSES.add(cls)
 
 
 def layout_class(layout):
