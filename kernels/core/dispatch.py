@@ -148,9 +148,11 @@ def _scalar_pair(spec, ins):
     ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are."""
     a, b = ins
     if type(b) in _PY_SCALARS and type(a) in LOCAL_CLASSES:
-        return [a, _scalar_tensor(b, (a.meta.dtype,), a.meta.place, spec)]
+        m = a.meta
+        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec)]
     if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
-        return [_scalar_tensor(a, (b.meta.dtype,), b.meta.place, spec), b]
+        m = b.meta
+        return [_scalar_tensor(a, (m.dtype,), m.place, spec), b]
     return ins
 
 
@@ -158,7 +160,7 @@ def _is_scalar(t):
     return type(t) in _PY_SCALARS or isinstance(t, _SCALARS)
 
 
-_PY_SCALARS = (float, int, bool, complex)
+_PY_SCALARS = frozenset({float, int, bool, complex})
 #: (scalar's type, value, its repr when it equals 0 (the sign of a zero), the other
 #: inputs' dtypes, place) -> its 0-d Tensor: tensors are immutable, so a loop's
 #: ``x * 2.0`` builds the scalar's tensor once.
@@ -167,7 +169,7 @@ _SCALAR_TENSORS = {}
 
 def _scalar_tensor(t, dtypes, place, spec):
     """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes`` (remembered)."""
-    key = (type(t), t, repr(t) if t == 0 else None, *[d.num for d in dtypes], place)
+    key = (type(t), t, repr(t) if t == 0 else None, dtypes, place)
     made = _SCALAR_TENSORS.get(key)
     if made is not None:
         return made

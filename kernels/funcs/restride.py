@@ -165,9 +165,8 @@ def restride(rows, old_shape, new_shape, order="C", dtype=None, out=None):
     >>> restride(rows, (2, 4), (4, 2), order="F").tolist()
     [[0, 1, 3], [1, 0, 1]]
     """
-    xp = namespace(rows[0])
     nnz = rows[0].shape[0]
-    if xp is np and 0 < nnz <= SMALL_NNZ and prod(old_shape) <= INT64_SAFE:
+    if type(rows[0]) is np.ndarray and 0 < nnz <= SMALL_NNZ and prod(old_shape) <= INT64_SAFE:
         dtype = out[0].dtype if out is not None else \
             index_dtype(new_shape, rows[0].dtype) if dtype is None else dtype
         few = _restride_few(rows, old_shape, new_shape, order, dtype)
@@ -176,6 +175,7 @@ def restride(rows, old_shape, new_shape, order="C", dtype=None, out=None):
         for dst, coord in zip(out, few):
             dst[...] = coord
         return out
+    xp = namespace(rows[0])
     if out is None:
         dtype = index_dtype(new_shape, rows[0].dtype, xp=xp) if dtype is None else dtype
         out = xp.empty((len(new_shape), nnz), dtype=dtype)

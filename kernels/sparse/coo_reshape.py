@@ -12,7 +12,7 @@ from ..funcs.restride import restride
 from ..gpu.backend import device
 from ..gpu.coo_restride import coo_restride
 from ..infermeta.sparse import coo_reshape_sparse_dim
-from .data import CooData, fold_dense, index_rows
+from .data import CooData, fold_dense
 
 
 @register_kernel("reshape_coo", layout="sparse_coo", dtypes=ALL)
@@ -37,7 +37,7 @@ def _restride_gpu(indices, old_shape, new_shape, order):
 
 def restride_indices(indices, old_shape, new_shape, order):
     """An index matrix's coordinates after the reshape (:func:`restride`)."""
-    return restride(index_rows(indices), old_shape, new_shape, order)
+    return restride(list(indices), old_shape, new_shape, order)
 
 
 def reshape_coo_by(remap, x, shape, order):
@@ -46,13 +46,15 @@ def reshape_coo_by(remap, x, shape, order):
     ``remap(indices, old_shape, new_shape, order)`` returns the new index
     matrix: :func:`restride_indices` on the CPU, ``coo_restride.cu`` on a GPU.
     """
-    new = tuple(shape)
-    if new == tuple(x.shape):
+    new, old = tuple(shape), x.shape
+    if new == old:
         return x
-    sparse_dim = coo_reshape_sparse_dim(x.shape, x.sparse_dim, new)
+    k = x.indices.shape[0]
+    sparse_dim = coo_reshape_sparse_dim(old, k, new) if x.values.ndim > 1 else len(new)
     if sparse_dim == len(new) and x.values.ndim > 1:
         x = fold_dense(x)
-    indices = remap(x.indices, x.shape[:x.sparse_dim], new[:sparse_dim], order)
+        old, k = x.shape, x.indices.shape[0]
+    indices = remap(x.indices, old[:k], new[:sparse_dim], order)
     return CooData(indices, x.values, new, x.coalesced and order == "C")
 
 
