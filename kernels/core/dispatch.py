@@ -452,7 +452,10 @@ def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
                 return _outputs(spec, tensors, attrs, result, out_metas)
             out = cls._from_kernel(result, out_metas[0])
             if spec.backward_fn is not None:
-                _record(spec, tensors, (out,), attrs)
+                for t in tensors:
+                    if not t._stop_gradient:
+                        _record(spec, tensors, (out,), attrs)
+                        break
             return out
     return _run_any(spec, tensors, attrs, metas_ok, grad_mask)
 

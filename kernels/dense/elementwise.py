@@ -7,6 +7,8 @@ gradient back to each input's shape in one place, :func:`sum_to_shape`, and
 computes only the gradients its ``grad_mask`` asks for (``optional_grads``).
 """
 
+import numpy as np
+
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
@@ -47,11 +49,18 @@ def _binary_kernels(entry):
 
 
 def _register(table, make):
+    """Register each entry's kernels; where the entry is a plain ufunc, numpy's ufunc
+    itself is the CPU forward (no Python layer between dispatch and the loop)."""
     for entry in table.values():
         forward, backward = make(entry)
         forward.__name__, backward.__name__ = entry.name, entry.name + "_grad"
         forward.__doc__ = f"Elementwise {entry.name} (kernels.funcs.elementwise)."
-        register_kernel(entry.name, backends=BACKENDS, dtypes=ALL)(forward)
+        ufunc = getattr(np, getattr(entry.fn, "ufunc_name", ""), None)
+        if ufunc is None:
+            register_kernel(entry.name, backends=BACKENDS, dtypes=ALL)(forward)
+        else:
+            register_kernel(entry.name, backends=("cpu",), dtypes=ALL)(ufunc)
+            register_kernel(entry.name, backends=("gpu",), dtypes=ALL)(forward)
         if entry.grad is not None:
             backward.__doc__ = f"Gradient of {entry.name} (kernels.funcs.elementwise)."
             register_kernel(entry.name + "_grad", backends=BACKENDS, dtypes=ALL)(backward)

@@ -67,7 +67,10 @@ def quiet(xp, **kinds):
 
 
 def _ufunc(name):
-    return lambda xp, x: getattr(xp, name)(x)
+    """``xp.<name>(x)``; ``ufunc_name`` lets numpy's own ufunc serve as the CPU kernel."""
+    fn = lambda xp, x: getattr(xp, name)(x)          # noqa: E731
+    fn.ufunc_name = name
+    return fn
 
 
 def _times(deriv):
@@ -209,7 +212,10 @@ def _pick_grad(x_wins):
 
 
 def _binary_ufunc(name):
-    return lambda xp, x, y: getattr(xp, name)(x, y)
+    """``xp.<name>(x, y)``, with ``ufunc_name`` as :func:`_ufunc`'s."""
+    fn = lambda xp, x, y: getattr(xp, name)(x, y)    # noqa: E731
+    fn.ufunc_name = name
+    return fn
 
 
 BINARY_TABLE = (

@@ -85,10 +85,10 @@ def _restride_few(rows, old_shape, new_shape, order, dtype):
     """Few entries: the flat offsets by ``np.ravel_multi_index`` and the new coordinates
     by ``np.unravel_index`` (two compiled calls beat the dim grouping and threads of
     :func:`restride`'s general path on a few entries); a new matrix in ``dtype``."""
-    flat = np.ravel_multi_index(rows, old_shape, order=order)
+    flat = np.ravel_multi_index(rows, old_shape, "raise", order)   # positional: no keywords
     if len(new_shape) == 1:
         return flat.astype(dtype, copy=False).reshape(1, -1)
-    return np.array(np.unravel_index(flat, new_shape, order=order), dtype=dtype)
+    return np.array(np.unravel_index(flat, new_shape, order), dtype=dtype)
 
 
 def group_dims(old_shape, new_shape):
