@@ -28,10 +28,12 @@ through temporaries.  With numpy the entries are split over threads
 works in blocks of :data:`BLOCK` entries, so the several passes of a group
 reread cached data and the scratch row is one block long.
 """
+import functools
+
 import numpy as np
 
 from ..core.xp import xp_of
-from .shape import prod
+from .shape import c_strides, prod
 from .threads import run_parallel, split_index
 
 INT32_MAX = 2 ** 31 - 1
@@ -82,13 +84,23 @@ def index_dtype(shape, dtype, extent=0, xp=np):
 
 
 def _restride_few(rows, old_shape, new_shape, order, dtype):
-    """Few entries: the flat offsets by ``np.ravel_multi_index`` and the new coordinates
-    by ``np.unravel_index`` (two compiled calls beat the dim grouping and threads of
-    :func:`restride`'s general path on a few entries); a new matrix in ``dtype``."""
-    flat = np.ravel_multi_index(rows, old_shape, "raise", order)   # positional: no keywords
+    """Few entries: the flat offsets as one dot product of the index matrix with the
+    old shape's strides, and the new coordinates by ``np.unravel_index`` (two compiled
+    calls beat the dim grouping and threads of :func:`restride`'s general path on a
+    few entries); a new matrix in ``dtype``."""
+    flat = _strides(tuple(old_shape), order).dot(rows)
     if len(new_shape) == 1:
         return flat.astype(dtype, copy=False).reshape(1, -1)
     return np.array(np.unravel_index(flat, new_shape, order), dtype=dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _strides(shape, order):
+    """``shape``'s element strides in ``order`` as a read-only int64 array."""
+    strides = c_strides(shape) if order == "C" else c_strides(shape[::-1])[::-1]
+    out = np.array(strides, np.int64)
+    out.setflags(write=False)
+    return out
 
 
 def group_dims(old_shape, new_shape):
@@ -137,9 +149,9 @@ def restride(rows, old_shape, new_shape, order="C", dtype=None, out=None):
 
     Parameters
     ----------
-    rows : sequence of 1-D arrays
-        One integer array of length nnz per old dim (a COO index matrix's
-        rows); never written to.
+    rows : 2-D array or sequence of 1-D arrays
+        One integer row of length nnz per old dim (a COO index matrix, or
+        its rows); never written to.
     old_shape, new_shape : sequence of int
         Shapes with the same element count.
     order : {'C', 'F'}

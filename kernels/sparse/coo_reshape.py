@@ -22,7 +22,7 @@ def reshape_coo(x, shape, order="C"):
     A C-order reshape keeps the coalesced flag; an F-order one clears it
     (coordinates stay unique but lose their C order).  Same shape: x itself.
     """
-    return reshape_coo_by(restride_indices, x, shape, order)
+    return reshape_coo_by(restride, x, shape, order)
 
 
 @register_kernel("reshape_coo", layout="sparse_coo", backends=("gpu",), dtypes=ALL)
@@ -35,16 +35,11 @@ def _restride_gpu(indices, old_shape, new_shape, order):
     return coo_restride(device(), indices, old_shape, new_shape, order)
 
 
-def restride_indices(indices, old_shape, new_shape, order):
-    """An index matrix's coordinates after the reshape (:func:`restride`)."""
-    return restride(list(indices), old_shape, new_shape, order)
-
-
 def reshape_coo_by(remap, x, shape, order):
     """The steps of :func:`reshape_coo`, with ``remap`` computing the new indices.
 
     ``remap(indices, old_shape, new_shape, order)`` returns the new index
-    matrix: :func:`restride_indices` on the CPU, ``coo_restride.cu`` on a GPU.
+    matrix: :func:`kernels.funcs.restride.restride` on the CPU, ``coo_restride.cu`` on a GPU.
     """
     new, old = tuple(shape), x.shape
     if new == old:
