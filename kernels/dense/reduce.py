@@ -31,7 +31,7 @@ def reduce(fn, x, axes, keepdim, **kw):
     numpy call would.  Other inputs, and GPU arrays, make one call.
     """
     xp = xp_of(x)
-    if xp is not np or not axes or min(axes) == 0 or x.nbytes < 2 * MIN_BYTES_PER_THREAD:
+    if x.nbytes < 2 * MIN_BYTES_PER_THREAD or xp is not np or not axes or min(axes) == 0:
         ufunc = _UFUNC_OF.get(fn) if xp is np else None
         if ufunc is not None:              # the ufunc's own reduce: no wrapper set-up
             return ufunc.reduce(x, axes, kw.get("dtype"), None, keepdim)
