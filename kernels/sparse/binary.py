@@ -1,9 +1,7 @@
 """Sparse add, subtract, multiply and divide with numpy broadcasting, and their gradients.
 
 Sparse with sparse (one layout) works on the logical values: each operand is
-*aligned* to the broadcast shape (rank padded with size-1 sparse dims, the
-leading dense dims of the operand with fewer sparse dims folded, duplicates
-summed, entries repeated along broadcast sparse dims) and reduced to sorted
+*aligned* to the broadcast shape (:mod:`kernels.sparse.align`), as sorted
 unique flat keys.  add, subtract and divide merge the keys (union; divide
 gives numpy's value at each coordinate, so ``x/0`` is ±inf and ``0/y`` is 0),
 multiply intersects them.  The result is coalesced.  On the CPU, operands of
@@ -34,141 +32,11 @@ from ..funcs.sum_to_shape import sum_to_shape
 from ..funcs.threads import run_parallel
 from ..funcs.elementwise import BINARY, BOTH, quiet, result_dtype
 from . import merge
-from .data import (CooData, CsrData, crows_from_keys, csr_coords, fold_dense, index_rows,
-                   sum_by_key)
+from .align import Aligned, align, coords, flatten, reduce_to, to_grid, unflatten
+from .data import CooData, CsrData, crows_from_keys, index_rows
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
-BOTH = ("cpu", "gpu")
-
-
-# ---------------------------------------------------------------- keys
-def flatten(rows, shape, xp):
-    """C-order int64 flat keys of coordinate ``rows`` in ``shape`` (size-1 dims skipped)."""
-    keys = None
-    for r, s in zip(rows, shape):
-        if s == 1:
-            keys = None if keys is None else keys * 1
-            continue
-        r = r.astype(xp.int64, copy=False)
-        keys = r if keys is None else keys * s + r
-    n = rows[0].shape[0] if rows else 0
-    return xp.zeros(n, dtype=xp.int64) if keys is None else keys
-
-
-def unflatten(keys, shape, xp, dtype=np.int64):
-    """Coordinate rows of C-order flat ``keys`` in ``shape``."""
-    rows = [None] * len(shape)
-    for d in range(len(shape) - 1, -1, -1):
-        if d == 0:
-            rows[d] = keys.astype(dtype, copy=False)
-        else:
-            q = keys // shape[d]            # // and a product: far faster than divmod
-            rows[d] = (keys - q * shape[d]).astype(dtype, copy=False)
-            keys = q
-    return rows
-
-
-# ---------------------------------------------------------------- aligned operands
-class Aligned(NamedTuple):
-    """A sparse operand in the broadcast shape's sparse dims, duplicates summed.
-
-    ``keys`` (sorted, unique, over the output's sparse shape) and ``values``
-    ``[n, *dense]`` are what the forward combines.  ``ukeys`` are the summed
-    coordinates over ``ashape`` (the operand's own sizes, 1 where padded),
-    ``group`` maps each stored (folded) entry to its summed coordinate (None:
-    one to one), ``src`` each key to its summed coordinate (None: one to one);
-    ``dshape`` is the operand's dense shape after folding.
-    """
-
-    keys: object
-    values: object
-    ukeys: object
-    group: object
-    src: object
-    ashape: tuple
-    dshape: tuple
-
-
-def coords(x):
-    """Coordinate rows of a sparse operand's entries (a CSR's without a stacked copy)."""
-    return csr_coords(x) if isinstance(x, CsrData) else index_rows(x.indices)
-
-
-def align(x, out_shape, k):
-    """Sparse ``x`` as an :class:`Aligned` operand with ``k`` sparse dims of ``out_shape``."""
-    xp = xp_of(x.values)
-    pad = len(out_shape) - len(x.shape)
-    xf = x if isinstance(x, CsrData) else fold_dense(x, k - pad - x.sparse_dim)
-    ashape = (1,) * pad + tuple(xf.shape[:len(xf.shape) - xf.values.ndim + 1])
-    keys = flatten(coords(xf), ashape[pad:], xp)
-    if getattr(xf, "coalesced", False):
-        values, group = xf.values, None
-    else:
-        keys, values, group = sum_by_key(keys, xf.values, int(np.prod(ashape)))
-    ukeys, src = keys, None
-    sshape = tuple(out_shape[:k])
-    if ashape != sshape:
-        keys, src = _expand(ukeys, ashape, sshape, xp)
-        values = values[src]
-    return Aligned(keys, values, ukeys, group, src, ashape,
-                   tuple(xf.shape[len(ashape) - pad:]))
-
-
-def _expand(ukeys, ashape, sshape, xp):
-    """Repeat coordinates along the dims where ``ashape`` is 1 and ``sshape`` is not.
-
-    Returns the sorted keys over ``sshape`` and, for each, its index in ``ukeys``.
-    """
-    rows = unflatten(ukeys, ashape, xp)
-    src = xp.arange(ukeys.shape[0])
-    for d, (a, s) in enumerate(zip(ashape, sshape)):
-        if a == s:
-            continue
-        n = src.shape[0]
-        rows = [xp.repeat(r, s) for r in rows]
-        rows[d] = xp.tile(xp.arange(s, dtype=xp.int64), n)
-        src = xp.repeat(src, s)
-    keys = flatten(rows, sshape, xp)
-    perm = xp.argsort(keys, kind="stable")
-    return keys[perm], src[perm]
-
-
-def project(keys, sshape, ashape, xp):
-    """Output keys mapped to an operand's aligned keys (its size-1 dims dropped)."""
-    if tuple(ashape) == tuple(sshape):
-        return keys
-    return flatten(unflatten(keys, sshape, xp), ashape, xp)
-
-
-def reduce_to(a, out_keys, sshape, t, x_values_shape):
-    """Gradient ``t`` at the output's entries reduced to an aligned operand's stored entries."""
-    xp = xp_of(t)
-    pk = project(out_keys, sshape, a.ashape, xp)
-    n = a.ukeys.shape[0]
-    acc = xp.zeros((n,) + tuple(t.shape[1:]), dtype=t.dtype)
-    if n and pk.shape[0]:
-        pos = xp.minimum(xp.searchsorted(a.ukeys, pk), n - 1)
-        found = a.ukeys[pos] == pk
-        if a.src is None and bool(xp.all(found)):
-            acc[pos] = t
-        else:
-            xp.add.at(acc, pos[found], t[found])
-    dense_shape = (n,) + tuple(a.dshape)
-    if tuple(acc.shape) != dense_shape:
-        acc = sum_to_shape(acc, dense_shape)
-    out = acc if a.group is None else acc[a.group]
-    return out.reshape(x_values_shape)
-
-
-def to_grid(rows, t, out_shape, k, shape):
-    """Gradient ``t`` at output entries (coordinate ``rows``) summed into a dense ``shape``."""
-    xp = xp_of(t)
-    tp = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
-    t = sum_to_shape(t, (t.shape[0],) + tp[k:])
-    keys = flatten(rows, tp[:k], xp)
-    grid = xp.zeros((int(np.prod(tp[:k])),) + tp[k:], dtype=t.dtype)
-    xp.add.at(grid, keys, t)
-    return grid.reshape(shape)
+BACKENDS = ("cpu", "gpu")
 
 
 # ---------------------------------------------------------------- combining
@@ -631,8 +499,8 @@ def _register(op):
         if op in ("add", "subtract") and DENSE in (lx, ly):
             fwd, bwd = mixed_dense, mixed_dense_grad
         name = f"{op}_{SHORT[lx]}_{SHORT[ly]}"
-        register_kernel(name, layout=lx, backends=BOTH, dtypes=ALL)(partial(fwd, op))
-        register_kernel(name + "_grad", layout=lx, backends=BOTH, dtypes=ALL)(partial(bwd, op))
+        register_kernel(name, layout=lx, backends=BACKENDS, dtypes=ALL)(partial(fwd, op))
+        register_kernel(name + "_grad", layout=lx, backends=BACKENDS, dtypes=ALL)(partial(bwd, op))
 
 
 for _op in ("add", "subtract", "multiply", "divide"):

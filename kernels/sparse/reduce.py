@@ -15,7 +15,8 @@ from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.sum_to_shape import sum_leading
 from ..infermeta.sparse_reduce import sparse_sum_dtype, sum_plan
-from .binary import csr_out, flatten, unflatten
+from .align import flatten, unflatten
+from .binary import csr_out
 from .convert import coalesce_coo, coo_of_csr
 from .data import CooData, index_rows, sum_by_key
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from ..core.dtypes import FLOATS
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
-from .binary import flatten
+from .align import flatten
 from .convert import coo_of_csr
 
 COO, CSR = "sparse_coo", "sparse_csr"
