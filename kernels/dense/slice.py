@@ -3,15 +3,16 @@
 slice, strided_slice and basic_index return views of x (basic slicing, no
 copy); their gradient is zeros of x's shape with out_grad written into the
 window.  basic_index runs numpy's own key, built once per call signature
-(``index_key`` is remembered), so ``x[0]`` costs one dispatch.
+(``index_key`` is remembered, as are the slice windows), so ``x[0]`` costs one
+dispatch.
 index_select copies (``take``) after checking every index value, and its
 gradient is gather's scatter-add (``gather_grad``).
 """
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
-from ..funcs.slicing import check_select_values, resolve_index_select, resolve_slice
-from ..infermeta.slice import index_key, strided_window
+from ..funcs.slicing import cached_slice, check_select_values, resolve_index_select
+from ..infermeta.slice import cached_window, index_key
 
 BACKENDS = ("cpu", "gpu")
 
@@ -19,13 +20,13 @@ BACKENDS = ("cpu", "gpu")
 @register_kernel("slice", backends=BACKENDS, dtypes=ALL)
 def slice_(x, axes, starts, ends):
     """x inside Paddle's slice window (a view)."""
-    return x[resolve_slice(x.shape, axes, starts, ends)]
+    return x[cached_slice(x.shape, axes, starts, ends)]
 
 
 @register_kernel("strided_slice", backends=BACKENDS, dtypes=ALL)
 def strided_slice(x, axes, starts, ends, strides):
     """x[start:end:stride] along ``axes`` (a view)."""
-    return x[strided_window(x.shape, axes, starts, ends, strides)]
+    return x[cached_window(x.shape, axes, starts, ends, strides)]
 
 
 @register_kernel("basic_index", backends=BACKENDS, dtypes=ALL)
@@ -46,13 +47,13 @@ def _scatter_window(x, out_grad, window):
 @register_kernel("slice_grad", backends=BACKENDS, dtypes=ALL)
 def slice_grad(x, out_grad, axes, starts, ends):
     """Zeros of x's shape with out_grad in the window; x is metadata only."""
-    return _scatter_window(x, out_grad, resolve_slice(x.shape, axes, starts, ends))
+    return _scatter_window(x, out_grad, cached_slice(x.shape, axes, starts, ends))
 
 
 @register_kernel("strided_slice_grad", backends=BACKENDS, dtypes=ALL)
 def strided_slice_grad(x, out_grad, axes, starts, ends, strides):
     """Zeros of x's shape with out_grad at the strided positions; x is metadata only."""
-    return _scatter_window(x, out_grad, strided_window(x.shape, axes, starts, ends, strides))
+    return _scatter_window(x, out_grad, cached_window(x.shape, axes, starts, ends, strides))
 
 
 @register_kernel("basic_index_grad", backends=BACKENDS, dtypes=ALL)

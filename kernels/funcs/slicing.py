@@ -15,6 +15,7 @@ int64 tensor whose values lie in ``[0, n)`` for the selected axis of size
 ``n``.  The dtype and rank are checked on metadata (infer-meta); the values,
 by :func:`check_select_values`, before the kernel does any work.
 """
+import functools
 import operator
 
 from ..core.dtypes import INDEX
@@ -102,6 +103,11 @@ def resolve_slice(shape, axes, starts, ends, op="slice"):
         lo = clamp_bound(start, dim)
         window[axis] = slice(lo, max(clamp_bound(end, dim), lo))
     return tuple(window)
+
+
+#: :func:`resolve_slice` remembered per call (for kernels, whose attributes are
+#: tuples checked by the infer-meta): a loop's slice builds its window once.
+cached_slice = functools.lru_cache(maxsize=1024)(resolve_slice)
 
 
 def window_shape(window):

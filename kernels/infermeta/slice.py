@@ -31,6 +31,11 @@ def strided_window(shape, axes, starts, ends, strides, op="strided_slice"):
     return tuple(window)
 
 
+#: :func:`strided_window` remembered per call (for kernels, whose attributes are
+#: tuples checked by the infer-meta): a loop's slice builds its window once.
+cached_window = functools.lru_cache(maxsize=1024)(strided_window)
+
+
 def strided_shape(shape, window):
     return tuple(len(range(*w.indices(n))) for w, n in zip(window, shape))
 

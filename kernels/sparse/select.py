@@ -28,7 +28,7 @@ from ..core.xp import xp_of
 from ..funcs import pool
 from ..funcs.restride import index_dtype
 from ..funcs.threads import balanced_cuts, run_parallel
-from ..funcs.slicing import check_select_values, resolve_index_select, resolve_slice
+from ..funcs.slicing import cached_slice, check_select_values, resolve_index_select
 from .data import CooData, CsrData
 from .segments import (compiled_values, crows_of_lengths, expand_ranges, row_ranges,
                        scatter_back, segment_counts, select_expansion)
@@ -66,7 +66,7 @@ def coo_slice_sources(x, window):
 @register_kernel("slice_coo", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
 def slice_coo(x, axes, starts, ends):
     """The stored entries of x inside the window, coordinates shifted to its origin."""
-    window = resolve_slice(x.shape, axes, starts, ends)
+    window = cached_slice(x.shape, axes, starts, ends)
     src = coo_slice_sources(x, window)
     indices = x.indices[:, src]
     shift = [w.start for w in window[:x.sparse_dim]]
@@ -81,7 +81,7 @@ def slice_coo(x, axes, starts, ends):
 @register_kernel("slice_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
 def slice_coo_grad(x, out_grad, axes, starts, ends):
     """out_grad at each kept entry of x (inside the dense window), zero elsewhere."""
-    window = resolve_slice(x.shape, axes, starts, ends, "slice_grad")
+    window = cached_slice(x.shape, axes, starts, ends, "slice_grad")
     src = coo_slice_sources(x, window)
     xp = xp_of(out_grad.values)
     g = xp.zeros(x.values.shape, dtype=out_grad.values.dtype)
@@ -208,7 +208,7 @@ def csr_slice_parts(x, window):
 @register_kernel("slice_csr", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
 def slice_csr(x, axes, starts, ends):
     """The entries of x inside the window, as CSR; see the module docstring."""
-    window = resolve_slice(x.shape, axes, starts, ends)
+    window = cached_slice(x.shape, axes, starts, ends)
     lengths, src, cols = csr_slice_parts(x, window)
     return csr_build(x, lengths, cols, x.values[src], tuple(w.stop - w.start for w in window))
 
@@ -216,7 +216,7 @@ def slice_csr(x, axes, starts, ends):
 @register_kernel("slice_csr_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
 def slice_csr_grad(x, out_grad, axes, starts, ends):
     """out_grad at each kept entry of x, zero elsewhere."""
-    window = resolve_slice(x.shape, axes, starts, ends, "slice_grad")
+    window = cached_slice(x.shape, axes, starts, ends, "slice_grad")
     src = csr_slice_parts(x, window)[1]
     return x._replace(values=scatter_back(x.nnz, src, out_grad.values))
 
