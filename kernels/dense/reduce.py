@@ -17,8 +17,10 @@ from ..infermeta.reduce import _axes, reduced_shape, sum_dtype, sum_keepdim_shap
 BACKENDS = ("cpu", "gpu")
 
 
-#: numpy's reduction functions and the ufuncs whose ``reduce`` they wrap.
-_UFUNC_OF = {np.sum: np.add, np.prod: np.multiply, np.max: np.maximum, np.min: np.minimum}
+def small(x):
+    """True for a numpy x below the threading size: a kernel then calls its ufunc's own
+    ``reduce`` once, positionally (no ``fromnumeric`` wrapper, no keyword parsing)."""
+    return type(x) is np.ndarray and x.nbytes < 2 * MIN_BYTES_PER_THREAD
 
 
 def reduce(fn, x, axes, keepdim, **kw):
@@ -31,10 +33,7 @@ def reduce(fn, x, axes, keepdim, **kw):
     numpy call would.  Other inputs, and GPU arrays, make one call.
     """
     xp = xp_of(x)
-    if x.nbytes < 2 * MIN_BYTES_PER_THREAD or xp is not np or not axes or min(axes) == 0:
-        ufunc = _UFUNC_OF.get(fn) if xp is np else None
-        if ufunc is not None:              # the ufunc's own reduce: no wrapper set-up
-            return ufunc.reduce(x, axes, kw.get("dtype"), None, keepdim)
+    if small(x) or xp is not np or not axes or min(axes) == 0:
         return fn(x, axis=axes, keepdims=keepdim, **kw)     # a scalar is wrapped by dispatch
     parts = split_index(x.shape, x.nbytes, candidates=range(min(axes)))
     if len(parts) == 1:
@@ -50,7 +49,10 @@ def reduce(fn, x, axes, keepdim, **kw):
 def sum_(x, axis, keepdim=False):
     """Sum over the normalised ``axis`` tuple (from the infer-meta) with numpy's
     accumulator dtype."""
-    return reduce(xp_of(x).sum, x, axis, keepdim, dtype=sum_dtype(x.dtype))
+    dtype = sum_dtype(x.dtype)
+    if small(x):
+        return np.add.reduce(x, axis, dtype, None, keepdim)
+    return reduce(xp_of(x).sum, x, axis, keepdim, dtype=dtype)
 
 
 @register_kernel("sum_grad", backends=("cpu", "gpu"), dtypes=ALL)
@@ -70,6 +72,8 @@ def _grad_as(g, x):
 def mean(x, axis, keepdim=False):
     """numpy's mean over the normalised ``axis`` tuple (from the infer-meta)."""
     fast = x.dtype.char in _SUM_THEN_DIVIDE and x.size and xp_of(x) is np
+    if fast and small(x):
+        return _sum_then_divide(x, axis, keepdim)
     return reduce(_sum_then_divide if fast else xp_of(x).mean, x, axis, keepdim)
 
 
@@ -109,16 +113,18 @@ def mean_grad(x, out_grad, axis=None, keepdim=False):
     return expand_copy(_grad_as(g, x), x.shape)
 
 
-def _extreme(name):
+def _extreme(name, ufunc):
     @register_kernel(name, backends=BACKENDS, dtypes=ALL)
     def forward(x, axis, keepdim=False):
+        if small(x):
+            return ufunc.reduce(x, axis, None, None, keepdim)
         return reduce(getattr(xp_of(x), name), x, axis, keepdim)
     forward.__name__ = name
     forward.__doc__ = f"numpy's {name} over the normalised ``axis`` tuple; x's dtype."
     return forward
 
 
-max_, min_ = _extreme("max"), _extreme("min")
+max_, min_ = _extreme("max", np.maximum), _extreme("min", np.minimum)
 
 
 def _slices(x, axes):
@@ -161,6 +167,8 @@ max_grad, min_grad = _extreme_grad("max", "argmax"), _extreme_grad("min", "argmi
 @register_kernel("prod", backends=BACKENDS, dtypes=ALL)
 def prod(x, axis, keepdim=False):
     """numpy's prod over the normalised ``axis`` tuple (small integers accumulate in 64 bits)."""
+    if small(x):
+        return np.multiply.reduce(x, axis, None, None, keepdim)
     return reduce(xp_of(x).prod, x, axis, keepdim)
 
 
