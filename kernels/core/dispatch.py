@@ -4,7 +4,9 @@ A call takes one short path (JAX's canonicalise-then-bind, PyTorch's
 structured kernels): the attributes are converted, the infer-meta checks
 everything and may return canonical attributes (:class:`Canonical`) that
 replace the caller's, then a cached binding maps the inputs' (layouts,
-places, dtype) to the kernel and the output tensor classes.  The kernel
+places, dtype) to the kernel and the output tensor classes.  A call that
+repeats its inputs' metadata and attributes reuses all of that from a per-op
+memo (:func:`_prepared`), keyed by the attributes as given.  The kernel
 trusts what it gets.  A grad node is recorded only when grad mode is on and
 an input needs a gradient.  Global tensors go to the runtime that
 :mod:`kernels.core.dist` installs (:func:`kernels.core.tensor.install_global`).
