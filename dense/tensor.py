@@ -40,13 +40,21 @@ def _api_op(name):
     return getattr(api, name)
 
 
+@functools.lru_cache(maxsize=None)
+def _op_spec(name):
+    """The OpSpec of dense op ``name`` (its table is loaded with the API)."""
+    _api_op(name)
+    return dispatch.get_op("dense", name)
+
+
 def _binary(name, reflected=False):
-    """An operator method calling op ``name`` (``reflected``: other op self)."""
+    """An operator method running op ``name`` (``reflected``: other op self), as
+    :func:`dense.<name>` does, straight through dispatch (the attributes' defaults
+    are filled there)."""
     def method(self, other):
         if type(other) not in _OPERANDS and not _is_operand(other):
             return NotImplemented
-        op = _api_op(name)
-        return op(other, self) if reflected else op(self, other)
+        return dispatch.run(_op_spec(name), [other, self] if reflected else [self, other], [])
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
     method.__doc__ = f"See :func:`dense.{name}`."
     return method
