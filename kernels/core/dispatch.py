@@ -432,8 +432,9 @@ def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
     """Run ``spec`` on tensor inputs and attribute values (both in YAML order).
 
     The common call (local tensors of the layout classes in, or one Python
-    scalar beside one, no ``grad_mask``) takes the short path: its inputs' metadata and its attributes as given key
-    the per-op memo (:func:`_prepared`), so a repeated call converts nothing.
+    scalar beside one, no ``grad_mask``) takes the short path: its inputs'
+    metadata and its attributes as given key the per-op memo
+    (:func:`_prepared`), so a repeated call converts nothing.
     Arrays, scalars, ``Tensor[]`` arguments, ``invoke:`` ops and global inputs
     take :func:`_run_any`.
     """
