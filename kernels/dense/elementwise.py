@@ -2,10 +2,14 @@
 
 Each entry of :data:`kernels.funcs.elementwise.UNARY` and ``BINARY`` is
 registered as kernel ``<name>`` (and ``<name>_grad`` when differentiable),
-xp-generic for 'cpu' and 'gpu'.  A binary backward sums the broadcast
+xp-generic for 'gpu' and the backward; the CPU forward is numpy's ufunc or the
+entry's function with numpy bound, so dispatch calls it with no Python layer
+of ours in between.  A binary backward sums the broadcast
 gradient back to each input's shape in one place, :func:`sum_to_shape`, and
 computes only the gradients its ``grad_mask`` asks for (``optional_grads``).
 """
+
+import functools
 
 import numpy as np
 
@@ -48,19 +52,26 @@ def _binary_kernels(entry):
     return forward, backward
 
 
+def _cpu_forward(entry):
+    """The CPU forward of an entry with no Python layer of its own: numpy's ufunc itself
+    for a plain-ufunc entry, else the entry's function with numpy bound."""
+    ufunc = getattr(np, getattr(entry.fn, "ufunc_name", ""), None)
+    if ufunc is not None:
+        return ufunc
+    fn = functools.partial(entry.fn, np)
+    fn.__module__, fn.__doc__ = __name__, f"Elementwise {entry.name} on numpy."
+    return fn
+
+
 def _register(table, make):
-    """Register each entry's kernels; where the entry is a plain ufunc, numpy's ufunc
-    itself is the CPU forward (no Python layer between dispatch and the loop)."""
+    """Register each entry's kernels: the GPU forward finds its namespace from its input,
+    the CPU forward is :func:`_cpu_forward`'s (dispatch calls it straight)."""
     for entry in table.values():
         forward, backward = make(entry)
         forward.__name__, backward.__name__ = entry.name, entry.name + "_grad"
         forward.__doc__ = f"Elementwise {entry.name} (kernels.funcs.elementwise)."
-        ufunc = getattr(np, getattr(entry.fn, "ufunc_name", ""), None)
-        if ufunc is None:
-            register_kernel(entry.name, backends=BACKENDS, dtypes=ALL)(forward)
-        else:
-            register_kernel(entry.name, backends=("cpu",), dtypes=ALL)(ufunc)
-            register_kernel(entry.name, backends=("gpu",), dtypes=ALL)(forward)
+        register_kernel(entry.name, backends=("cpu",), dtypes=ALL)(_cpu_forward(entry))
+        register_kernel(entry.name, backends=("gpu",), dtypes=ALL)(forward)
         if entry.grad is not None:
             backward.__doc__ = f"Gradient of {entry.name} (kernels.funcs.elementwise)."
             register_kernel(entry.name + "_grad", backends=BACKENDS, dtypes=ALL)(backward)
