@@ -17,6 +17,7 @@ import numbers
 
 import numpy as np
 
+from kernels.core import dispatch
 from kernels.core.tensor import TensorBase
 
 OP = "getitem"
@@ -125,7 +126,7 @@ def getitem(x, key):
     attrs = _PLANS.get(_remembered(key, x._array.shape), _MISSING)
     if attrs is _MISSING:
         return _lowered(x, key)
-    return x if attrs is None else _op('basic_index')(x, *attrs)
+    return x if attrs is None else dispatch.run(_basic_index(), [x], attrs)
 
 
 @functools.lru_cache(maxsize=None)
@@ -133,6 +134,13 @@ def _op(name):
     """The generated API function ``name`` (imported on first use: the API imports this)."""
     from . import _generated_api as api
     return getattr(api, name)
+
+
+@functools.lru_cache(maxsize=None)
+def _basic_index():
+    """basic_index's OpSpec, which a remembered plan's attributes go to straight."""
+    _op("basic_index")                      # its op table is loaded with the API
+    return dispatch.get_op("dense", "basic_index")
 
 
 def _lowered(x, key):
