@@ -12,13 +12,14 @@ A key of Python ints, None, ``...`` and slices of ints is planned once per
 ``x[i]`` costs one dict lookup and one dispatch.  Slices are hashable only
 from Python 3.12, so the remembered key spells them as tuples.
 """
-import functools
 import numbers
 
 import numpy as np
 
 from kernels.core import dispatch
 from kernels.core.tensor import TensorBase
+
+from ._ops import api_op, op_spec
 
 OP = "getitem"
 
@@ -123,43 +124,34 @@ def _remembered(key, shape):
 
 def getitem(x, key):
     """``x[key]`` (see the module docstring)."""
-    attrs = _PLANS.get(_remembered(key, x._array.shape), _MISSING)
+    memo = _remembered(key, x._array.shape)
+    attrs = _PLANS.get(memo, _MISSING)
     if attrs is _MISSING:
-        return _lowered(x, key)
-    return x if attrs is None else dispatch.run(_basic_index(), [x], attrs)
+        return _lowered(x, key, memo)
+    return _basic(x, attrs)
 
 
-@functools.lru_cache(maxsize=None)
-def _op(name):
-    """The generated API function ``name`` (imported on first use: the API imports this)."""
-    from . import _generated_api as api
-    return getattr(api, name)
+def _basic(x, attrs):
+    """basic_index of x with a plan's attributes (None: x itself), run straight."""
+    return x if attrs is None else dispatch.run(op_spec("basic_index"), [x], attrs)
 
 
-@functools.lru_cache(maxsize=None)
-def _basic_index():
-    """basic_index's OpSpec, which a remembered plan's attributes go to straight."""
-    _op("basic_index")                      # its op table is loaded with the API
-    return dispatch.get_op("dense", "basic_index")
-
-
-def _lowered(x, key):
-    """``x[key]`` planned from the start; a plain key's plan is remembered."""
+def _lowered(x, key, memo):
+    """``x[key]`` planned from the start; a plain key's plan is remembered under ``memo``."""
     entries = _entries(key, x.ndim)
     window, drop, new, pos = _plan(entries, x.shape)
     attrs = (*map(tuple, window), tuple(drop), tuple(new)) if window[0] or new else None
-    memo = _remembered(key, x._array.shape)
     if memo is not None:
         if len(_PLANS) >= _PLANS_SIZE:
             _PLANS.clear()
         _PLANS[memo] = attrs
-    out = x if attrs is None else _op('basic_index')(x, *attrs)
+    out = _basic(x, attrs)
     if pos is None:
         return out
     index = next(_as_index_array(k) for k in entries if _as_index_array(k) is not None)
-    out = _op('gather')(out, index, axis=pos)
+    out = api_op("gather")(out, index, axis=pos)
     if pos and _advanced_apart(entries):
         k = np.ndim(index)
         order = list(range(pos, pos + k)) + list(range(pos)) + list(range(pos + k, out.ndim))
-        out = _op('transpose')(out, order)
+        out = api_op("transpose")(out, order)
     return out

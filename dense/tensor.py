@@ -1,7 +1,6 @@
 """dense.Tensor: an immutable n-D array on 'cpu' (numpy) or 'gpu' (cupy), with autograd."""
 from __future__ import annotations
 
-import functools
 import numbers
 from typing import Any, Iterator
 
@@ -16,6 +15,7 @@ from kernels.core.tensor import TensorBase, register_layout
 from kernels.core.xp import canonical_place, check_place, place_of, to_numpy, to_place, xp_of
 
 from ._indexing import getitem
+from ._ops import api_op, op_spec
 
 
 _UFUNC_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
@@ -33,20 +33,6 @@ def _is_operand(value):
         or (getattr(value, "is_global", False) and value.layout == "dense")
 
 
-@functools.lru_cache(maxsize=None)
-def _api_op(name):
-    """The generated API function ``name`` (imported on first use: the API imports this)."""
-    from . import _generated_api as api
-    return getattr(api, name)
-
-
-@functools.lru_cache(maxsize=None)
-def _op_spec(name):
-    """The OpSpec of dense op ``name`` (its table is loaded with the API)."""
-    _api_op(name)
-    return dispatch.get_op("dense", name)
-
-
 def _binary(name, reflected=False):
     """An operator method running op ``name`` (``reflected``: other op self), as
     :func:`dense.<name>` does, straight through dispatch (the attributes' defaults
@@ -54,7 +40,7 @@ def _binary(name, reflected=False):
     def method(self, other):
         if type(other) not in _OPERANDS and not _is_operand(other):
             return NotImplemented
-        return dispatch.run(_op_spec(name), [other, self] if reflected else [self, other], [])
+        return dispatch.run(op_spec(name), [other, self] if reflected else [self, other], [])
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
     method.__doc__ = f"See :func:`dense.{name}`."
     return method
@@ -337,7 +323,7 @@ class Tensor(TensorBase):
     @property
     def T(self) -> Tensor:
         """The tensor with its dims reversed (the matrix transpose of a 2-D tensor), a view."""
-        return _api_op("transpose")(self, tuple(range(self._array.ndim - 1, -1, -1)))
+        return api_op("transpose")(self, tuple(range(self._array.ndim - 1, -1, -1)))
 
     def __getitem__(self, key: Any) -> Tensor:
         """numpy's indexing, differentiable: ints, slices (any step), None, ``...``, and one

@@ -538,9 +538,8 @@ def _memo_key(metas, attrs):
     for v in attrs:
         t = type(v)
         if t is tuple or t is list:
-            for i in v:
-                if type(i) is not int:
-                    return None
+            if not _all_ints(v):
+                return None
             key.append(tuple(v))
         elif t is float:
             key.append(v if v else repr(v))     # the sign of a zero

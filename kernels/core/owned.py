@@ -37,7 +37,7 @@ def lock(array):
     if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
         return array
     array.setflags(False)                # positional: cheaper than the keyword
-    owner = array.base
+    owner = array.base                   # _owner's walk, inline on this per-call path
     if not isinstance(owner, np.ndarray):
         return array
     while isinstance(owner.base, np.ndarray):
