@@ -1,7 +1,7 @@
 """Shape rules of expand and repeat (OneFlow/PyTorch semantics), and the
 shape helpers repeat's backward ``invoke`` calls."""
 from ..core.meta import Canonical
-from ..funcs.shape import check_numel, prod
+from ..funcs.shape import check_numel
 from .size import check_output_size
 
 
