@@ -206,9 +206,9 @@ def _check_place(place, op):
     return place
 
 
-def _own(data, place, op, name):
+def _own(data, place, op, name, order="K"):
     """A private native-order array for ``data``: a dense Tensor's buffer is shared
-    (it is locked), anything else copied."""
+    (it is locked), anything else copied (into ``order``)."""
     if isinstance(data, TensorBase) and data.layout == "dense":
         array = data._data()
     elif isinstance(data, TensorBase):
@@ -217,7 +217,7 @@ def _own(data, place, op, name):
         array = data.copy()
     else:
         try:
-            array = np.array(data, copy=True)
+            array = np.array(data, copy=True, order=order)
         except ValueError as exc:
             raise ValueError(f"{op}: {name} cannot become an array: {exc}") from None
         except TypeError as exc:
@@ -228,7 +228,9 @@ def _own(data, place, op, name):
 
 
 def _index_buffer(data, op, name, place):
-    array = _own(data, place, op, name)
+    # Row-major, whatever the caller's order (a transposed (nnz, ndim) array is not):
+    # kernels read one coordinate row at a time.
+    array = _own(data, place, op, name, order="C")
     if array.dtype.kind not in "iu" and not (array.size == 0 and array.dtype.kind in "fiu"):
         raise TypeError(f"{op}: {name} must hold integers, got dtype {array.dtype}")
     if array.dtype.kind == "u" and array.size and int(array.max()) > np.iinfo(np.int64).max:

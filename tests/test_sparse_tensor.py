@@ -101,6 +101,19 @@ def test_buffers_are_copied_from_numpy_and_shared_from_tensors():
     assert y.indices()._data() is ti._data() and y.values()._data() is tv._data()
 
 
+def test_column_major_indices_are_copied_into_coordinate_rows():
+    """A transposed ``(nnz, ndim)`` array is column-major; the tensor stores one
+    contiguous row per sparse dim (what its kernels read) and still owns a copy."""
+    a = np.array([[0.0, 2.0, 0.0], [3.0, 0.0, 4.0]])
+    idx = np.ascontiguousarray(np.argwhere(a)).T
+    assert idx.flags.f_contiguous and not idx.flags.c_contiguous
+    x = sparse.sparse_coo_tensor(idx, a[a != 0], a.shape)
+    stored = x.indices().numpy()
+    assert stored.flags.c_contiguous and not np.shares_memory(stored, idx)
+    np.testing.assert_array_equal(stored, np.nonzero(a))
+    np.testing.assert_array_equal(x.to_dense().numpy(), a)
+
+
 def test_indices_and_values_share_memory_and_are_read_only():
     x = sparse.sparse_coo_tensor(IDX, VALS, [4, 4])
     assert np.shares_memory(x.indices()._data(), x._data().indices)

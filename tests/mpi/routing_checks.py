@@ -5,8 +5,9 @@ with numpy: rank r gets, sender by sender in rank order and in each sender's
 entry order, the nonzeros whose coordinate along the target axis lies in its
 ``numpy.array_split`` slice, made local to it.  The route's adjoint must give
 each input entry the gradient of the output entry it became.  Each case also
-runs with tiny grouping chunks (several chunks per shard) and with the radix
-sort path that past 8 ranks replaces the per-owner passes.
+runs with tiny grouping chunks (several chunks per shard), with the radix
+sort and owner arithmetic that past 8 ranks replace the per-owner passes and
+comparisons, and with the index matrix in either memory order (on every rank or on some).
 
 Run as ``mpiexec -n N python -m mpi4py tests/mpi/routing_checks.py``.
 """
@@ -68,9 +69,11 @@ def positions(landing, before):
     return pos
 
 
-def check(seed, src, dst, sorted_rows, hybrid):
+def check(seed, src, dst, sorted_rows, hybrid, columns):
     shape = (5 * SIZE + 3, 4 * SIZE + 1) + ((3,) if hybrid else ())
     idx, vals = shard(seed, shape, src, sorted_rows)
+    if columns == "all" or (columns == "odd" and RANK % 2):
+        idx = np.asfortranarray(idx)     # each entry's coordinates adjacent: argwhere(x).T
     got_idx, got_val, steps = boxing.box_coo(idx, vals, shape, src, dst, W)
     want_idx, want_val, landing, before = expected(idx, vals, shape, src, dst)
     assert got_idx.dtype == idx.dtype and got_val.dtype == vals.dtype
@@ -85,17 +88,17 @@ def check(seed, src, dst, sorted_rows, hybrid):
 
 
 def main():
-    settings = [(boxing._CHUNK, boxing._FEW), (3, boxing._FEW), (4, 0)]
+    default = boxing._CHUNK, boxing._FEW, boxing._COMPARE
+    settings = [default, (3, boxing._FEW, boxing._COMPARE), (4, 0, 0)]
     cases = [(S(1), S(0)), (S(0), S(1)), (P, S(0)), (P, S(1))]
     count = 0
-    for (chunk, few), (src, dst), sorted_rows, hybrid in itertools.product(
-            settings, cases, (False, True), (False, True)):
-        saved = boxing._CHUNK, boxing._FEW
-        boxing._CHUNK, boxing._FEW = chunk, few
+    for setting, (src, dst), sorted_rows, hybrid, columns in itertools.product(
+            settings, cases, (False, True), (False, True), ("none", "odd", "all")):
+        boxing._CHUNK, boxing._FEW, boxing._COMPARE = setting
         try:
-            check(count, src, dst, sorted_rows, hybrid)
+            check(count, src, dst, sorted_rows, hybrid, columns)
         finally:
-            boxing._CHUNK, boxing._FEW = saved
+            boxing._CHUNK, boxing._FEW, boxing._COMPARE = default
         count += 1
     print(f"rank {RANK}: {count} passed, 0 failed", flush=True)
 

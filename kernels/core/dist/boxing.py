@@ -302,25 +302,46 @@ def _group(coords, n, size):
     None when the entries are already grouped by owner), and how many each
     rank owns.
 
-    The owners (8- or 16-bit) are found :data:`_CHUNK` entries at a time.  Up
-    to :data:`_FEW` ranks they are the grouping (one pass per owner, O(nnz P));
-    past that, numpy's stable radix sort of them (one counting pass per byte),
-    split by owner.
+    Coordinates in ascending order (a coalesced shard split on a later axis)
+    are grouped already: binary searches for the shard starts count them.
+    Otherwise the owners (8- or 16-bit) are found :data:`_CHUNK` entries at a
+    time.  Up to :data:`_FEW` ranks they are the grouping (one pass per owner,
+    O(nnz P)); past that, numpy's stable radix sort of them (one counting
+    pass per byte), split by owner.
     """
+    if _ascending(coords):
+        starts = [shard_start(n, size, q) for q in range(1, size)]
+        return None, _run_lengths(np.searchsorted(coords, starts).tolist(), coords.shape[0])
     owner = np.empty(coords.shape[0], _owner_dtype(size))
     for lo in range(0, coords.shape[0], _CHUNK):
         owner[lo:lo + _CHUNK] = owner_of(coords[lo:lo + _CHUNK], n, size)
-    if owner.shape[0] < 2 or bool((owner[1:] >= owner[:-1]).all()):
+    if _ascending(owner):
         cuts = np.searchsorted(owner, np.arange(1, size, dtype=owner.dtype)).tolist()
-        return None, [hi - lo for lo, hi in zip([0] + cuts, cuts + [owner.shape[0]])]
+        return None, _run_lengths(cuts, owner.shape[0])
     if size <= _FEW:
         return owner, [int(np.count_nonzero(owner == q)) for q in range(size)]
     counts = np.bincount(owner, minlength=size)
     return np.split(np.argsort(owner, kind="stable"), np.cumsum(counts)[:-1]), counts.tolist()
 
 
+def _ascending(a):
+    """Whether ``a`` never decreases, checked :data:`_CHUNK` entries at a time (an
+    array in no order is usually refused on its first chunk)."""
+    for lo in range(0, a.shape[0], _CHUNK):
+        part = a[max(lo - 1, 0):lo + _CHUNK]
+        if not bool((part[1:] >= part[:-1]).all()):
+            return False
+    return True
+
+
+def _run_lengths(cuts, n):
+    """The lengths of the runs of ``n`` entries that end at each of ``cuts``, then at n."""
+    return [hi - lo for lo, hi in zip([0] + cuts, cuts + [n])]
+
+
 _FEW = 8            # ranks up to which per-owner passes beat numpy's radix argsort
 _CHUNK = 1 << 16    # entries per grouping pass: its temporaries stay small and reused
+_COMPARE = 8        # ranks up to which comparisons with the shard starts find owners
 
 
 def _add_starts(row, starts, counts):
@@ -334,7 +355,17 @@ def _add_starts(row, starts, counts):
 
 def owner_of(coords, n, size):
     """The rank holding each coordinate of an axis of length ``n`` split ``size`` ways
-    (``numpy.array_split`` sizes: the first ``n % size`` ranks hold one more)."""
+    (``numpy.array_split`` sizes: the first ``n % size`` ranks hold one more).
+
+    Up to :data:`_COMPARE` ranks, the owner is the number of later shards'
+    starts at or below the coordinate (a comparison per rank costs less than
+    one 64-bit division); past that, arithmetic on the shard sizes.
+    """
+    if size <= _COMPARE:
+        owner = np.zeros(coords.shape[0], _owner_dtype(size))
+        for q in range(1, size):
+            owner += coords >= shard_start(n, size, q)
+        return owner
     base, extra = divmod(n, size)
     dtype = _owner_dtype(size)
     if extra == 0:                         # an even split: one division
