@@ -53,11 +53,12 @@ def _binary_kernels(entry):
 
 
 def _cpu_forward(entry):
-    """The CPU forward of an entry with no Python layer of its own: numpy's ufunc itself
-    for a plain-ufunc entry, else the entry's function with numpy bound."""
-    ufunc = getattr(np, getattr(entry.fn, "ufunc_name", ""), None)
-    if ufunc is not None:
-        return ufunc
+    """The CPU forward of an entry with no Python layer of its own: the numpy callable of
+    its function's ``cpu`` attribute where it has one (numpy's ufunc itself for a
+    plain-ufunc entry), else the entry's function with numpy bound."""
+    cpu = getattr(entry.fn, "cpu", None)
+    if cpu is not None:
+        return cpu
     fn = functools.partial(entry.fn, np)
     fn.__module__, fn.__doc__ = __name__, f"Elementwise {entry.name} on numpy."
     return fn

@@ -67,9 +67,13 @@ def quiet(xp, **kinds):
 
 
 def _ufunc(name):
-    """``xp.<name>(x)``; ``ufunc_name`` lets numpy's own ufunc serve as the CPU kernel."""
+    """``xp.<name>(x)``; its ``cpu`` attribute, numpy's own ufunc, is the CPU kernel.
+
+    An entry function's ``cpu`` attribute, where it has one, is a numpy
+    callable computing ``fn(np, x, *params)`` with no Python layer of ours.
+    """
     fn = lambda xp, x: getattr(xp, name)(x)          # noqa: E731
-    fn.ufunc_name = name
+    fn.cpu = getattr(np, name)
     return fn
 
 
@@ -86,6 +90,30 @@ def _over(deriv):
 def _sigmoid(xp, x):
     with quiet(xp, over="ignore"):
         return 1 / (1 + xp.exp(-x))
+
+
+def _sigmoid_numpy(x):
+    """scipy's ``expit`` (one ufunc, exact in the tails, no overflow warning) where it
+    has a loop for x's dtype (float32, float64, long double); else the formula."""
+    if x.dtype.char in "fdg":
+        return _expit()(x)
+    return _sigmoid(np, x)
+
+
+@functools.cache
+def _expit():
+    from scipy.special import expit     # on first use: importing it takes 60 ms
+    return expit
+
+
+_sigmoid.cpu = _sigmoid_numpy
+
+
+def _relu(xp, x):
+    return xp.maximum(0, x)
+
+
+_relu.cpu = functools.partial(np.maximum, 0)
 
 
 def _abs_grad(xp, x, out, g):
@@ -162,7 +190,7 @@ UNARY_TABLE = (
     Unary("rad2deg", _ufunc("rad2deg"), lambda xp, x, out, g: g * (180 / math.pi),
           linear=True),
     Unary("sigmoid", _sigmoid, _times(lambda xp, x, out: out * (1 - out))),
-    Unary("relu", lambda xp, x: xp.maximum(x, 0), _mask_grad(lambda xp, x: x > 0)),
+    Unary("relu", _relu, _mask_grad(lambda xp, x: x > 0)),
     Unary("relu6", lambda xp, x: xp.clip(x, 0, 6),
           _mask_grad(lambda xp, x: (x > 0) & (x < 6))),
     Unary("leaky_relu", _leaky_relu, _leaky_relu_grad, params=("negative_slope",)),
@@ -212,9 +240,9 @@ def _pick_grad(x_wins):
 
 
 def _binary_ufunc(name):
-    """``xp.<name>(x, y)``, with ``ufunc_name`` as :func:`_ufunc`'s."""
+    """``xp.<name>(x, y)``, with ``cpu`` as :func:`_ufunc`'s."""
     fn = lambda xp, x, y: getattr(xp, name)(x, y)    # noqa: E731
-    fn.ufunc_name = name
+    fn.cpu = getattr(np, name)
     return fn
 
 
