@@ -173,9 +173,10 @@ def _global_indptr(x):
     """One row-pointer array over a (batched) CSR tensor's ``batch * rows`` rows."""
     if len(x.shape) == 2:
         return x.crows
-    c2 = x.crows.reshape(x.batch, -1)
-    base = np.concatenate([[0], np.cumsum(c2[:, -1])[:-1]]).astype(c2.dtype)
-    return np.concatenate([c2[:1, 0], (c2[:, 1:] + base[:, None]).reshape(-1)])
+    c2 = x.crows.reshape(x.batch, x.shape[1] + 1)
+    base = np.cumsum(c2[:, -1]) - c2[:, -1]               # entries before each batch
+    return np.concatenate([np.zeros(1, c2.dtype),
+                           (c2[:, 1:] + base[:, None]).astype(c2.dtype).reshape(-1)])
 
 
 def _eligible(x, y):
