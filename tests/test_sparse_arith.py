@@ -124,6 +124,118 @@ def test_nnz0_operands():
     assert sparse.add(e, x).values().numpy().tolist() == [4.0]
 
 
+# ---------------------------------------------------------------- zero-size inputs
+def _empty(case, it):
+    """A zero-size sparse tensor (no entries, or a dense dim of size 0) with index dtype
+    ``it``, and its dense numpy form."""
+    z = lambda n: np.zeros(n, it)                       # noqa: E731
+    build = {
+        "coo rows 0": lambda: coo(np.zeros((2, 0), it), np.zeros(0), [0, 3]),
+        "coo dense dim 0": lambda: coo(np.array([[0, 1]], it), np.zeros((2, 0)), [2, 0]),
+        "coo nnz 0": lambda: coo(np.zeros((2, 0), it), np.zeros(0), [2, 3]),
+        "coo hybrid nnz 0": lambda: coo(np.zeros((1, 0), it), np.zeros((0, 3)), [2, 3]),
+        "coo 3-D batch 0": lambda: coo(np.zeros((3, 0), it), np.zeros(0), [0, 3, 4]),
+        "csr rows 0": lambda: sparse.sparse_csr_tensor(z(1), z(0), np.zeros(0), [0, 3]),
+        "csr cols 0": lambda: sparse.sparse_csr_tensor(z(3), z(0), np.zeros(0), [2, 0]),
+        "csr nnz 0": lambda: sparse.sparse_csr_tensor(z(3), z(0), np.zeros(0), [2, 3]),
+        "csr 3-D batch 0": lambda: sparse.sparse_csr_tensor(z(0), z(0), np.zeros(0), [0, 3, 4]),
+        "csr 3-D rows 0": lambda: sparse.sparse_csr_tensor(z(2), z(0), np.zeros(0), [2, 0, 4]),
+        "csr 3-D cols 0": lambda: sparse.sparse_csr_tensor(z(8), z(0), np.zeros(0), [2, 3, 0]),
+        "csr 3-D nnz 0": lambda: sparse.sparse_csr_tensor(z(8), z(0), np.zeros(0), [2, 3, 4]),
+    }
+    x = build[case]()
+    return x, np.zeros(x.shape)
+
+
+EMPTY = ["coo rows 0", "coo dense dim 0", "coo nnz 0", "coo hybrid nnz 0", "coo 3-D batch 0",
+         "csr rows 0", "csr cols 0", "csr nnz 0", "csr 3-D batch 0", "csr 3-D rows 0",
+         "csr 3-D cols 0", "csr 3-D nnz 0"]
+
+
+def _leaf(x):
+    """x rebuilt on a values tensor that receives a gradient."""
+    v = dense.to_tensor(x.values().numpy(), stop_gradient=False)
+    if x.is_sparse_coo():
+        return sparse.sparse_coo_tensor(x.indices(), v, x.shape), v
+    return sparse.sparse_csr_tensor(x.crows(), x.cols(), v, x.shape), v
+
+
+def _index_buffers(t):
+    return [t.indices()] if t.is_sparse_coo() else [t.crows(), t.cols()]
+
+
+def assert_empty_like(out, x, ref):
+    """``out`` is sparse in x's layout and index dtype, keeps x's entry count (0 unless a
+    dense dim is 0), and equals the numpy reference."""
+    assert out.is_sparse_coo() == x.is_sparse_coo() and out.nnz() == x.nnz()
+    assert [b.numpy().dtype for b in _index_buffers(out)] == \
+        [b.numpy().dtype for b in _index_buffers(x)]
+    np.testing.assert_array_equal(out.to_dense().numpy(), ref)
+    assert out.to_dense().numpy().shape == ref.shape
+
+
+@pytest.mark.parametrize("it", [np.int32, np.int64])
+@pytest.mark.parametrize("case", EMPTY)
+def test_valuewise_ops_softmax_and_scalars_on_zero_size_inputs(case, it):
+    x, ref = _empty(case, it)
+    for name in ["abs", "neg", "sqrt", "square", "sin", "tanh", "expm1", "log1p", "relu",
+                 "relu6", "isnan"]:
+        assert_empty_like(getattr(sparse, name)(x), x, ref)     # implicit zeros stay zero
+    for out in (sparse.pow(x, 2.0), sparse.scale(x, 2.0, 1.0), sparse.leaky_relu(x), x * 2.0,
+                np.float64(2) * x, x / 2.0, -x, x + 0.0, sparse.softmax(x)):
+        assert_empty_like(out, x, ref)
+    for op in (lambda t: sparse.softmax(t), lambda t: sparse.sin(t) * 3.0):
+        leaf, v = _leaf(x)
+        op(leaf).backward()
+        assert v.grad.shape == v.shape
+
+
+@pytest.mark.parametrize("it", [np.int32, np.int64])
+@pytest.mark.parametrize("case", EMPTY)
+@pytest.mark.parametrize("op", list(UFUNC))
+def test_binary_ops_on_zero_size_inputs_match_numpy(case, it, op):
+    x, ref = _empty(case, it)
+    fn = UFUNC[op]
+    assert_empty_like(getattr(sparse, op)(x, x), x, ref)
+    for d in (np.full(x.shape, 2.0), np.full(x.shape[-1:], 2.0)):
+        dt = dense.to_tensor(d)
+        over_x = np.zeros(ref.shape) if op == "divide" else fn(d, ref)   # on x's pattern
+        for out, want in ((getattr(sparse, op)(x, dt), fn(ref, d)),
+                          (getattr(sparse, op)(dt, x), over_x)):
+            if op in ("add", "subtract"):                       # a dense result
+                assert isinstance(out, dense.Tensor)
+                np.testing.assert_array_equal(out.numpy(), want)
+            else:
+                assert_empty_like(out, x, want)
+    leaf, v = _leaf(x)
+    getattr(sparse, op)(leaf * dense.to_tensor(np.ones(x.shape)), leaf).backward()
+    assert v.grad.shape == v.shape
+
+
+@pytest.mark.parametrize("it", [np.int32, np.int64])
+def test_batch_zero_csr_arithmetic_of_the_review(it):
+    z, ref = _empty("csr 3-D batch 0", it)
+    one = sparse.sparse_csr_tensor(np.array([0, 1, 1, 1], it), np.array([2], it), [5.0],
+                                   [1, 3, 4])
+    for out in (z + z, z - z, z * z, z / z, z * dense.to_tensor(np.ones((0, 3, 4))),
+                z * dense.to_tensor(np.ones(4)), z * 2.0, z * one, z + one):
+        assert_empty_like(out, z, ref)
+    bigger = one + sparse.sparse_csr_tensor(np.zeros(4, it), np.zeros(0, it), np.zeros(0),
+                                            [1, 3, 4])   # a union with a non-empty operand
+    assert bigger.nnz() == 1 and bigger.to_dense().numpy()[0, 0, 2] == 5.0
+
+
+def test_softmax_of_a_zero_size_dense_dim_keeps_the_pattern():
+    x = coo([[0]], np.zeros((1, 0)), [2, 0], stop_gradient=False)
+    for axis in (-1, 0):
+        out = sparse.softmax(x, axis)
+        assert out.indices().numpy().tolist() == [[0]] and out.values().shape == [1, 0]
+    sparse.softmax(x).backward()
+    assert x.grad.indices().numpy().tolist() == [[0]] and x.grad.values().shape == [1, 0]
+    h = coo([[0, 1]], np.zeros((2, 0, 3)), [2, 0, 3])            # the softmax axis is not 0
+    assert sparse.softmax(h).values().shape == [2, 0, 3]
+
+
 # ---------------------------------------------------------------- hypothesis
 @st.composite
 def operand_pairs(draw):
