@@ -538,12 +538,20 @@ _KEY_TYPES = frozenset({int, bool, str, type(None), type})
 
 
 def _memo_key(metas, attrs):
-    """The memo key of a call: the metas, then each attribute with its type.
+    """The memo key of a call: the metas, then the attributes and their types.
 
     None when an attribute has no exact immutable key: the key must tell
     apart what ``==`` does not (``2`` and ``2.0``, ``0.0`` and ``-0.0``, a
     float inside a shape), and a Tensor or array attribute is never a key.
+    Attributes whose types are all their own keys (None, int, bool, str,
+    dtypes: the common reduction and elementwise calls) go in as they are,
+    their types (a tuple remembered in :data:`_PLAIN`) beside them.
     """
+    if not attrs:
+        return tuple(metas)
+    types = tuple(map(type, attrs))
+    if types in _PLAIN:
+        return (*metas, *attrs, types)
     key = list(metas)
     for v in attrs:
         t = type(v)
@@ -558,7 +566,13 @@ def _memo_key(metas, attrs):
         else:
             return None
         key.append(t)
+    if all(t in _KEY_TYPES or issubclass(t, np.dtype) for t in types):
+        _PLAIN.add(types)
     return tuple(key)
+
+
+#: Tuples of attribute types that are all their own keys (see :func:`_memo_key`).
+_PLAIN = set()
 
 
 def _prepared(spec, metas, attrs, raw):
