@@ -148,15 +148,21 @@ def _weak_scalars(spec, ins):
 
 def _scalar_pair(spec, ins):
     """Two inputs, one a Python scalar beside a local tensor (the common ``x * 2.0`` and
-    ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are."""
+    ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are.  The
+    0-d Tensor is remembered by the tensor's metadata (whose hash is kept)."""
     a, b = ins
     if type(b) in _PY_SCALARS and type(a) in LOCAL_CLASSES:
         m = a.meta
-        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec)]
+        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec, (type(b), b, _zero(b), m))]
     if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
         m = b.meta
-        return [_scalar_tensor(a, (m.dtype,), m.place, spec), b]
+        return [_scalar_tensor(a, (m.dtype,), m.place, spec, (type(a), a, _zero(a), m)), b]
     return ins
+
+
+def _zero(t):
+    """What tells a scalar's zeros apart (``0.0`` and ``-0.0`` are equal): their repr."""
+    return repr(t) if t == 0 else None
 
 
 def _is_scalar(t):
@@ -165,14 +171,16 @@ def _is_scalar(t):
 
 _PY_SCALARS = frozenset({float, int, bool, complex})
 #: (scalar's type, value, its repr when it equals 0 (the sign of a zero), the other
-#: inputs' dtypes, place) -> its 0-d Tensor: tensors are immutable, so a loop's
-#: ``x * 2.0`` builds the scalar's tensor once.
+#: inputs' dtypes and place, or the one other input's metadata) -> its 0-d Tensor:
+#: tensors are immutable, so a loop's ``x * 2.0`` builds the scalar's tensor once.
 _SCALAR_TENSORS = {}
 
 
-def _scalar_tensor(t, dtypes, place, spec):
-    """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes`` (remembered)."""
-    key = (type(t), t, repr(t) if t == 0 else None, dtypes, place)
+def _scalar_tensor(t, dtypes, place, spec, key=None):
+    """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes``, remembered
+    under ``key`` (by default the scalar, its type, the dtypes and the place)."""
+    if key is None:
+        key = (type(t), t, _zero(t), dtypes, place)
     made = _SCALAR_TENSORS.get(key)
     if made is not None:
         return made
