@@ -541,8 +541,15 @@ def _no_data(spec, ins):
                     f"data); pass a Tensor, or call {spec.name}.infer_meta")
 
 
+class Ints(tuple):
+    """A tuple of Python ints, so made by its maker (an ``IntArray`` the library builds,
+    such as ``x[key]``'s remembered plan): its own memo key, with no scan of its items."""
+
+    __slots__ = ()
+
+
 #: Attribute types that are their own memo key (with their type beside them).
-_KEY_TYPES = frozenset({int, bool, str, type(None), type})
+_KEY_TYPES = frozenset({int, bool, str, type(None), type, Ints})
 
 
 def _memo_key(metas, attrs):
