@@ -567,21 +567,23 @@ def _memo_key(metas, attrs):
     types = tuple(map(type, attrs))
     if types in _PLAIN:
         return (*metas, *attrs, types)
-    key = list(metas)
+    key, plain = list(metas), True
     for v in attrs:
         t = type(v)
-        if t is tuple or t is list:
+        if t in _KEY_TYPES or isinstance(v, np.dtype):
+            key.append(v)
+        elif t is tuple or t is list:
             if not _all_ints(v):
                 return None
             key.append(tuple(v))
+            plain = False
         elif t is float:
             key.append(v if v else repr(v))     # the sign of a zero
-        elif t in _KEY_TYPES or isinstance(v, np.dtype):
-            key.append(v)
+            plain = False
         else:
             return None
         key.append(t)
-    if all(t in _KEY_TYPES or issubclass(t, np.dtype) for t in types):
+    if plain:
         _PLAIN.add(types)
     return tuple(key)
 
