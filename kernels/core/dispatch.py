@@ -19,8 +19,9 @@ import numpy as np
 
 from . import autograd, registry
 from .dtypes import canonical_dtype, is_differentiable
-from .meta import Canonical, MetaTensor
+from .meta import Canonical, MetaTensor, reported
 from .registry import GENERATION
+from .size import check_output_dims, check_output_size
 from .tensor import LOCAL_CLASSES, TensorBase, global_runtime, layout_class
 from .xp import to_place
 
@@ -147,15 +148,21 @@ def _weak_scalars(spec, ins):
 
 def _scalar_pair(spec, ins):
     """Two inputs, one a Python scalar beside a local tensor (the common ``x * 2.0`` and
-    ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are."""
+    ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are.  The
+    0-d Tensor is remembered by the tensor's metadata (whose hash is kept)."""
     a, b = ins
     if type(b) in _PY_SCALARS and type(a) in LOCAL_CLASSES:
         m = a.meta
-        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec)]
+        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec, (type(b), b, _zero(b), m))]
     if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
         m = b.meta
-        return [_scalar_tensor(a, (m.dtype,), m.place, spec), b]
+        return [_scalar_tensor(a, (m.dtype,), m.place, spec, (type(a), a, _zero(a), m)), b]
     return ins
+
+
+def _zero(t):
+    """What tells a scalar's zeros apart (``0.0`` and ``-0.0`` are equal): their repr."""
+    return repr(t) if t == 0 else None
 
 
 def _is_scalar(t):
@@ -164,14 +171,16 @@ def _is_scalar(t):
 
 _PY_SCALARS = frozenset({float, int, bool, complex})
 #: (scalar's type, value, its repr when it equals 0 (the sign of a zero), the other
-#: inputs' dtypes, place) -> its 0-d Tensor: tensors are immutable, so a loop's
-#: ``x * 2.0`` builds the scalar's tensor once.
+#: inputs' dtypes and place, or the one other input's metadata) -> its 0-d Tensor:
+#: tensors are immutable, so a loop's ``x * 2.0`` builds the scalar's tensor once.
 _SCALAR_TENSORS = {}
 
 
-def _scalar_tensor(t, dtypes, place, spec):
-    """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes`` (remembered)."""
-    key = (type(t), t, repr(t) if t == 0 else None, dtypes, place)
+def _scalar_tensor(t, dtypes, place, spec, key=None):
+    """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes``, remembered
+    under ``key`` (by default the scalar, its type, the dtypes and the place)."""
+    if key is None:
+        key = (type(t), t, _zero(t), dtypes, place)
     made = _SCALAR_TENSORS.get(key)
     if made is not None:
         return made
@@ -345,7 +354,16 @@ def infer(spec, metas, attrs):
     outs = out if isinstance(out, tuple) else (out,)
     sig = select_kernel_sig(spec, metas)
     place = _place(spec, metas)
-    return tuple(_placed(m, lay, place) for m, lay in zip(outs, sig.out_layouts))
+    outs = tuple(_placed(m, lay, place) for m, lay in zip(outs, sig.out_layouts))
+    _check_outputs(spec, outs, check_output_dims)
+    return outs
+
+
+def _check_outputs(spec, out_metas, check):
+    """Run ``check(op, meta)`` on every output (lists of outputs included)."""
+    for m in out_metas:
+        for one in m if isinstance(m, list) else (m,):
+            check(spec.name, one)
 
 
 def _out_metas(result, out_layouts, place):
@@ -379,7 +397,7 @@ def meta_binding(spec):
         ins = [_as_input(values[a.name], spec, a) for a in spec.tensor_args]
         metas = [_meta(t) for t in _weak_scalars(spec, ins)]
         attrs = _attrs(spec, [values[a.name] for a in spec.attr_args])
-        out = infer(spec, metas, attrs)
+        out = tuple(reported(m) for m in infer(spec, metas, attrs))
         return out[0] if len(out) == 1 else out
     infer_meta.__signature__ = signature
     infer_meta.__name__ = f"{spec.name}_meta"
@@ -523,32 +541,55 @@ def _no_data(spec, ins):
                     f"data); pass a Tensor, or call {spec.name}.infer_meta")
 
 
+class Ints(tuple):
+    """A tuple of Python ints, so made by its maker (an ``IntArray`` the library builds,
+    such as ``x[key]``'s remembered plan): its own memo key, with no scan of its items."""
+
+    __slots__ = ()
+
+
 #: Attribute types that are their own memo key (with their type beside them).
-_KEY_TYPES = frozenset({int, bool, str, type(None), type})
+_KEY_TYPES = frozenset({int, bool, str, type(None), type, Ints})
 
 
 def _memo_key(metas, attrs):
-    """The memo key of a call: the metas, then each attribute with its type.
+    """The memo key of a call: the metas, then the attributes and their types.
 
     None when an attribute has no exact immutable key: the key must tell
     apart what ``==`` does not (``2`` and ``2.0``, ``0.0`` and ``-0.0``, a
     float inside a shape), and a Tensor or array attribute is never a key.
+    Attributes whose types are all their own keys (None, int, bool, str,
+    dtypes: the common reduction and elementwise calls) go in as they are,
+    their types (a tuple remembered in :data:`_PLAIN`) beside them.
     """
-    key = list(metas)
+    if not attrs:
+        return tuple(metas)
+    types = tuple(map(type, attrs))
+    if types in _PLAIN:
+        return (*metas, *attrs, types)
+    key, plain = list(metas), True
     for v in attrs:
         t = type(v)
-        if t is tuple or t is list:
+        if t in _KEY_TYPES or isinstance(v, np.dtype):
+            key.append(v)
+        elif t is tuple or t is list:
             if not _all_ints(v):
                 return None
             key.append(tuple(v))
+            plain = False
         elif t is float:
             key.append(v if v else repr(v))     # the sign of a zero
-        elif t in _KEY_TYPES or isinstance(v, np.dtype):
-            key.append(v)
+            plain = False
         else:
             return None
         key.append(t)
+    if plain:
+        _PLAIN.add(types)
     return tuple(key)
+
+
+#: Tuples of attribute types that are all their own keys (see :func:`_memo_key`).
+_PLAIN = set()
 
 
 def _prepared(spec, metas, attrs, raw):
@@ -575,6 +616,7 @@ def _prepared(spec, metas, attrs, raw):
         kernel_attrs = _canonical(spec, attrs, canonical)
     kernel, out_layouts, place, classes = _binding(spec, metas)
     out_metas = _out_metas(result, out_layouts, place)
+    _check_outputs(spec, out_metas, check_output_size)
     single = len(out_metas) == 1 and type(out_metas[0]) is MetaTensor
     prepared = (kernel, kernel_attrs, out_metas, classes[0] if single else None, attrs)
     if key is not None:
@@ -596,6 +638,7 @@ def _run_general(spec, ins, attrs):
         kernel_attrs = _canonical(spec, attrs, canonical)
     sig = select_kernel_sig(spec, metas)
     out_metas = _out_metas(result, sig.out_layouts, _place(spec, metas))
+    _check_outputs(spec, out_metas, check_output_size)
     kernel = _kernel(spec, sig, metas or list(out_metas))
     result = kernel(*[_datas(t) for t in ins], *kernel_attrs)
     results = result if len(out_metas) > 1 else (result,)
