@@ -7,8 +7,9 @@ so the result is coalesced.  Summing dense dims only keeps x's indices and
 coalesced flag.  When every sparse dim is summed but dense dims remain (no
 ``keepdim``), the first remaining dim becomes the sparse dim with an entry at
 each of its positions (none when x has no entries): stored entries are not
-dropped for their values, as elsewhere in the library.  The gradient of each stored entry is the output gradient at
-the coordinate it was summed into, broadcast over the summed dense dims.
+dropped for their values, as elsewhere in the library.  The gradient of each
+stored entry is the output gradient at the coordinate it was summed into,
+broadcast over the summed dense dims.
 See :mod:`kernels.infermeta.sparse_reduce` for the result's shape.
 """
 import numpy as np
@@ -93,8 +94,9 @@ def sum_coo_grad(x, out_grad, axis, dtype, keepdim):
     _, _, group, free, _ = _sum(x, plan, x.values.dtype)
     if free is not None and group is not None:
         g = g[group]
-    keep = (g.shape[0] if plan.kept else min(x.values.shape[0], 1),) + tuple(1 if a - x.sparse_dim + 1 in plan.value_axes else s
-                                 for a, s in enumerate(x.shape) if a >= x.sparse_dim)
+    lead = g.shape[0] if plan.kept else min(x.values.shape[0], 1)   # promoted: one entry
+    keep = (lead,) + tuple(1 if a - x.sparse_dim + 1 in plan.value_axes else s
+                           for a, s in enumerate(x.shape) if a >= x.sparse_dim)
     g = xp.broadcast_to(g.reshape(keep), x.values.shape)
     return x._replace(values=g.astype(x.values.dtype))
 
