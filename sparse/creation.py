@@ -176,16 +176,18 @@ def _differentiable_in(x, values):
     """x as a function of ``values`` when they are a tensor that needs a gradient (Paddle).
 
     The constructor's ``stop_gradient`` does not matter then: the result is
-    ``with_values(x, values)``, whose gradient flows to ``values``.  Values
-    that were cast or moved to build x are a copy and stay cut from the graph.
+    ``with_values(x, values)``, whose gradient flows to ``values``, through a
+    cast where ``dtype`` changed their dtype (Paddle casts them too).  Values
+    moved to another place to build x are a copy and stay cut from the graph.
     """
     if not (isinstance(values, TensorBase) and values.layout == "dense"
-            and not values.stop_gradient and grad_enabled()
-            and values._data() is x._data().values):
+            and not values.stop_gradient and grad_enabled() and values.place == x.place):
         return x
-    pattern = type(x)(x._data())
     from . import _generated_api
-    return _generated_api.with_values(pattern, values)
+    if values.dtype != x.dtype:
+        import dense
+        values = dense.cast(values, x.dtype)
+    return _generated_api.with_values(type(x)(x._data()), values)
 
 
 def _coo_data(indices, values, shape, dtype, place, op="sparse_coo_tensor"):

@@ -33,6 +33,25 @@ def test_csr_constructor_is_differentiable_in_values():
     np.testing.assert_array_equal(v.grad.numpy(), [G[0, 2], G[0, 0], G[1, 1], G[1, 1]])
 
 
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+def test_constructor_dtype_casts_the_values_differentiably(layout, dtype):
+    """``dtype=`` casts the values as Paddle does (``values.astype``): the gradient
+    flows back through the cast, cast back to the values' dtype; for a complex
+    target, d(sum |x|^2)/dv is 2v, as finite differences of the real map say."""
+    v = _values()
+    if layout == "coo":
+        x = sparse.sparse_coo_tensor(IDX, v, [2, 3], dtype=dtype)
+    else:
+        x = sparse.sparse_csr_tensor([0, 2, 4], [2, 0, 1, 1], v, [2, 3], dtype=dtype)
+    assert not x.stop_gradient and x.dtype == np.dtype(dtype)
+    sparse.sum(sparse.square(sparse.abs(x))).backward()
+    assert v.grad.dtype == np.float64
+    eps, v0 = 1e-6, np.array([1.0, 2.0, 3.0, 4.0])
+    fd = [((v0 + eps * e) ** 2).sum() - ((v0 - eps * e) ** 2).sum() for e in np.eye(4)]
+    np.testing.assert_allclose(v.grad.numpy(), np.array(fd) / (2 * eps), rtol=1e-5)
+
+
 def test_constructor_with_values_that_need_no_gradient_is_a_plain_leaf():
     x = sparse.sparse_coo_tensor(IDX, _values(stop_gradient=True), [2, 3])
     assert x.stop_gradient and x.is_leaf

@@ -352,7 +352,25 @@ def test_docstring_examples_run():
 
     import kernels.funcs.restride
     import kernels.infermeta.sparse
+    import sparse.compare
     import sparse.creation
-    for module in (kernels.funcs.restride, kernels.infermeta.sparse, sparse.creation):
+    for module in (kernels.funcs.restride, kernels.infermeta.sparse, sparse.creation,
+                   sparse.compare):
         res = doctest.testmod(module)
         assert res.failed == 0 and res.attempted > 0, module.__name__
+
+
+def test_is_same_shape_compares_shapes_across_layouts():
+    """As paddle.sparse.is_same_shape: shapes only, any mix of dense, COO and CSR."""
+    x = sparse.sparse_coo_tensor(IDX, VALS, [4, 4])
+    same = [x, x.to_sparse_csr(), x.to_dense(), dense.zeros([4, 4], dtype="int32")]
+    for a in same:
+        for b in same:
+            assert sparse.is_same_shape(a, b) is True
+    other = [sparse.sparse_coo_tensor(IDX, VALS, [4, 5]), dense.zeros([4]),
+             dense.zeros([4, 4, 1]), dense.unsqueeze(x.to_dense(), 0)]
+    for b in other:
+        assert sparse.is_same_shape(x, b) is False and sparse.is_same_shape(b, x) is False
+    for bad in (np.zeros((4, 4)), [[0.0] * 4] * 4, None):
+        with pytest.raises(TypeError, match="is_same_shape: y must be a dense or sparse"):
+            sparse.is_same_shape(x, bad)
