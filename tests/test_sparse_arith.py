@@ -11,6 +11,7 @@ from hypothesis import given, strategies as st
 
 import dense
 import sparse
+from opdb import numeric_vjp
 
 UFUNC = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
 
@@ -345,6 +346,114 @@ def test_sum_gradient_over_all_zero_values_and_dense_dims():
     x = coo([[0, 1, 0]], np.zeros((3, 2)), [2, 2], stop_gradient=False)
     sparse.sum(x, axis=[0, 1]).backward(dense.to_tensor(np.array([1.0])))
     np.testing.assert_array_equal(x.grad.values().numpy(), np.ones((3, 2)))
+
+
+def _sum_shape(shape, axis, keepdim, csr):
+    """numpy's shape of the sum (keepdims for CSR), [1] for a COO full reduction."""
+    r = np.sum(np.zeros(shape), axis=None if axis is None else tuple(axis),
+               keepdims=keepdim or csr)
+    return list(r.shape) or [1]
+
+
+def _rebuild(t, values, stop_gradient=True):
+    """A tensor with t's pattern and layout holding ``values``."""
+    if t.is_sparse_csr():
+        return sparse.sparse_csr_tensor(t.crows().numpy(), t.cols().numpy(), values, t.shape,
+                                        stop_gradient=stop_gradient)
+    return coo(t.indices().numpy(), values, t.shape, stop_gradient=stop_gradient)
+
+
+def _check_sum(t, axis, keepdim):
+    """Shape, layout, index dtype, values and infer-meta of sparse.sum against numpy."""
+    out = sparse.sum(t, axis=axis, keepdim=keepdim)
+    want = np.sum(t.to_dense().numpy(), axis=None if axis is None else tuple(axis),
+                  keepdims=keepdim or t.is_sparse_csr())
+    assert out.shape == _sum_shape(t.shape, axis, keepdim, t.is_sparse_csr())
+    assert out.layout == t.layout and out.meta == sparse.sum.infer_meta(t.meta, axis, None,
+                                                                         keepdim)
+    index = (lambda s: s.crows().numpy()) if t.is_sparse_csr() else (lambda s: s.indices().numpy())
+    assert index(out).dtype == index(t).dtype
+    np.testing.assert_allclose(out.to_dense().numpy(), np.reshape(want, out.shape))
+    return out
+
+
+def _check_sum_grad(t, axis, keepdim):
+    """x.grad through sum equals central differences on x's stored values; x's pattern kept."""
+    v = t.values().numpy().astype(np.float64)
+    w = np.random.default_rng(0).standard_normal(_sum_shape(t.shape, axis, keepdim,
+                                                            t.is_sparse_csr()))
+    x = _rebuild(t, v, stop_gradient=False)
+    sparse.sum(x, axis=axis, keepdim=keepdim).backward(dense.to_tensor(w))
+    expect = numeric_vjp(lambda u: sparse.sum(_rebuild(t, u), axis=axis, keepdim=keepdim)
+                         .to_dense().numpy(), [v], 0, w)
+    assert x.grad.layout == t.layout
+    pattern = (lambda s: [s.crows().numpy(), s.cols().numpy()]) if t.is_sparse_csr() else \
+        (lambda s: [s.indices().numpy()])
+    for a, b in zip(pattern(x.grad), pattern(x)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(x.grad.values().numpy(), expect, atol=1e-7)
+
+
+def test_sum_of_every_sparse_dim_of_a_hybrid_coo_has_numpys_shape():
+    x = coo([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], [3, 2])
+    y = coo(np.array([[0, 2], [1, 0]], np.int32), [[1.0, 2.0], [3.0, 4.0]], [3, 2, 2])
+    for t, axis in ((x, [0]), (y, [0, 1]), (y, [1, 0])):
+        for keepdim in (False, True):
+            _check_sum(t, axis, keepdim)
+            _check_sum_grad(t, axis, keepdim)
+        out = sparse.sum(t, axis=axis)             # the dense dim left becomes the sparse one
+        assert out.shape == [2] and out.sparse_dim() == 1 and out.is_coalesced()
+        assert out.indices().numpy().tolist() == [[0, 1]]
+        assert out.values().numpy().tolist() == [4.0, 6.0]
+    z = coo(np.array([[0, 1], [2, 0]]), np.arange(12.0).reshape(2, 2, 3), [3, 3, 2, 3])
+    for axis in ([0, 1], [1, 0, 3], [0, 1, 2]):
+        out = _check_sum(z, axis, False)
+        _check_sum_grad(z, axis, False)
+        assert out.indices().numpy().tolist() == [list(range(out.shape[0]))]
+    empty = coo(np.zeros((1, 0), np.int32), np.zeros((0, 2)), [3, 2])
+    out = _check_sum(empty, [0], False)
+    assert out.nnz() == 0 and out.indices().numpy().shape == (1, 0)
+
+
+def test_csr_sum_has_numpys_keepdims_shape():
+    c = sparse.sparse_csr_tensor(np.array([0, 2, 3], np.int32), np.array([0, 2, 1], np.int32),
+                                 [1.0, 2.0, 3.0], [2, 3])
+    cols = sparse.sum(c, axis=0)
+    assert cols.shape == [1, 3] and cols.crows().numpy().tolist() == [0, 3]
+    assert cols.cols().numpy().tolist() == [0, 1, 2]
+    assert cols.values().numpy().tolist() == [1.0, 3.0, 2.0]
+    b = np.random.default_rng(5).standard_normal((2, 3, 4))
+    b[np.random.default_rng(6).random(b.shape) < 0.5] = 0.0
+    c3 = dense.to_tensor(b).to_sparse_csr()
+    for t in (c, c3):
+        n = len(t.shape)
+        axes = [None] + [[i] for i in range(-n, n)] + [[i, j] for i in range(n)
+                                                         for j in range(n) if i < j]
+        for axis in axes:
+            for keepdim in (False, True):
+                _check_sum(t, axis, keepdim)
+            _check_sum_grad(t, axis, False)
+    assert sparse.sum(c3, axis=[0, 1]).shape == [1, 1, 4]
+    assert sparse.sum(c3, axis=-1).shape == [2, 3, 1] and sparse.sum(c3).shape == [1, 1, 1]
+
+
+@pytest.mark.parametrize("shape", [[0, 3], [3, 0], [0, 0], [0, 3, 4], [2, 0, 4], [2, 3, 0]])
+@pytest.mark.parametrize("layout", ["coo", "csr", "hybrid"])
+def test_sum_of_a_zero_size_tensor_is_empty_for_every_axis(shape, layout):
+    if layout == "csr":
+        rows = 1 if len(shape) == 2 else shape[0]
+        t = sparse.sparse_csr_tensor(np.zeros(rows * (shape[-2] + 1) if rows else 0, np.int32),
+                                     np.zeros(0, np.int32), np.zeros(0), shape)
+    else:
+        sd = len(shape) - (layout == "hybrid")
+        t = coo(np.zeros((sd, 0), np.int32), np.zeros((0,) + tuple(shape[sd:])), shape)
+    n = len(shape)
+    axes = [None] + [[i] for i in range(-n, n)] + [[i, j] for i in range(n) for j in range(n)
+                                                     if i != j]
+    for axis in axes:
+        for keepdim in (False, True):
+            assert _check_sum(t, axis, keepdim).nnz() == 0
+        _check_sum_grad(t, axis, False)
 
 
 def test_softmax_over_stored_entries_and_empty_rows():
