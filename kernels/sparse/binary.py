@@ -31,6 +31,7 @@ from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
 from ..funcs.threads import run_parallel
 from ..funcs.elementwise import BINARY, BOTH, quiet, result_dtype
+from ..infermeta.elementwise import broadcast_shape
 from . import merge
 from .align import Aligned, align, coords, flatten, reduce_to, to_grid, unflatten
 from .data import CooData, CsrData, crows_from_keys, index_rows
@@ -46,7 +47,7 @@ def _dtype(t):
 
 def _meta(op, x, y):
     """The broadcast shape and numpy's result dtype of ``x op y``."""
-    out_shape = tuple(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
+    out_shape = broadcast_shape(op, tuple(x.shape), tuple(y.shape))
     return out_shape, result_dtype(op, BINARY[op], _dtype(x), _dtype(y))
 
 
