@@ -1735,7 +1735,8 @@ min.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 
 
 def prod(x: _t.TensorLike, axis: _t.Optional[_t.IntArray] = None, keepdim: bool = False) -> _dense.Tensor:
-    r"""The product over ``axis`` (numpy.prod; small integers accumulate in 64 bits).
+    r"""The product over ``axis`` (numpy.prod; bool and small integers accumulate in
+    int64, uint8 included, where numpy gives uint64).
 
     Its gradient is out_grad times the product of the slice's other elements
     (computed without dividing, so zeros are fine).
