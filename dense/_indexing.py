@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from kernels.core import dispatch
+from kernels.core.dispatch import Ints
 from kernels.core.tensor import TensorBase
 
 from ._ops import api_op, op_spec
@@ -140,7 +141,7 @@ def _lowered(x, key, memo):
     """``x[key]`` planned from the start; a plain key's plan is remembered under ``memo``."""
     entries = _entries(key, x.ndim)
     window, drop, new, pos = _plan(entries, x.shape)
-    attrs = (*map(tuple, window), tuple(drop), tuple(new)) if window[0] or new else None
+    attrs = (*map(Ints, window), Ints(drop), Ints(new)) if window[0] or new else None
     if memo is not None:
         if len(_PLANS) >= _PLANS_SIZE:
             _PLANS.clear()
