@@ -841,7 +841,8 @@ def pow(x: _t.TensorLike, y: _t.TensorLike) -> _dense.Tensor:
     Raises
     ------
     ValueError
-        Shapes that do not broadcast, named with both shapes.
+        Shapes that do not broadcast, named with both shapes; an integer or
+        bool x with negative integers in y (numpy refuses them too).
     TypeError
         Dtypes the ufunc does not take.
 
@@ -1735,7 +1736,8 @@ min.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 
 
 def prod(x: _t.TensorLike, axis: _t.Optional[_t.IntArray] = None, keepdim: bool = False) -> _dense.Tensor:
-    r"""The product over ``axis`` (numpy.prod; small integers accumulate in 64 bits).
+    r"""The product over ``axis`` (numpy.prod; bool and small integers accumulate in
+    int64, uint8 included, where numpy gives uint64).
 
     Its gradient is out_grad times the product of the slice's other elements
     (computed without dividing, so zeros are fine).
@@ -1935,7 +1937,8 @@ def full(shape: _t.IntArray, fill_value: _t.Scalar, dtype: _t.Optional[_t.DataTy
     Raises
     ------
     ValueError
-        A negative size.
+        A negative size; for an integer dtype, a NaN or infinite fill_value or
+        one out of the dtype's range (a float in range truncates, as numpy).
     TypeError
         An unknown dtype.
 
@@ -1972,6 +1975,8 @@ def arange(start: _t.Scalar, end: _t.Optional[_t.Scalar] = None, step: _t.Scalar
     ------
     ValueError
         A step of 0.
+    TypeError
+        An unknown dtype, or bool.
 
     Examples
     --------
@@ -2069,6 +2074,9 @@ def full_like(x: _t.TensorLike, fill_value: _t.Scalar, dtype: _t.Optional[_t.Dat
 
     Raises
     ------
+    ValueError
+        For an integer dtype, a NaN or infinite fill_value or one out of the
+        dtype's range.
     TypeError
         An unknown dtype.
 

@@ -61,6 +61,7 @@ class Tensor(TensorBase):
         if not (isinstance(array, np.ndarray) or type(array).__module__.startswith("cupy")):
             raise TypeError(f"Tensor: expected a numpy or cupy array, got "
                             f"{type(array).__name__}; dense.to_tensor converts other data")
+        canonical_dtype(array.dtype, "Tensor", "array of dtype")
         self._array = owned(array)
         self._meta = None
         self._init_autograd(stop_gradient)
@@ -407,6 +408,11 @@ def _host_or_device(data, dtype):
         return data.astype(dt or data.dtype, copy=True)
     try:
         return np.array(data, dtype=dt, copy=True)
+    except OverflowError as exc:        # numpy's error for 300 as uint8
+        held = f" (it holds [{np.iinfo(dt).min}, {np.iinfo(dt).max}])" \
+            if dt is not None and dt.kind in "iu" else ""
+        raise ValueError(f"to_tensor: data holds a value out of the range of dtype "
+                         f"{dt.name if dt is not None else None}{held}: {exc}") from None
     except (ValueError, TypeError) as exc:
         raise ValueError(f"to_tensor: data cannot become an array: {exc}") from None
 

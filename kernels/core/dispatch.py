@@ -178,24 +178,56 @@ _SCALAR_TENSORS = {}
 
 def _scalar_tensor(t, dtypes, place, spec, key=None):
     """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes``, remembered
-    under ``key`` (by default the scalar, its type, the dtypes and the place)."""
+    under ``key`` (by default the scalar, its type, the dtypes and the place).
+
+    A Python int beyond the integer dtype it would take raises TypeError, except
+    in a comparison: every value of the inputs then lies on one side of it, so
+    it compares as ``±inf`` (numpy 2 compares such ints exactly).  That stand-in
+    is not remembered, since arithmetic with the same int must raise.
+    """
     if key is None:
         key = (type(t), t, _zero(t), dtypes, place)
     made = _SCALAR_TENSORS.get(key)
     if made is not None:
         return made
     try:
-        dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
-            else np.asarray(t).dtype
-        canonical_dtype(dt, spec.name, f"scalar {t!r} of dtype")
-        made = layout_class("dense")(to_place(np.asarray(t, dtype=dt), place))
-    except (TypeError, OverflowError) as exc:
-        raise TypeError(f"{spec.name}: scalar {t!r} does not fit the inputs' dtypes "
-                        f"{[d.name for d in dtypes]}: {exc}") from None
+        array = _scalar_array(t, dtypes, spec)
+    except OverflowError as exc:
+        if spec.name in _COMPARISONS and type(t) is int \
+                and all(np.dtype(d).kind in "iu" for d in dtypes):
+            return layout_class("dense")(to_place(np.asarray(np.inf if t > 0 else -np.inf),
+                                                  place))
+        raise TypeError(f"{spec.name}: scalar {t!r} does not fit the dtype numpy's promotion "
+                        f"gives it beside the inputs' dtypes {[d.name for d in dtypes]}"
+                        f"{_range(dtypes)}: {exc}") from None
+    made = layout_class("dense")(to_place(array, place))
     if len(_SCALAR_TENSORS) >= MEMO_SIZE:
         _SCALAR_TENSORS.clear()
     _SCALAR_TENSORS[key] = made
     return made
+
+
+#: Ops that compare a Python int beyond the inputs' integer dtype exactly, as numpy 2 does.
+_COMPARISONS = frozenset({"equal", "not_equal", "less_than", "less_equal", "greater_than",
+                          "greater_equal"})
+
+
+def _scalar_array(t, dtypes, spec):
+    """Scalar ``t`` as the 0-d array numpy's promotion (NEP 50) gives it beside ``dtypes``:
+    a Python scalar is weak, a numpy scalar keeps its dtype (OverflowError if it does not fit)."""
+    dt = np.result_type(*dtypes, t) if isinstance(t, (int, float, complex)) \
+        else np.asarray(t).dtype
+    canonical_dtype(dt, spec.name, f"scalar {t!r} of dtype")
+    return np.asarray(t, dtype=dt)
+
+
+def _range(dtypes):
+    """' (int8 holds [-128, 127])' for integer inputs, else ''."""
+    dt = np.result_type(*dtypes) if dtypes else None
+    if dt is None or dt.kind not in "iu":
+        return ""
+    info = np.iinfo(dt)
+    return f" ({dt.name} holds [{info.min}, {info.max}])"
 
 
 def _flat(items):
@@ -209,9 +241,7 @@ def _as_one(value, spec, arg):
     if isinstance(value, _SCALARS):
         return value  # a scalar: made a 0-d array by _weak_scalars
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
-        if value.dtype.kind in "OUSVMm":
-            raise TypeError(f"{spec.name}: argument '{arg.name}' has dtype {value.dtype}, "
-                            "which holds no numbers phisparse supports")
+        canonical_dtype(value.dtype, spec.name, f"{arg.name} dtype")
         return layout_class("dense")._wrap_array(value)
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
                     f"array or a scalar, got {type(value).__name__}")

@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from ..core.dtypes import ALL
+from ..core.dtypes import ALL, BOOL, INTS
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.elementwise import BINARY, BOTH, UNARY
@@ -82,3 +82,14 @@ def _register(table, make):
 # (its kernels are pow_coo / pow_csr), so it is not registered here under the same name.
 _register({k: v for k, v in UNARY.items() if k not in BINARY}, _unary_kernels)
 _register(BINARY, _binary_kernels)
+
+
+@register_kernel("pow", backends=BACKENDS, dtypes=BOOL + INTS, override=True)
+def int_pow(x, y):
+    """numpy's power for an integer or bool base, after a check that names the op where numpy's
+    ValueError does not: integers to negative integer powers are not allowed."""
+    if y.dtype.kind == "i" and y.size and bool((y < 0).any()):
+        raise ValueError(f"pow: the exponent y holds negative integers (down to {int(y.min())}) "
+                         f"and the base x has dtype {x.dtype.name}; integers to negative "
+                         "integer powers are not allowed (numpy): cast x to a floating dtype")
+    return xp_of(x).power(x, y)

@@ -166,10 +166,12 @@ max_grad, min_grad = _extreme_grad("max", "argmax"), _extreme_grad("min", "argmi
 
 @register_kernel("prod", backends=BACKENDS, dtypes=ALL)
 def prod(x, axis, keepdim=False):
-    """numpy's prod over the normalised ``axis`` tuple (small integers accumulate in 64 bits)."""
+    """numpy's prod over the normalised ``axis`` tuple in :func:`sum_dtype` (bool and small
+    integers, uint8 included, accumulate in int64)."""
+    dtype = sum_dtype(x.dtype)
     if small(x):
-        return np.multiply.reduce(x, axis, None, None, keepdim)
-    return reduce(xp_of(x).prod, x, axis, keepdim)
+        return np.multiply.reduce(x, axis, dtype, None, keepdim)
+    return reduce(xp_of(x).prod, x, axis, keepdim, dtype=dtype)
 
 
 @register_kernel("prod_grad", backends=BACKENDS, dtypes=ALL)

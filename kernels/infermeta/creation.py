@@ -18,7 +18,27 @@ def _shape(shape, op):
 
 
 def _fill_dtype(fill_value, dtype, op):
-    return canonical_dtype(np.asarray(fill_value).dtype if dtype is None else dtype, op)
+    dt = canonical_dtype(np.asarray(fill_value).dtype if dtype is None else dtype, op)
+    check_fill(fill_value, dt, op)
+    return dt
+
+
+def check_fill(value, dtype, op, arg="fill_value"):
+    """ValueError naming ``op`` unless the real ``value`` becomes a number of integer ``dtype``.
+
+    numpy raises OverflowError for an int out of the dtype's range and casts
+    NaN, ±inf and out-of-range floats silently to arbitrary values; a float
+    inside the range truncates toward zero, as numpy's cast.
+    """
+    if dtype.kind not in "iu" or isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
+        return
+    if not math.isfinite(value):
+        raise ValueError(f"{op}: {arg} {value!r} cannot become {dtype.name}; expected a "
+                         "finite number")
+    info = np.iinfo(dtype)
+    if not info.min <= int(value) <= info.max:          # int() truncates, as the cast
+        raise ValueError(f"{op}: {arg} {value!r} is out of the range of {dtype.name}; "
+                         f"expected a value in [{info.min}, {info.max}]")
 
 
 def zeros_infer_meta(shape, dtype=None):
@@ -58,7 +78,11 @@ def arange_infer_meta(start, end=None, step=1, dtype=None):
     n = arange_length(start, end, step)
     dt = np.result_type(np.asarray(start), np.asarray(end), np.asarray(step)) \
         if dtype is None else dtype
-    return check_output_size("arange", MetaTensor((n,), canonical_dtype(dt, "arange")))
+    dt = canonical_dtype(dt, "arange")
+    if dt.kind == "b":        # numpy refuses it past length 2; Paddle has no bool arange
+        raise TypeError(f"arange: dtype {dt.name} is not supported; expected an integer, "
+                        "floating or complex dtype")
+    return check_output_size("arange", MetaTensor((n,), dt))
 
 
 def like_infer_meta(x, dtype=None):
@@ -67,7 +91,10 @@ def like_infer_meta(x, dtype=None):
 
 
 def full_like_infer_meta(x, fill_value, dtype=None):
-    return x.with_(dtype=x.dtype if dtype is None else dtype)
+    """x's shape and place; x's dtype unless ``dtype`` is given, which must hold ``fill_value``."""
+    dt = x.dtype if dtype is None else dtype
+    check_fill(fill_value, dt, "full_like")
+    return x.with_(dtype=dt)
 
 
 def cast_infer_meta(x, dtype):

@@ -19,10 +19,11 @@ def _axes(ndim, axis, op):
 
 @functools.lru_cache(maxsize=None)
 def sum_dtype(dtype):
-    """numpy's accumulator dtype for a sum: bool and small ints widen to int64.
+    """numpy's accumulator dtype for a sum or a product: bool and small ints widen to int64.
 
-    numpy sums uint8 into uint64, which phisparse does not support; int64
-    holds every uint8 sum that fits in memory (as Paddle and torch give).
+    numpy accumulates uint8 in uint64, which phisparse does not support; int64
+    holds every uint8 sum that fits in memory (as Paddle and torch give), and a
+    product wraps as numpy's int64 product of the same values does.
     """
     dt = np.zeros(1, dtype=dtype).sum().dtype
     return np.dtype(np.int64) if dt.kind == "u" else dt
@@ -87,8 +88,8 @@ def min_infer_meta(x, axis=None, keepdim=False):
 
 
 def prod_infer_meta(x, axis=None, keepdim=False):
-    """numpy's prod: bool and small integers accumulate in 64 bits."""
-    return _reduce_meta("prod", x, axis, keepdim, _np_dtype("prod", np.prod, x.dtype))
+    """numpy's prod, accumulated as :func:`sum_dtype` (bool and small ints, uint8 too: int64)."""
+    return _reduce_meta("prod", x, axis, keepdim, sum_dtype(x.dtype))
 
 
 def arg_reduce_infer_meta(op, x, axis=None, keepdim=False):

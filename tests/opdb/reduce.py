@@ -39,10 +39,13 @@ def _ref(func):
                                                                keepdims=keepdim))
 
 
-def _int64_sum(x, axis=None, keepdim=False):
-    """np.sum, but uint8 sums to int64 (numpy's uint64 is not a phisparse dtype)."""
-    out = _ref(np.sum)(x, axis, keepdim)
-    return out.astype(np.int64) if out.dtype.kind == "u" else out
+def _int64_ref(func):
+    """numpy's ``func`` (np.sum, np.prod), but uint8 accumulates in int64 (numpy's uint64 is
+    not a phisparse dtype)."""
+    def ref(x, axis=None, keepdim=False):
+        wide = x.astype(np.int64) if x.dtype.kind == "u" else x
+        return _ref(func)(wide, axis, keepdim)
+    return ref
 
 
 ARGS = [((2, 3), None, False), ((2, 3), 1, False), ((2, 3, 4), -1, True), ((), None, False),
@@ -69,8 +72,9 @@ OPS = [
            dtypes=tuple(d for d in ALL if d.kind != "b")),
     OpInfo("max", dense.max, _ref(np.max), _unique_samples(NONEMPTY), dtypes=REAL),
     OpInfo("min", dense.min, _ref(np.min), _unique_samples(NONEMPTY), dtypes=REAL),
-    OpInfo("prod", dense.prod, _ref(np.prod), _samples(REDUCES, -2, 2)),
-    OpInfo("sum[]", dense.sum, _int64_sum, _samples([((2, 3), [], False), ((2, 3), [], True)])),
+    OpInfo("prod", dense.prod, _int64_ref(np.prod), _samples(REDUCES, -2, 2)),
+    OpInfo("sum[]", dense.sum, _int64_ref(np.sum),
+           _samples([((2, 3), [], False), ((2, 3), [], True)])),
     OpInfo("argmax", dense.argmax, _arg_ref(np.argmax), _arg_samples, dtypes=REAL),
     OpInfo("argmin", dense.argmin, _arg_ref(np.argmin), _arg_samples, dtypes=REAL),
 ]
