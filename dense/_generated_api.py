@@ -1780,7 +1780,7 @@ def argmax(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Parameters
     ----------
     x : Tensor
-        Not complex; at least one element.
+        Not complex; the reduced axis (every axis for axis None) not of size 0.
     axis : int, optional
     keepdim : bool
 
@@ -1791,7 +1791,8 @@ def argmax(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Raises
     ------
     ValueError
-        An empty x or an axis out of range.
+        A reduced axis of size 0 (any empty x for axis None; other empty dims
+        give an empty result, as numpy), or an axis out of range.
     TypeError
         A complex x.
 
@@ -1820,7 +1821,7 @@ def argmin(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Parameters
     ----------
     x : Tensor
-        Not complex; at least one element.
+        Not complex; the reduced axis (every axis for axis None) not of size 0.
     axis : int, optional
     keepdim : bool
 
@@ -1831,7 +1832,8 @@ def argmin(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Raises
     ------
     ValueError
-        An empty x or an axis out of range.
+        A reduced axis of size 0 (any empty x for axis None; other empty dims
+        give an empty result, as numpy), or an axis out of range.
     TypeError
         A complex x.
 

@@ -182,6 +182,27 @@ def test_argmax_argmin_are_int64_and_flat_without_axis():
         dense.argmax(dense.to_tensor(np.zeros((2, 0))))
 
 
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("shape, axis, keepdim", [((3, 0), 0, False), ((3, 0), 0, True),
+                                                  ((0, 2, 3), -1, False), ((2, 0, 4), 2, True)])
+def test_arg_reductions_over_a_nonempty_axis_of_an_empty_tensor_are_empty(name, shape, axis,
+                                                                          keepdim):
+    a = np.zeros(shape)
+    out = getattr(dense, name)(dense.to_tensor(a), axis=axis, keepdim=keepdim)
+    ref = getattr(np, name)(a, axis=axis, keepdims=keepdim)
+    assert out.shape == list(ref.shape) and out.dtype == np.int64
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("shape, axis", [((3, 0), 1), ((3, 0), -1), ((3, 0), None),
+                                         ((0,), 0)])
+def test_arg_reductions_over_a_zero_length_axis_raise_naming_the_op(name, shape, axis):
+    with pytest.raises(ValueError):
+        getattr(np, name)(np.zeros(shape), axis=axis)          # numpy refuses too
+    with pytest.raises(ValueError, match=rf"{name}: .*\[{', '.join(map(str, shape))}\]"):
+        getattr(dense, name)(dense.to_tensor(np.zeros(shape)), axis=axis)
+
+
 def test_max_min_keep_int_dtypes_and_send_the_gradient_to_one_extremum():
     assert dense.max(dense.to_tensor(np.array([3, 1], np.int8))).dtype == np.int8
     a = np.array([[1.0, 7.0, 7.0], [9.0, -1.0, 9.0]])
