@@ -141,6 +141,26 @@ def test_infer_meta_binding_still_returns_metadata_only():
     assert type(m) is MetaTensor and m.shape == (6,)
 
 
+def test_infer_meta_shape_equals_the_outputs_list_shape():
+    """API2: ``op.infer_meta(*args)`` takes the op's own arguments; its ``.shape``
+    compares equal to the op's output ``.shape`` (a list), and to the tuple."""
+    import doctest
+
+    import kernels.core.meta
+    import sparse
+    assert doctest.testmod(kernels.core.meta).failed == 0
+    x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    s = sparse.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 2.0, 3.0], [2, 3])
+    calls = [(dense.reshape, (x, [3, -1])), (dense.sum, (x, 1)), (dense.matmul, (x, x.T)),
+             (dense.concat, ([x, x], 1)), (dense.argmax, (x,)), (sparse.sum, (s,)),
+             (sparse.transpose, (s, [1, 0])), (sparse.matmul, (s, x.T))]
+    for op, args in calls:
+        got, want = op.infer_meta(*args), op(*args)
+        assert got.shape == want.shape and got.shape == tuple(want.shape), op.__name__
+        assert got.dtype == want.dtype and got.ndim == len(want.shape)
+        assert isinstance(want.shape, list)
+
+
 def test_environment_knobs_are_read_once_and_set_at_run_time(monkeypatch):
     monkeypatch.setattr(threads, "_num_threads", None)
     monkeypatch.setattr(pool, "_limit", None)

@@ -209,6 +209,19 @@ SIZE_CASES = [
                                     np.zeros(10 ** 6, np.int64), 0)),
     ("to_dense", lambda: sparse.sparse_coo_tensor([[0]], [1.0], [10 ** 12]).to_dense()),
     ("expand", lambda: dense.expand.infer_meta(MetaTensor((1,), "float64"), [10 ** 12])),
+    # every op's outputs, checked by dispatch, not by each shape rule
+    ("add", lambda: dense.to_tensor(np.ones((2 ** 20, 1))) + np.ones((1, 2 ** 20))),
+    ("less_than", lambda: dense.to_tensor(np.ones((2 ** 20, 1))) < np.ones((1, 2 ** 20))),
+    ("where", lambda: dense.where(dense.to_tensor(np.ones((2 ** 20, 1), bool)),
+                                  np.ones((2 ** 20, 1)), np.ones((1, 2 ** 20)))),
+    ("matmul", lambda: dense.matmul(dense.to_tensor(np.ones((2 ** 20, 1))),
+                                    dense.to_tensor(np.ones((1, 2 ** 20))))),
+    ("index_select", lambda: dense.index_select(dense.to_tensor(np.ones((2, 2 * 10 ** 5))),
+                                                np.zeros(2 * 10 ** 5, np.int64))),
+    ("add", lambda: sparse.sparse_coo_tensor([[0], [0]], [1.0], [2 ** 20, 1])
+     + dense.to_tensor(np.ones((1, 2 ** 20)))),
+    ("to_sparse_csr", lambda: sparse.sparse_coo_tensor([[0], [1]], [1.0],
+                                                       [2 ** 62, 4]).to_sparse_csr()),
 ]
 
 
@@ -223,6 +236,26 @@ def test_item15_dims_beyond_int64_are_rejected():
         sparse.sparse_coo_tensor([[0], [1]], [1.0], [2 ** 70, 4])
     with pytest.raises(ValueError, match="reshape"):
         dense.reshape(dense.to_tensor(np.ones(1)), [2 ** 64])
+    huge = sparse.sparse_coo_tensor([[0, 5], [1, 3]], [1.0, 2.0], [2 ** 62, 4])
+    for n in (2, 3):                         # 2**63 and more rows: refused, not wrapped
+        with pytest.raises(ValueError, match=r"concat: the output shape \[\d+, 4\] has a dim "
+                                             r"of 2\*\*63 or more"):
+            sparse.concat([huge] * n)
+
+
+def test_outputs_beyond_numpys_64_dims_are_refused_by_name():
+    one = dense.to_tensor(np.ones(1))
+    calls = {"reshape": lambda: dense.reshape(one, [1] * 65),
+             "expand": lambda: dense.expand(one, [1] * 70),
+             "unsqueeze": lambda: dense.unsqueeze(dense.reshape(one, [1] * 64), 0),
+             "zeros": lambda: dense.zeros([1] * 100)}
+    for op, call in calls.items():
+        with pytest.raises(ValueError, match=rf"^{op}: the output would have \d+ dims; a "
+                                             "tensor has at most 64"):
+            call()
+    assert dense.reshape(one, [1] * 64).shape == [1] * 64
+    with pytest.raises(ValueError, match="reshape: the output would have 65 dims"):
+        dense.reshape.infer_meta(one, [1] * 65)
 
 
 def test_item15_csr_reshape_memory_is_the_new_crows_and_one_count_per_row():
@@ -422,9 +455,9 @@ def test_docstring_examples_of_the_hardening_helpers_run():
 
     import kernels.core.env
     import kernels.core.owned
-    import kernels.infermeta.size
+    import kernels.core.size
     import kernels.sparse.data
-    for module in (kernels.core.owned, kernels.core.env, kernels.infermeta.size,
+    for module in (kernels.core.owned, kernels.core.env, kernels.core.size,
                    kernels.sparse.data):
         res = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert res.failed == 0 and res.attempted > 0, module.__name__

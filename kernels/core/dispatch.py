@@ -19,8 +19,9 @@ import numpy as np
 
 from . import autograd, registry
 from .dtypes import canonical_dtype, is_differentiable
-from .meta import Canonical, MetaTensor
+from .meta import Canonical, MetaTensor, reported
 from .registry import GENERATION
+from .size import check_output_dims, check_output_size
 from .tensor import LOCAL_CLASSES, TensorBase, global_runtime, layout_class
 from .xp import to_place
 
@@ -345,7 +346,16 @@ def infer(spec, metas, attrs):
     outs = out if isinstance(out, tuple) else (out,)
     sig = select_kernel_sig(spec, metas)
     place = _place(spec, metas)
-    return tuple(_placed(m, lay, place) for m, lay in zip(outs, sig.out_layouts))
+    outs = tuple(_placed(m, lay, place) for m, lay in zip(outs, sig.out_layouts))
+    _check_outputs(spec, outs, check_output_dims)
+    return outs
+
+
+def _check_outputs(spec, out_metas, check):
+    """Run ``check(op, meta)`` on every output (lists of outputs included)."""
+    for m in out_metas:
+        for one in m if isinstance(m, list) else (m,):
+            check(spec.name, one)
 
 
 def _out_metas(result, out_layouts, place):
@@ -379,7 +389,7 @@ def meta_binding(spec):
         ins = [_as_input(values[a.name], spec, a) for a in spec.tensor_args]
         metas = [_meta(t) for t in _weak_scalars(spec, ins)]
         attrs = _attrs(spec, [values[a.name] for a in spec.attr_args])
-        out = infer(spec, metas, attrs)
+        out = tuple(reported(m) for m in infer(spec, metas, attrs))
         return out[0] if len(out) == 1 else out
     infer_meta.__signature__ = signature
     infer_meta.__name__ = f"{spec.name}_meta"
@@ -575,6 +585,7 @@ def _prepared(spec, metas, attrs, raw):
         kernel_attrs = _canonical(spec, attrs, canonical)
     kernel, out_layouts, place, classes = _binding(spec, metas)
     out_metas = _out_metas(result, out_layouts, place)
+    _check_outputs(spec, out_metas, check_output_size)
     single = len(out_metas) == 1 and type(out_metas[0]) is MetaTensor
     prepared = (kernel, kernel_attrs, out_metas, classes[0] if single else None, attrs)
     if key is not None:
@@ -596,6 +607,7 @@ def _run_general(spec, ins, attrs):
         kernel_attrs = _canonical(spec, attrs, canonical)
     sig = select_kernel_sig(spec, metas)
     out_metas = _out_metas(result, sig.out_layouts, _place(spec, metas))
+    _check_outputs(spec, out_metas, check_output_size)
     kernel = _kernel(spec, sig, metas or list(out_metas))
     result = kernel(*[_datas(t) for t in ins], *kernel_attrs)
     results = result if len(out_metas) > 1 else (result,)

@@ -24,7 +24,7 @@ class MetaTensor:
     sparse_dim: int | None = None
 
     def __post_init__(self):
-        if type(self.shape) is not tuple or not all(type(s) is int for s in self.shape):
+        if not isinstance(self.shape, tuple) or not all(type(s) is int for s in self.shape):
             object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
         if type(self.dtype) is not np.dtype and not isinstance(self.dtype, np.dtype):
             object.__setattr__(self, "dtype", np.dtype(self.dtype))
@@ -64,13 +64,44 @@ class MetaTensor:
         fields.update(self.__dict__)
         fields.pop("_hash", None)
         fields.update(changes)
-        if type(fields["shape"]) is not tuple or not isinstance(fields["dtype"], np.dtype):
+        if not isinstance(fields["shape"], tuple) or not isinstance(fields["dtype"], np.dtype):
             new.__post_init__()
         return new
 
     @property
     def meta(self):
         return self
+
+
+class Shape(tuple):
+    """The shape ``op.infer_meta`` reports: a tuple of ints (hashable, immutable) that
+    also equals the list a tensor's ``.shape`` is, so that
+    ``op.infer_meta(x).shape == op(x).shape`` holds.
+
+    Examples
+    --------
+    >>> s = Shape((3, 2))
+    >>> s == [3, 2], s == (3, 2), s != [3], hash(s) == hash((3, 2))
+    (True, True, True, True)
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return list(self) == other if isinstance(other, list) else tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = tuple.__hash__
+
+
+def reported(meta):
+    """``meta`` (or a list of them) as ``op.infer_meta`` returns it: its shape a :class:`Shape`."""
+    if isinstance(meta, list):
+        return [reported(m) for m in meta]
+    return meta.with_(shape=Shape(meta.shape))
 
 
 class Canonical(NamedTuple):

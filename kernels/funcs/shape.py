@@ -1,7 +1,7 @@
 """Shape arithmetic: element counts, C strides, axis normalisation."""
 import math
 
-INT64_LIMIT = 2 ** 63
+from ..core.size import INT64_LIMIT  # noqa: F401  (shape arithmetic checks against it)
 
 
 def prod(shape):

@@ -8,7 +8,7 @@ SBP ``physical`` functions (named in a YAML ``sbp:`` field, see
 shard.
 """
 from .common import shard_out_shape, unchanged_infer_meta
-from .size import check_output_size
+from ..core.size import check_output_size
 from .elementwise import (binary_grad_infer_meta, binary_infer_meta, broadcast_shape,
                           unary_infer_meta, where_grad_infer_meta, where_infer_meta)
 from .creation import (arange_infer_meta, cast_infer_meta, full_infer_meta,

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.dtypes import canonical_dtype
 from ..core.meta import MetaTensor
-from .size import check_output_size
+from ..core.size import check_output_size
 
 
 def _shape(shape, op):

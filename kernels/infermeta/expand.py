@@ -2,7 +2,7 @@
 shape helpers repeat's backward ``invoke`` calls."""
 from ..core.meta import Canonical
 from ..funcs.shape import check_numel
-from .size import check_output_size
+from ..core.size import check_output_size
 
 
 def resolve_expand(in_shape, shape, op="expand"):

@@ -2,7 +2,7 @@
 from ..core.dtypes import INDEX
 from ..core.meta import Canonical
 from ..funcs.gather_view import gather_view, resolve_gather_axes
-from .size import check_output_size
+from ..core.size import check_output_size
 
 
 def check_index_dtype(index, op):

@@ -1,7 +1,7 @@
 """reshape's shape rule (Paddle's ValidateShape), shared by dense and sparse reshape."""
 from ..core.meta import Canonical
 from ..funcs.shape import INT64_LIMIT, check_numel, prod
-from .size import check_output_size
+from ..core.size import check_output_size
 
 
 def resolve_reshape(in_shape, shape, op="reshape"):

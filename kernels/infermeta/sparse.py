@@ -4,7 +4,7 @@ import functools
 from ..core.meta import Canonical
 from ..funcs.shape import prod
 from .reshape import resolve_reshape
-from .size import check_output_size
+from ..core.size import check_output_size
 
 ORDERS = ("C", "F")
 
