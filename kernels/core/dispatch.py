@@ -137,6 +137,9 @@ def _weak_scalars(spec, ins):
         pair = _scalar_pair(spec, ins)
         if pair is not ins:
             return pair
+    for i in spec.index_args:
+        if type(ins[i]) in _PY_SCALARS:
+            _index_scalar(spec, i, ins[i])
     scalar = [_is_scalar(t) for t in ins]
     if not any(scalar):
         return ins
@@ -151,12 +154,23 @@ def _scalar_pair(spec, ins):
     ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are."""
     a, b = ins
     if type(b) in _PY_SCALARS and type(a) in LOCAL_CLASSES:
+        if spec.index_args:
+            _index_scalar(spec, 1, b)
         m = a.meta
         return [a, _scalar_tensor(b, (m.dtype,), m.place, spec)]
     if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
         m = b.meta
         return [_scalar_tensor(a, (m.dtype,), m.place, spec), b]
     return ins
+
+
+def _index_scalar(spec, i, value):
+    """Raise TypeError if tensor input ``i`` is an index argument (given ``value``, a Python
+    scalar): a weak scalar would take the other inputs' dtype, and ``True`` would be 1."""
+    if i in spec.index_args:
+        arg = spec.tensor_args[i].name
+        raise TypeError(f"{spec.name}: argument '{arg}' must be a Tensor or array of int32 or "
+                        f"int64 indices, got the Python {type(value).__name__} {value!r}")
 
 
 def _is_scalar(t):
