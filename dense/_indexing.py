@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from kernels.core import dispatch
+from kernels.core.dispatch import Ints
 from kernels.core.dtypes import INDEX
 from kernels.core.tensor import TensorBase
 from kernels.funcs.gather_view import checked_index
@@ -171,7 +172,7 @@ def _lowered(x, key, memo):
     """``x[key]`` planned from the start; a plain key's plan is remembered under ``memo``."""
     entries = _entries(key, x.ndim)
     window, drop, new, (pos, at) = _plan(entries, x.shape)
-    attrs = (*map(tuple, window), tuple(drop), tuple(new)) if window[0] or new else None
+    attrs = (*map(Ints, window), Ints(drop), Ints(new)) if window[0] or new else None
     if memo is not None:
         if len(_PLANS) >= _PLANS_SIZE:
             _PLANS.clear()

@@ -1526,17 +1526,20 @@ leaky_relu.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
     _SPECS['leaky_relu'])
 
 
-def pow(x: _t.TensorLike, factor: float) -> _sparse.SparseCooTensor | _sparse.SparseCsrTensor:
+def pow(x: _t.TensorLike, factor: _t.Scalar) -> _sparse.SparseCooTensor | _sparse.SparseCsrTensor:
     r"""``x ** factor`` for each stored value of a sparse tensor.
 
     Value-wise, as in Paddle: each stored entry (each duplicate separately)
     is mapped and the indices are kept entry for entry; implicit zeros stay
-    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.
+    zero.  COO of any rank with dense dims, CSR 2-D and 3-D.  The result
+    dtype is numpy's for ``values ** factor`` with a Python scalar weak
+    (NEP 50): int32 values to an int power stay int32, to a float power
+    become float64.
 
     Parameters
     ----------
     x : SparseCooTensor or SparseCsrTensor
-    factor : float
+    factor : int or float
 
     Returns
     -------
@@ -1562,8 +1565,12 @@ pow.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
     _SPECS['pow'])
 
 
-def scale(x: _t.TensorLike, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bool = True) -> _sparse.SparseCooTensor | _sparse.SparseCsrTensor:
+def scale(x: _t.TensorLike, scale: _t.Scalar = 1, bias: _t.Scalar = 0, bias_after_scale: bool = True) -> _sparse.SparseCooTensor | _sparse.SparseCsrTensor:
     r"""``x * scale + bias`` (``(x + bias) * scale`` if not ``bias_after_scale``) for each stored value of a sparse tensor.
+
+    The result dtype is numpy's for that expression with Python scalars weak
+    (NEP 50): the defaults and int arguments keep int values int, a float
+    ``scale`` or ``bias`` makes them float64.
 
     Value-wise, as in Paddle: each stored entry (each duplicate separately)
     is mapped and the indices are kept entry for entry; implicit zeros stay
@@ -1572,7 +1579,7 @@ def scale(x: _t.TensorLike, scale: float = 1.0, bias: float = 0.0, bias_after_sc
     Parameters
     ----------
     x : SparseCooTensor or SparseCsrTensor
-    scale, bias : float
+    scale, bias : int or float
     bias_after_scale : bool
 
     Returns

@@ -96,6 +96,25 @@ def test_remembered_calls_tell_apart_what_equality_does_not():
     assert SEEN["infer"] == 4
 
 
+def test_plain_attribute_keys_still_tell_types_and_zero_signs_apart():
+    """Attributes that are their own keys take a shorter key from the second call
+    on; it must still separate 1, True and None, and floats stay on the slow key."""
+    m = [MetaTensor((2, 3), np.float32)]
+    for _ in range(2):                                 # before and after _PLAIN learns
+        keys = {dispatch._memo_key(m, [v, None, False]) for v in (1, True, None, "1")}
+        assert len(keys) == 4
+        assert dispatch._memo_key(m, [0.0]) != dispatch._memo_key(m, [-0.0])
+        assert dispatch._memo_key(m, [1]) != dispatch._memo_key(m, [1.0])
+        assert dispatch._memo_key(m, [np.dtype("float32")]) != \
+            dispatch._memo_key(m, ["float32"])
+    assert dispatch._memo_key(m, [[1, 2]]) is not None
+    assert dispatch._memo_key(m, [np.ones(2)]) is None
+    x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(dense.sum(x, axis=1).numpy(), [3.0, 12.0])
+    np.testing.assert_array_equal(dense.sum(x, axis=0).numpy(), [3.0, 5.0, 7.0])
+    assert dense.sum(x, axis=0, keepdim=True).shape == [1, 3]
+
+
 def test_a_tensor_attribute_is_converted_every_call():
     x = dense.to_tensor(np.arange(6.0))
     for shape in ([3, -1], [2, -1]):

@@ -104,6 +104,26 @@ def test_scalars_are_weak_and_keep_the_pattern():
         1.0 / x
 
 
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_pow_and_scale_promote_like_numpy_with_weak_scalars(layout):
+    """``x ** k`` and ``scale`` give numpy's dtype for the stored values (NEP 50)."""
+    vals = {dt: np.array([3, -4], dt) for dt in (np.int32, np.int64, np.float32)}
+    for dt, v in vals.items():
+        x = coo([[0, 1], [2, 0]], v, [2, 3])
+        x = x.to_sparse_csr() if layout == "csr" else x
+        for got, want in [(x ** 2, v ** 2), (x ** 2.0, v ** 2.0), (x ** 0, v ** 0),
+                          (sparse.pow(x, np.float64(2)), v ** np.float64(2)),
+                          (sparse.scale(x, 2, 1), v * 2 + 1), (sparse.scale(x), v * 1 + 0),
+                          (sparse.scale(x, 0.5, bias_after_scale=False), (v + 0) * 0.5)]:
+            assert got.dtype == want.dtype, (dt, want.dtype)
+            np.testing.assert_array_equal(np.sort(got.values().numpy()), np.sort(want))
+    x = coo([[0, 1], [2, 0]], vals[np.int32], [2, 3])
+    with pytest.raises(ValueError, match="pow: int32 values to the negative int power -1"):
+        x ** -1
+    assert (sparse.cast(x, value_dtype="float64") ** -1).values().numpy().tolist() == [1 / 3,
+                                                                                      -0.25]
+
+
 def test_binary_errors():
     x = coo([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
     with pytest.raises(TypeError, match="add"):

@@ -2408,7 +2408,7 @@ def _meta_sparse_pow_grad(x, out, out_grad, factor):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.scale  (yaml/sparse_ops.yaml:1573)
+# sparse.scale  (yaml/sparse_ops.yaml:1576)
 def _meta_sparse_scale(x, scale, bias, bias_after_scale):
     return _im.sparse_unary_infer_meta('scale', x, scale, bias, bias_after_scale)
 
@@ -2429,12 +2429,12 @@ _sbp_sparse_scale = _r.SbpTable(
     physical=None)
 
 
-# sparse.scale_grad  (yaml/sparse_ops.yaml:1573)
+# sparse.scale_grad  (yaml/sparse_ops.yaml:1576)
 def _meta_sparse_scale_grad(x, out, out_grad, scale, bias, bias_after_scale):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.isnan  (yaml/sparse_ops.yaml:1606)
+# sparse.isnan  (yaml/sparse_ops.yaml:1613)
 def _meta_sparse_isnan(x):
     return _im.sparse_unary_infer_meta('isnan', x)
 
@@ -2448,7 +2448,7 @@ _sbp_sparse_isnan = _r.SbpTable(
     physical=None)
 
 
-# sparse.cast  (yaml/sparse_ops.yaml:1637)
+# sparse.cast  (yaml/sparse_ops.yaml:1644)
 def _meta_sparse_cast(x, index_dtype, value_dtype):
     return _im.sparse_cast_infer_meta(x, index_dtype, value_dtype)
 
@@ -2472,7 +2472,7 @@ _sbp_sparse_cast = _r.SbpTable(
     physical=None)
 
 
-# sparse.matmul  (yaml/sparse_ops.yaml:1685)
+# sparse.matmul  (yaml/sparse_ops.yaml:1692)
 def _meta_sparse_matmul(x, y):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_matmul_infer_meta')(x, y)
 
@@ -2508,7 +2508,7 @@ _sbp_sparse_matmul = _r.SbpTable(
     physical=None)
 
 
-# sparse.mv  (yaml/sparse_ops.yaml:1754)
+# sparse.mv  (yaml/sparse_ops.yaml:1761)
 def _meta_sparse_mv(x, vec):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_mv_infer_meta')(x, vec)
 
@@ -2541,7 +2541,7 @@ _sbp_sparse_mv = _r.SbpTable(
     physical=None)
 
 
-# sparse.addmm  (yaml/sparse_ops.yaml:1801)
+# sparse.addmm  (yaml/sparse_ops.yaml:1808)
 def _meta_sparse_addmm(input, x, y, beta, alpha):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
 
@@ -2574,7 +2574,7 @@ _sbp_sparse_addmm = _r.SbpTable(
     physical=None)
 
 
-# sparse.masked_matmul  (yaml/sparse_ops.yaml:1859)
+# sparse.masked_matmul  (yaml/sparse_ops.yaml:1866)
 def _meta_sparse_masked_matmul(x, y, mask):
     return _resolve('kernels.infermeta.sparse_matmul.masked_matmul_infer_meta')(x, y, mask)
 
@@ -4500,7 +4500,7 @@ OPS = (
            module='kernels.sparse'),
     OpSpec(name='pow',
            namespace='sparse',
-           args=(Arg('x', 'Tensor'), Arg('factor', 'float')),
+           args=(Arg('x', 'Tensor'), Arg('factor', 'Scalar')),
            outputs=('out',),
            kernels=(KernelSig('pow_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('pow_csr', ('sparse_csr',), ('sparse_csr',)),),
            infer_meta=_meta_sparse_pow,
@@ -4514,7 +4514,7 @@ OPS = (
            sbp=_sbp_sparse_pow),
     OpSpec(name='pow_grad',
            namespace='sparse',
-           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('factor', 'float')),
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('factor', 'Scalar')),
            outputs=('x_grad',),
            kernels=(KernelSig('pow_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('pow_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
            infer_meta=_meta_sparse_pow_grad,
@@ -4523,7 +4523,7 @@ OPS = (
            module='kernels.sparse'),
     OpSpec(name='scale',
            namespace='sparse',
-           args=(Arg('x', 'Tensor'), Arg('scale', 'float', True, 1.0), Arg('bias', 'float', True, 0.0), Arg('bias_after_scale', 'bool', True, True)),
+           args=(Arg('x', 'Tensor'), Arg('scale', 'Scalar', True, 1), Arg('bias', 'Scalar', True, 0), Arg('bias_after_scale', 'bool', True, True)),
            outputs=('out',),
            kernels=(KernelSig('scale_coo', ('sparse_coo',), ('sparse_coo',)), KernelSig('scale_csr', ('sparse_csr',), ('sparse_csr',)),),
            infer_meta=_meta_sparse_scale,
@@ -4537,7 +4537,7 @@ OPS = (
            sbp=_sbp_sparse_scale),
     OpSpec(name='scale_grad',
            namespace='sparse',
-           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('scale', 'float', True, 1.0), Arg('bias', 'float', True, 0.0), Arg('bias_after_scale', 'bool', True, True)),
+           args=(Arg('x', 'Tensor'), Arg('out', 'Tensor'), Arg('out_grad', 'Tensor'), Arg('scale', 'Scalar', True, 1), Arg('bias', 'Scalar', True, 0), Arg('bias_after_scale', 'bool', True, True)),
            outputs=('x_grad',),
            kernels=(KernelSig('scale_coo_grad', ('sparse_coo', 'sparse_coo', 'sparse_coo'), ('sparse_coo',)), KernelSig('scale_csr_grad', ('sparse_csr', 'sparse_csr', 'sparse_csr'), ('sparse_csr',)),),
            infer_meta=_meta_sparse_scale_grad,

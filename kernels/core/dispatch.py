@@ -151,16 +151,17 @@ def _weak_scalars(spec, ins):
 
 def _scalar_pair(spec, ins):
     """Two inputs, one a Python scalar beside a local tensor (the common ``x * 2.0`` and
-    ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are."""
+    ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are.  The
+    0-d Tensor is remembered by the tensor's metadata (whose hash is kept)."""
     a, b = ins
     if type(b) in _PY_SCALARS and type(a) in LOCAL_CLASSES:
         if spec.index_args:
             _index_scalar(spec, 1, b)
         m = a.meta
-        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec)]
+        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec, (type(b), b, _zero(b), m))]
     if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
         m = b.meta
-        return [_scalar_tensor(a, (m.dtype,), m.place, spec), b]
+        return [_scalar_tensor(a, (m.dtype,), m.place, spec, (type(a), a, _zero(a), m)), b]
     return ins
 
 
@@ -173,20 +174,27 @@ def _index_scalar(spec, i, value):
                         f"int64 indices, got the Python {type(value).__name__} {value!r}")
 
 
+def _zero(t):
+    """What tells a scalar's zeros apart (``0.0`` and ``-0.0`` are equal): their repr."""
+    return repr(t) if t == 0 else None
+
+
 def _is_scalar(t):
     return type(t) in _PY_SCALARS or isinstance(t, _SCALARS)
 
 
 _PY_SCALARS = frozenset({float, int, bool, complex})
 #: (scalar's type, value, its repr when it equals 0 (the sign of a zero), the other
-#: inputs' dtypes, place) -> its 0-d Tensor: tensors are immutable, so a loop's
-#: ``x * 2.0`` builds the scalar's tensor once.
+#: inputs' dtypes and place, or the one other input's metadata) -> its 0-d Tensor:
+#: tensors are immutable, so a loop's ``x * 2.0`` builds the scalar's tensor once.
 _SCALAR_TENSORS = {}
 
 
-def _scalar_tensor(t, dtypes, place, spec):
-    """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes`` (remembered)."""
-    key = (type(t), t, repr(t) if t == 0 else None, dtypes, place)
+def _scalar_tensor(t, dtypes, place, spec, key=None):
+    """The 0-d Tensor standing for scalar ``t`` next to inputs of ``dtypes``, remembered
+    under ``key`` (by default the scalar, its type, the dtypes and the place)."""
+    if key is None:
+        key = (type(t), t, _zero(t), dtypes, place)
     made = _SCALAR_TENSORS.get(key)
     if made is not None:
         return made
@@ -547,32 +555,55 @@ def _no_data(spec, ins):
                     f"data); pass a Tensor, or call {spec.name}.infer_meta")
 
 
+class Ints(tuple):
+    """A tuple of Python ints, so made by its maker (an ``IntArray`` the library builds,
+    such as ``x[key]``'s remembered plan): its own memo key, with no scan of its items."""
+
+    __slots__ = ()
+
+
 #: Attribute types that are their own memo key (with their type beside them).
-_KEY_TYPES = frozenset({int, bool, str, type(None), type})
+_KEY_TYPES = frozenset({int, bool, str, type(None), type, Ints})
 
 
 def _memo_key(metas, attrs):
-    """The memo key of a call: the metas, then each attribute with its type.
+    """The memo key of a call: the metas, then the attributes and their types.
 
     None when an attribute has no exact immutable key: the key must tell
     apart what ``==`` does not (``2`` and ``2.0``, ``0.0`` and ``-0.0``, a
     float inside a shape), and a Tensor or array attribute is never a key.
+    Attributes whose types are all their own keys (None, int, bool, str,
+    dtypes: the common reduction and elementwise calls) go in as they are,
+    their types (a tuple remembered in :data:`_PLAIN`) beside them.
     """
-    key = list(metas)
+    if not attrs:
+        return tuple(metas)
+    types = tuple(map(type, attrs))
+    if types in _PLAIN:
+        return (*metas, *attrs, types)
+    key, plain = list(metas), True
     for v in attrs:
         t = type(v)
-        if t is tuple or t is list:
+        if t in _KEY_TYPES or isinstance(v, np.dtype):
+            key.append(v)
+        elif t is tuple or t is list:
             if not _all_ints(v):
                 return None
             key.append(tuple(v))
+            plain = False
         elif t is float:
             key.append(v if v else repr(v))     # the sign of a zero
-        elif t in _KEY_TYPES or isinstance(v, np.dtype):
-            key.append(v)
+            plain = False
         else:
             return None
         key.append(t)
+    if plain:
+        _PLAIN.add(types)
     return tuple(key)
+
+
+#: Tuples of attribute types that are all their own keys (see :func:`_memo_key`).
+_PLAIN = set()
 
 
 def _prepared(spec, metas, attrs, raw):

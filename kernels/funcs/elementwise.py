@@ -17,6 +17,7 @@ bounds; ``maximum`` sends a tie to y and ``minimum`` sends a tie to y.
 import contextlib
 import functools
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,6 +153,10 @@ def _leaky_relu_grad(xp, x, out, g, slope=0.01):
 
 
 def _pow_factor(xp, x, factor):
+    if x.dtype.kind in "iu" and isinstance(factor, numbers.Integral) and factor < 0:
+        raise ValueError(f"pow: {x.dtype} values to the negative int power {factor}: "
+                         "integers to negative integer powers are not allowed (numpy); "
+                         "cast the values to a float dtype first")
     return x ** factor
 
 

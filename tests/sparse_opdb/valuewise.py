@@ -20,14 +20,15 @@ REFS = {
     "relu": lambda v: np.maximum(v, 0),
     "relu6": lambda v: np.clip(v, 0, 6),
     "leaky_relu": lambda v, negative_slope=0.01: np.where(v > 0, v, v * negative_slope),
-    "pow": lambda v, factor: v ** float(factor),      # factor is a float attribute
-    "scale": lambda v, scale=1.0, bias=0.0, bias_after_scale=True:
+    "pow": lambda v, factor: v ** factor,             # a weak Python scalar (NEP 50)
+    "scale": lambda v, scale=1, bias=0, bias_after_scale=True:
         v * scale + bias if bias_after_scale else (v + bias) * scale,
     "isnan": np.isnan,
 }
 ATTRS = {"leaky_relu": [{}, {"negative_slope": 0.2}], "pow": [{"factor": 2.0}, {"factor": 3}],
          "scale": [{"scale": 2.0, "bias": 1.5}, {"scale": -0.5, "bias": 1.0,
-                                                  "bias_after_scale": False}]}
+                                                  "bias_after_scale": False},
+                   {"scale": 3, "bias": 2}, {}]}
 DOMAIN = {"sqrt": np.abs, "log1p": np.abs, "asin": lambda v: v / 10, "atanh": lambda v: v / 10,
           "tan": lambda v: v / 4}
 
