@@ -775,11 +775,16 @@ def sum(x: _t.TensorLike, axis: _t.Optional[_t.IntArray] = None, dtype: _t.Optio
     summed inside the values; summed sparse dims leave the coordinates and
     the entries that then share one are added, so the result is coalesced
     (summing only dense dims keeps x's indices).  The result keeps x's
-    layout: a COO result keeps at least one sparse dim, so a full reduction
-    has shape [1] ([1, ..., 1] with ``keepdim``); a CSR result stays 2-D or
-    3-D (a rank-1 result gets a trailing 1: [rows, 1] for the last axis of a
-    2-D tensor, [1, 1] for a full reduction).  bool and int values sum to
-    int64 unless ``dtype`` is given.  nnz 0 gives nnz 0.
+    layout.  A COO result has numpy's shape (numpy's keepdims shape with
+    ``keepdim``), but a full reduction has shape [1], since a COO tensor
+    keeps a sparse dim.  When every sparse dim is summed and dense dims
+    remain, the first remaining dim becomes the sparse dim, with an entry at
+    each of its positions.  A CSR result has numpy's keepdims shape whatever
+    ``keepdim`` says, so it keeps x's rank: [1, cols] for axis 0 of a 2-D
+    tensor, [rows, 1] for axis 1, [1, 1] for a full sum; [1, 1, cols] for
+    axes [0, 1] of a 3-D tensor, [batch, rows, 1] for axis -1, [1, 1, 1] for
+    a full sum.  bool and int values sum to int64 unless ``dtype`` is
+    given.  nnz 0 gives nnz 0, and a zero-size x an empty result.
 
     Parameters
     ----------
@@ -811,6 +816,12 @@ def sum(x: _t.TensorLike, axis: _t.Optional[_t.IntArray] = None, dtype: _t.Optio
     >>> c = sparse.sum(x.to_sparse_csr(), axis=-1)
     >>> c.shape, c.to_dense().numpy().tolist()
     ([2, 1], [[1.0], [5.0]])
+    >>> sparse.sum(x.to_sparse_csr(), axis=0).to_dense().numpy().tolist()
+    [[2.0, 0.0, 4.0]]
+    >>> h = sparse.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], [3, 2])
+    >>> hs = sparse.sum(h, axis=0)
+    >>> hs.shape, hs.indices().numpy().tolist(), hs.values().numpy().tolist()
+    ([2], [[0, 1]], [4.0, 6.0])
     """
     return _d.run(_SPECS['sum'], [x], [axis, dtype, keepdim])
 

@@ -155,6 +155,18 @@ def test_stack_signatures_shift_the_axes_from_the_new_one_on():
     assert _sigs("dense", "stack", xs, -1) == {(B, B), (S(0), S(0)), (S(1), S(1)), (P, P)}
 
 
+def test_sparse_sum_signatures_follow_the_dims_kept():
+    x = MetaTensor((5, 3, 7), np.float64, "sparse_coo", sparse_dim=2)   # dim 2 is dense
+    assert _sigs("sparse", "sum", x, [1]) == {(B, B), (S(0), S(0)), (S(1), P), (P, P)}
+    assert _sigs("sparse", "sum", x, [0, 1]) == {(B, B), (S(0), P), (S(1), P), (P, P)}
+    assert _sigs("sparse", "sum", x, [0, 1], None, True) == {(B, B), (S(0), P), (S(1), P),
+                                                            (P, P)}
+    y = MetaTensor((5, 3, 7), np.float64, "sparse_coo", sparse_dim=3)
+    assert _sigs("sparse", "sum", y, [1]) == {(B, B), (S(0), S(0)), (S(1), P), (S(2), S(1)),
+                                              (P, P)}
+    assert _sigs("sparse", "sum", y, [1], None, True) == {(B, B), (S(0), S(0)), (S(1), P),
+                                                          (S(2), S(2)), (P, P)}
+
 def test_sparse_list_signatures_split_sparse_dims_only():
     # hybrid COO (2 sparse dims, 1 dense): a split of the dense dim 2 never matches
     xs = _metas((4, 5, 3), (2, 5, 3), dtype=np.float64, layout="sparse_coo", sparse_dim=2)

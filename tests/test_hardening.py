@@ -243,6 +243,21 @@ def test_item15_dims_beyond_int64_are_rejected():
             sparse.concat([huge] * n)
 
 
+def test_sparse_ops_on_dims_near_int64_touch_only_the_entries():
+    """A [2**62, 4] COO with two entries: arithmetic and index_select work on the
+    entries alone (no table or broadcast object of the dims' size), as scipy would."""
+    s = sparse.sparse_coo_tensor([[0, 5], [1, 3]], [1.0, 2.0], [2 ** 62, 4])
+    for got, want in [(s + s, [2.0, 4.0]), (s * s, [1.0, 4.0])]:
+        assert got.shape == [2 ** 62, 4]
+        assert got.indices().numpy().tolist() == [[0, 5], [1, 3]]
+        assert got.values().numpy().tolist() == want
+    sel = sparse.index_select(s, dense.to_tensor(np.array([5, 0, 5])), 0)
+    assert sel.shape == [3, 4] and sel.indices().numpy().tolist() == [[1, 0, 2], [1, 3, 3]]
+    c = sparse.sparse_coo_tensor([[0, 1], [5, 3]], [1.0, 2.0], [2, 2 ** 62]).to_sparse_csr()
+    got = sparse.index_select(c, dense.to_tensor(np.array([5, 3, 5])), 1).to_dense().numpy()
+    np.testing.assert_array_equal(got, [[1.0, 0.0, 1.0], [0.0, 2.0, 0.0]])
+
+
 def test_outputs_beyond_numpys_64_dims_are_refused_by_name():
     one = dense.to_tensor(np.ones(1))
     calls = {"reshape": lambda: dense.reshape(one, [1] * 65),

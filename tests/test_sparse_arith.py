@@ -11,6 +11,7 @@ from hypothesis import given, strategies as st
 
 import dense
 import sparse
+from opdb import numeric_vjp
 
 UFUNC = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
 
@@ -144,6 +145,118 @@ def test_nnz0_operands():
     assert sparse.add(e, x).values().numpy().tolist() == [4.0]
 
 
+# ---------------------------------------------------------------- zero-size inputs
+def _empty(case, it):
+    """A zero-size sparse tensor (no entries, or a dense dim of size 0) with index dtype
+    ``it``, and its dense numpy form."""
+    z = lambda n: np.zeros(n, it)                       # noqa: E731
+    build = {
+        "coo rows 0": lambda: coo(np.zeros((2, 0), it), np.zeros(0), [0, 3]),
+        "coo dense dim 0": lambda: coo(np.array([[0, 1]], it), np.zeros((2, 0)), [2, 0]),
+        "coo nnz 0": lambda: coo(np.zeros((2, 0), it), np.zeros(0), [2, 3]),
+        "coo hybrid nnz 0": lambda: coo(np.zeros((1, 0), it), np.zeros((0, 3)), [2, 3]),
+        "coo 3-D batch 0": lambda: coo(np.zeros((3, 0), it), np.zeros(0), [0, 3, 4]),
+        "csr rows 0": lambda: sparse.sparse_csr_tensor(z(1), z(0), np.zeros(0), [0, 3]),
+        "csr cols 0": lambda: sparse.sparse_csr_tensor(z(3), z(0), np.zeros(0), [2, 0]),
+        "csr nnz 0": lambda: sparse.sparse_csr_tensor(z(3), z(0), np.zeros(0), [2, 3]),
+        "csr 3-D batch 0": lambda: sparse.sparse_csr_tensor(z(0), z(0), np.zeros(0), [0, 3, 4]),
+        "csr 3-D rows 0": lambda: sparse.sparse_csr_tensor(z(2), z(0), np.zeros(0), [2, 0, 4]),
+        "csr 3-D cols 0": lambda: sparse.sparse_csr_tensor(z(8), z(0), np.zeros(0), [2, 3, 0]),
+        "csr 3-D nnz 0": lambda: sparse.sparse_csr_tensor(z(8), z(0), np.zeros(0), [2, 3, 4]),
+    }
+    x = build[case]()
+    return x, np.zeros(x.shape)
+
+
+EMPTY = ["coo rows 0", "coo dense dim 0", "coo nnz 0", "coo hybrid nnz 0", "coo 3-D batch 0",
+         "csr rows 0", "csr cols 0", "csr nnz 0", "csr 3-D batch 0", "csr 3-D rows 0",
+         "csr 3-D cols 0", "csr 3-D nnz 0"]
+
+
+def _leaf(x):
+    """x rebuilt on a values tensor that receives a gradient."""
+    v = dense.to_tensor(x.values().numpy(), stop_gradient=False)
+    if x.is_sparse_coo():
+        return sparse.sparse_coo_tensor(x.indices(), v, x.shape), v
+    return sparse.sparse_csr_tensor(x.crows(), x.cols(), v, x.shape), v
+
+
+def _index_buffers(t):
+    return [t.indices()] if t.is_sparse_coo() else [t.crows(), t.cols()]
+
+
+def assert_empty_like(out, x, ref):
+    """``out`` is sparse in x's layout and index dtype, keeps x's entry count (0 unless a
+    dense dim is 0), and equals the numpy reference."""
+    assert out.is_sparse_coo() == x.is_sparse_coo() and out.nnz() == x.nnz()
+    assert [b.numpy().dtype for b in _index_buffers(out)] == \
+        [b.numpy().dtype for b in _index_buffers(x)]
+    np.testing.assert_array_equal(out.to_dense().numpy(), ref)
+    assert out.to_dense().numpy().shape == ref.shape
+
+
+@pytest.mark.parametrize("it", [np.int32, np.int64])
+@pytest.mark.parametrize("case", EMPTY)
+def test_valuewise_ops_softmax_and_scalars_on_zero_size_inputs(case, it):
+    x, ref = _empty(case, it)
+    for name in ["abs", "neg", "sqrt", "square", "sin", "tanh", "expm1", "log1p", "relu",
+                 "relu6", "isnan"]:
+        assert_empty_like(getattr(sparse, name)(x), x, ref)     # implicit zeros stay zero
+    for out in (sparse.pow(x, 2.0), sparse.scale(x, 2.0, 1.0), sparse.leaky_relu(x), x * 2.0,
+                np.float64(2) * x, x / 2.0, -x, x + 0.0, sparse.softmax(x)):
+        assert_empty_like(out, x, ref)
+    for op in (lambda t: sparse.softmax(t), lambda t: sparse.sin(t) * 3.0):
+        leaf, v = _leaf(x)
+        op(leaf).backward()
+        assert v.grad.shape == v.shape
+
+
+@pytest.mark.parametrize("it", [np.int32, np.int64])
+@pytest.mark.parametrize("case", EMPTY)
+@pytest.mark.parametrize("op", list(UFUNC))
+def test_binary_ops_on_zero_size_inputs_match_numpy(case, it, op):
+    x, ref = _empty(case, it)
+    fn = UFUNC[op]
+    assert_empty_like(getattr(sparse, op)(x, x), x, ref)
+    for d in (np.full(x.shape, 2.0), np.full(x.shape[-1:], 2.0)):
+        dt = dense.to_tensor(d)
+        over_x = np.zeros(ref.shape) if op == "divide" else fn(d, ref)   # on x's pattern
+        for out, want in ((getattr(sparse, op)(x, dt), fn(ref, d)),
+                          (getattr(sparse, op)(dt, x), over_x)):
+            if op in ("add", "subtract"):                       # a dense result
+                assert isinstance(out, dense.Tensor)
+                np.testing.assert_array_equal(out.numpy(), want)
+            else:
+                assert_empty_like(out, x, want)
+    leaf, v = _leaf(x)
+    getattr(sparse, op)(leaf * dense.to_tensor(np.ones(x.shape)), leaf).backward()
+    assert v.grad.shape == v.shape
+
+
+@pytest.mark.parametrize("it", [np.int32, np.int64])
+def test_batch_zero_csr_arithmetic_of_the_review(it):
+    z, ref = _empty("csr 3-D batch 0", it)
+    one = sparse.sparse_csr_tensor(np.array([0, 1, 1, 1], it), np.array([2], it), [5.0],
+                                   [1, 3, 4])
+    for out in (z + z, z - z, z * z, z / z, z * dense.to_tensor(np.ones((0, 3, 4))),
+                z * dense.to_tensor(np.ones(4)), z * 2.0, z * one, z + one):
+        assert_empty_like(out, z, ref)
+    bigger = one + sparse.sparse_csr_tensor(np.zeros(4, it), np.zeros(0, it), np.zeros(0),
+                                            [1, 3, 4])   # a union with a non-empty operand
+    assert bigger.nnz() == 1 and bigger.to_dense().numpy()[0, 0, 2] == 5.0
+
+
+def test_softmax_of_a_zero_size_dense_dim_keeps_the_pattern():
+    x = coo([[0]], np.zeros((1, 0)), [2, 0], stop_gradient=False)
+    for axis in (-1, 0):
+        out = sparse.softmax(x, axis)
+        assert out.indices().numpy().tolist() == [[0]] and out.values().shape == [1, 0]
+    sparse.softmax(x).backward()
+    assert x.grad.indices().numpy().tolist() == [[0]] and x.grad.values().shape == [1, 0]
+    h = coo([[0, 1]], np.zeros((2, 0, 3)), [2, 0, 3])            # the softmax axis is not 0
+    assert sparse.softmax(h).values().shape == [2, 0, 3]
+
+
 # ---------------------------------------------------------------- hypothesis
 @st.composite
 def operand_pairs(draw):
@@ -233,6 +346,114 @@ def test_sum_gradient_over_all_zero_values_and_dense_dims():
     x = coo([[0, 1, 0]], np.zeros((3, 2)), [2, 2], stop_gradient=False)
     sparse.sum(x, axis=[0, 1]).backward(dense.to_tensor(np.array([1.0])))
     np.testing.assert_array_equal(x.grad.values().numpy(), np.ones((3, 2)))
+
+
+def _sum_shape(shape, axis, keepdim, csr):
+    """numpy's shape of the sum (keepdims for CSR), [1] for a COO full reduction."""
+    r = np.sum(np.zeros(shape), axis=None if axis is None else tuple(axis),
+               keepdims=keepdim or csr)
+    return list(r.shape) or [1]
+
+
+def _rebuild(t, values, stop_gradient=True):
+    """A tensor with t's pattern and layout holding ``values``."""
+    if t.is_sparse_csr():
+        return sparse.sparse_csr_tensor(t.crows().numpy(), t.cols().numpy(), values, t.shape,
+                                        stop_gradient=stop_gradient)
+    return coo(t.indices().numpy(), values, t.shape, stop_gradient=stop_gradient)
+
+
+def _check_sum(t, axis, keepdim):
+    """Shape, layout, index dtype, values and infer-meta of sparse.sum against numpy."""
+    out = sparse.sum(t, axis=axis, keepdim=keepdim)
+    want = np.sum(t.to_dense().numpy(), axis=None if axis is None else tuple(axis),
+                  keepdims=keepdim or t.is_sparse_csr())
+    assert out.shape == _sum_shape(t.shape, axis, keepdim, t.is_sparse_csr())
+    assert out.layout == t.layout and out.meta == sparse.sum.infer_meta(t.meta, axis, None,
+                                                                         keepdim)
+    index = (lambda s: s.crows().numpy()) if t.is_sparse_csr() else (lambda s: s.indices().numpy())
+    assert index(out).dtype == index(t).dtype
+    np.testing.assert_allclose(out.to_dense().numpy(), np.reshape(want, out.shape))
+    return out
+
+
+def _check_sum_grad(t, axis, keepdim):
+    """x.grad through sum equals central differences on x's stored values; x's pattern kept."""
+    v = t.values().numpy().astype(np.float64)
+    w = np.random.default_rng(0).standard_normal(_sum_shape(t.shape, axis, keepdim,
+                                                            t.is_sparse_csr()))
+    x = _rebuild(t, v, stop_gradient=False)
+    sparse.sum(x, axis=axis, keepdim=keepdim).backward(dense.to_tensor(w))
+    expect = numeric_vjp(lambda u: sparse.sum(_rebuild(t, u), axis=axis, keepdim=keepdim)
+                         .to_dense().numpy(), [v], 0, w)
+    assert x.grad.layout == t.layout
+    pattern = (lambda s: [s.crows().numpy(), s.cols().numpy()]) if t.is_sparse_csr() else \
+        (lambda s: [s.indices().numpy()])
+    for a, b in zip(pattern(x.grad), pattern(x)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(x.grad.values().numpy(), expect, atol=1e-7)
+
+
+def test_sum_of_every_sparse_dim_of_a_hybrid_coo_has_numpys_shape():
+    x = coo([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], [3, 2])
+    y = coo(np.array([[0, 2], [1, 0]], np.int32), [[1.0, 2.0], [3.0, 4.0]], [3, 2, 2])
+    for t, axis in ((x, [0]), (y, [0, 1]), (y, [1, 0])):
+        for keepdim in (False, True):
+            _check_sum(t, axis, keepdim)
+            _check_sum_grad(t, axis, keepdim)
+        out = sparse.sum(t, axis=axis)             # the dense dim left becomes the sparse one
+        assert out.shape == [2] and out.sparse_dim() == 1 and out.is_coalesced()
+        assert out.indices().numpy().tolist() == [[0, 1]]
+        assert out.values().numpy().tolist() == [4.0, 6.0]
+    z = coo(np.array([[0, 1], [2, 0]]), np.arange(12.0).reshape(2, 2, 3), [3, 3, 2, 3])
+    for axis in ([0, 1], [1, 0, 3], [0, 1, 2]):
+        out = _check_sum(z, axis, False)
+        _check_sum_grad(z, axis, False)
+        assert out.indices().numpy().tolist() == [list(range(out.shape[0]))]
+    empty = coo(np.zeros((1, 0), np.int32), np.zeros((0, 2)), [3, 2])
+    out = _check_sum(empty, [0], False)
+    assert out.nnz() == 0 and out.indices().numpy().shape == (1, 0)
+
+
+def test_csr_sum_has_numpys_keepdims_shape():
+    c = sparse.sparse_csr_tensor(np.array([0, 2, 3], np.int32), np.array([0, 2, 1], np.int32),
+                                 [1.0, 2.0, 3.0], [2, 3])
+    cols = sparse.sum(c, axis=0)
+    assert cols.shape == [1, 3] and cols.crows().numpy().tolist() == [0, 3]
+    assert cols.cols().numpy().tolist() == [0, 1, 2]
+    assert cols.values().numpy().tolist() == [1.0, 3.0, 2.0]
+    b = np.random.default_rng(5).standard_normal((2, 3, 4))
+    b[np.random.default_rng(6).random(b.shape) < 0.5] = 0.0
+    c3 = dense.to_tensor(b).to_sparse_csr()
+    for t in (c, c3):
+        n = len(t.shape)
+        axes = [None] + [[i] for i in range(-n, n)] + [[i, j] for i in range(n)
+                                                         for j in range(n) if i < j]
+        for axis in axes:
+            for keepdim in (False, True):
+                _check_sum(t, axis, keepdim)
+            _check_sum_grad(t, axis, False)
+    assert sparse.sum(c3, axis=[0, 1]).shape == [1, 1, 4]
+    assert sparse.sum(c3, axis=-1).shape == [2, 3, 1] and sparse.sum(c3).shape == [1, 1, 1]
+
+
+@pytest.mark.parametrize("shape", [[0, 3], [3, 0], [0, 0], [0, 3, 4], [2, 0, 4], [2, 3, 0]])
+@pytest.mark.parametrize("layout", ["coo", "csr", "hybrid"])
+def test_sum_of_a_zero_size_tensor_is_empty_for_every_axis(shape, layout):
+    if layout == "csr":
+        rows = 1 if len(shape) == 2 else shape[0]
+        t = sparse.sparse_csr_tensor(np.zeros(rows * (shape[-2] + 1) if rows else 0, np.int32),
+                                     np.zeros(0, np.int32), np.zeros(0), shape)
+    else:
+        sd = len(shape) - (layout == "hybrid")
+        t = coo(np.zeros((sd, 0), np.int32), np.zeros((0,) + tuple(shape[sd:])), shape)
+    n = len(shape)
+    axes = [None] + [[i] for i in range(-n, n)] + [[i, j] for i in range(n) for j in range(n)
+                                                     if i != j]
+    for axis in axes:
+        for keepdim in (False, True):
+            assert _check_sum(t, axis, keepdim).nnz() == 0
+        _check_sum_grad(t, axis, False)
 
 
 def test_softmax_over_stored_entries_and_empty_rows():

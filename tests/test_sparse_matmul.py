@@ -303,6 +303,53 @@ def test_masked_matmul_has_mask_pattern_as_a_set(layout, xs, ys, index_dtype):
         assert out.is_coalesced()
 
 
+# ---------------------------------------------------------------- zero-size operands
+def _index_dtypes(t):
+    bufs = [t.indices()] if t.layout == "sparse_coo" else [t.crows(), t.cols()]
+    return {b.numpy().dtype for b in bufs}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("batch, m, k, n", [((), 0, 3, 2), ((), 3, 0, 2), ((), 3, 2, 0),
+                                             ((), 3, 2, 2), ((0,), 3, 2, 2), ((2,), 0, 3, 2),
+                                             ((2,), 3, 2, 0), ((2,), 3, 2, 2)])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_matmul_family_on_zero_size_operands(layout, batch, m, k, n, index_dtype):
+    """nnz=0 operands (a size-0 dim, or no entries) give numpy's zero-size or zero results;
+    sparse results keep the layout and the index dtype, and gradients their pattern."""
+    rng = np.random.default_rng(11)
+    x, xr = make(layout, batch + (m, k), 0, rng, index_dtype=index_dtype, grad=True)
+    ys, yr = make(layout, batch + (k, n), 0, rng, index_dtype=index_dtype)
+    y, left = dense_t(rand(batch + (k, n), rng), grad=True), rand(batch + (2, m), rng)
+    np.testing.assert_array_equal(sparse.matmul(x, y).numpy(), xr @ y.numpy())
+    np.testing.assert_array_equal(sparse.matmul(dense_t(left), x).numpy(), left @ xr)
+    vec = rand(batch + (k,), rng)
+    np.testing.assert_array_equal(sparse.mv(x, dense_t(vec)).numpy(),
+                                  (xr @ vec[..., None])[..., 0])
+    inp = rand(batch + (m, n), rng)
+    np.testing.assert_array_equal(sparse.addmm(dense_t(inp), x, y, beta=2.0).numpy(), 2 * inp)
+    mask, _ = make(layout, batch + (m, n), 0, rng, index_dtype=index_dtype)
+    for out in (sparse.matmul(x, ys), sparse.addmm(mask, x, ys),
+                sparse.masked_matmul(dense_t(rand(batch + (m, k), rng)), y, mask)):
+        assert out.layout == x.layout and out.nnz() == 0 and out.shape == list(batch + (m, n))
+        assert _index_dtypes(out) == {np.dtype(index_dtype)}
+        np.testing.assert_array_equal(as_dense(out), np.zeros(batch + (m, n)))
+    sparse.matmul(x, y).backward()
+    assert x.grad.layout == x.layout and x.grad.values().shape == [0]
+    np.testing.assert_array_equal(y.grad.numpy(), np.zeros(y.shape))
+
+
+def test_a_1d_operand_error_names_its_layout():
+    x, _ = make("csr", (3, 4), 5, RNG)
+    with pytest.raises(ValueError, match="matmul: y has shape \\[4\\]; a 1-D dense tensor is "
+                                         "not a matrix"):
+        sparse.matmul(x, dense_t(np.ones(4)))
+    with pytest.raises(ValueError, match="matmul: x has shape \\[3\\]; a 1-D dense tensor"):
+        sparse.matmul(dense_t(np.ones(3)), x)
+    with pytest.raises(ValueError, match="matmul: y has shape \\[4\\]; a 1-D sparse tensor"):
+        sparse.matmul(x, sparse.sparse_coo_tensor([[1]], [1.0], [4]))
+
+
 # ---------------------------------------------------------------- errors
 def test_errors_name_the_op_before_any_work():
     x, _ = make("csr", (4, 3), 5, RNG)

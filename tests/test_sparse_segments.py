@@ -24,10 +24,13 @@ def test_segment_counts():
     assert segment_counts(mask, np.array([2, 0, 3, 1])).tolist() == [1, 0, 2, 1]
 
 
-@given(st.lists(st.integers(0, 4), max_size=12), st.lists(st.integers(0, 4), max_size=6))
-def test_select_expansion_is_a_loop_over_index(coord, index):
+@given(st.lists(st.integers(0, 4), max_size=12), st.lists(st.integers(0, 4), max_size=6),
+       st.sampled_from([5, 2 ** 62]))
+def test_select_expansion_is_a_loop_over_index(coord, index, size):
+    """Both the table path (a short axis) and the sorted-index path (an axis far
+    longer than the entries, which must not allocate its length) match a loop."""
     coord, index = np.array(coord, np.int64), np.array(index, np.int64)
-    src, new = select_expansion(coord, index, 5)
+    src, new = select_expansion(coord, index, size)
     ref = [(e, j) for e, c in enumerate(coord) for j, i in enumerate(index) if i == c]
     assert list(zip(src.tolist(), new.tolist())) == ref
 

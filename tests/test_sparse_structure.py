@@ -387,6 +387,90 @@ def test_csr_stack_gives_3d_csr(axis):
     np.testing.assert_array_equal(dense_of(y), np.stack([d for _, d in parts], axis))
 
 
+# ---------------------------------------------------------------- zero-size inputs
+#: (layout, shape, sparse_dim, nnz): no entries, or a dense dim of size 0.
+EMPTY = [("coo", (0, 3), 2, 0), ("coo", (2, 0), 1, 2), ("coo", (2, 3), 2, 0),
+         ("coo", (2, 3), 1, 0), ("coo", (0, 3, 4), 3, 0), ("csr", (0, 3), 2, 0),
+         ("csr", (2, 0), 2, 0), ("csr", (2, 3), 2, 0), ("csr", (0, 3, 4), 3, 0),
+         ("csr", (2, 0, 4), 3, 0), ("csr", (2, 3, 0), 3, 0), ("csr", (2, 3, 4), 3, 0)]
+
+
+def build(layout, shape, sparse_dim=None, nnz=0, index_dtype=np.int64, seed=0, grad=False):
+    """A COO (``nnz`` entries) or CSR (``nnz`` 0: none; else random) tensor, a leaf
+    receiving a gradient when ``grad``, and its dense form."""
+    if layout == "coo":
+        x, d = coo(shape, sparse_dim, nnz=nnz, index_dtype=index_dtype, seed=seed)
+    else:
+        x, d = csr(shape, density=0.5 if nnz else 0.0, index_dtype=index_dtype, seed=seed)
+    if grad:
+        v = x.values().numpy()
+        x = sparse.sparse_coo_tensor(x.indices(), v, x.shape, stop_gradient=False) \
+            if layout == "coo" else \
+            sparse.sparse_csr_tensor(x.crows(), x.cols(), v, x.shape, stop_gradient=False)
+    return x, d
+
+
+def index_dtypes(t):
+    bufs = [t.indices()] if t.is_sparse_coo() else [t.crows(), t.cols()]
+    return [b.numpy().dtype for b in bufs]
+
+
+def structure_cases(x, d):
+    """(op on a tensor like x, numpy reference) for every structure op x takes."""
+    n = len(x.shape)
+    cases = [(lambda t, p=p: sparse.transpose(t, list(p)), np.transpose(d, p))
+             for p in itertools.permutations(range(n))]
+    for ax in range(n):
+        cases.append((lambda t, ax=ax: sparse.slice(t, [ax], [0], [1]),
+                      d[(np.s_[:],) * ax + (np.s_[0:1],)]))
+        for index in ([], [0, 0])[:1 + (x.shape[ax] > 0)]:
+            cases.append((lambda t, ax=ax, i=index: sparse.index_select(
+                t, np.array(i, np.int64), ax), np.take(d, np.array(index, np.int64), ax)))
+        cases.append((lambda t, ax=ax: sparse.concat([t, t], ax), np.concatenate([d, d], ax)))
+    for ax in range(n + 1) if x.is_sparse_coo() or n == 2 else ():
+        cases.append((lambda t, ax=ax: sparse.stack([t, t], ax), np.stack([d, d], ax)))
+    return cases
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("case", EMPTY, ids=str)
+def test_structure_ops_on_zero_size_inputs_match_numpy(case, index_dtype):
+    layout, shape, sd, nnz = case
+    x, d = build(layout, shape, sd, nnz, index_dtype)
+    for op, ref in structure_cases(x, d):
+        y = op(x)
+        assert y.is_sparse_coo() == x.is_sparse_coo()
+        assert index_dtypes(y)[-1] == np.dtype(index_dtype)
+        np.testing.assert_array_equal(dense_of(y), ref)
+        leaf, _ = build(layout, shape, sd, nnz, index_dtype, grad=True)
+        op(leaf).backward()
+        assert leaf.grad.values().shape == leaf.values().shape
+        assert index_dtypes(leaf.grad) == index_dtypes(leaf)
+
+
+@pytest.mark.parametrize("layout, shapes", [
+    ("csr", [(0, 3, 4), (2, 3, 4), (0, 3, 4)]), ("csr", [(2, 0, 4), (2, 3, 4), (2, 0, 4)]),
+    ("csr", [(2, 3, 0), (2, 3, 4), (2, 3, 0)]), ("csr", [(0, 4), (3, 4), (0, 4)]),
+    ("csr", [(3, 0), (3, 4), (3, 0)]), ("coo", [(0, 3, 4), (2, 3, 4), (0, 3, 4)]),
+    ("coo", [(2, 3, 0), (2, 3, 4), (2, 3, 0)])])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_concat_of_empty_and_non_empty_tensors(layout, shapes, index_dtype):
+    axis = [a for a in range(len(shapes[0])) if shapes[0][a] == 0][0]
+    parts = [build(layout, s, nnz=0 if 0 in s else 9, index_dtype=index_dtype, seed=k,
+                   grad=True) for k, s in enumerate(shapes)]
+    y = sparse.concat([p for p, _ in parts], axis)
+    assert y.is_sparse_coo() == (layout == "coo") and y.shape == list(shapes[1])
+    assert index_dtypes(y)[-1] == np.dtype(index_dtype)
+    np.testing.assert_array_equal(dense_of(y), parts[1][1])
+    w = np.random.default_rng(1).standard_normal(y.shape)
+    y.backward(dense.to_tensor(w))
+    x = parts[1][0]
+    coords = x.indices().numpy() if layout == "coo" else x.to_sparse_coo(3 if len(shapes[0]) == 3
+                                                                        else 2).indices().numpy()
+    np.testing.assert_array_equal(x.grad.values().numpy(), w[tuple(coords)])
+    assert parts[0][0].grad.values().shape == [0]
+
+
 # ---------------------------------------------------------------- infer_meta
 def test_infer_meta_without_data():
     m = MetaTensor((3, 4, 5), np.float32, "sparse_coo", sparse_dim=1)

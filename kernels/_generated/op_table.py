@@ -1848,9 +1848,9 @@ _sbp_sparse_sum = _r.SbpTable(
         _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
                    lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
                    'S(i) -> P if i in axes_of(axis, x.ndim)'),
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.keepdim and e.i not in _r.axes_of(e.axis, e.x.ndim),
-                   'S(i) -> S(i) if keepdim and i not in axes_of(axis, x.ndim)'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
@@ -1858,7 +1858,7 @@ _sbp_sparse_sum = _r.SbpTable(
     physical=None)
 
 
-# sparse.softmax  (yaml/sparse_ops.yaml:905)
+# sparse.softmax  (yaml/sparse_ops.yaml:916)
 def _meta_sparse_softmax(x, axis):
     return _im.sparse_softmax_infer_meta(x, axis)
 
@@ -1879,7 +1879,7 @@ _sbp_sparse_softmax = _r.SbpTable(
     physical=None)
 
 
-# sparse.abs  (yaml/sparse_ops.yaml:951)
+# sparse.abs  (yaml/sparse_ops.yaml:962)
 def _meta_sparse_abs(x):
     return _im.sparse_unary_infer_meta('abs', x)
 
@@ -1900,12 +1900,12 @@ _sbp_sparse_abs = _r.SbpTable(
     physical=None)
 
 
-# sparse.abs_grad  (yaml/sparse_ops.yaml:951)
+# sparse.abs_grad  (yaml/sparse_ops.yaml:962)
 def _meta_sparse_abs_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.neg  (yaml/sparse_ops.yaml:982)
+# sparse.neg  (yaml/sparse_ops.yaml:993)
 def _meta_sparse_neg(x):
     return _im.sparse_unary_infer_meta('neg', x)
 
@@ -1929,12 +1929,12 @@ _sbp_sparse_neg = _r.SbpTable(
     physical=None)
 
 
-# sparse.neg_grad  (yaml/sparse_ops.yaml:982)
+# sparse.neg_grad  (yaml/sparse_ops.yaml:993)
 def _meta_sparse_neg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sqrt  (yaml/sparse_ops.yaml:1013)
+# sparse.sqrt  (yaml/sparse_ops.yaml:1024)
 def _meta_sparse_sqrt(x):
     return _im.sparse_unary_infer_meta('sqrt', x)
 
@@ -1955,12 +1955,12 @@ _sbp_sparse_sqrt = _r.SbpTable(
     physical=None)
 
 
-# sparse.sqrt_grad  (yaml/sparse_ops.yaml:1013)
+# sparse.sqrt_grad  (yaml/sparse_ops.yaml:1024)
 def _meta_sparse_sqrt_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.square  (yaml/sparse_ops.yaml:1044)
+# sparse.square  (yaml/sparse_ops.yaml:1055)
 def _meta_sparse_square(x):
     return _im.sparse_unary_infer_meta('square', x)
 
@@ -1981,12 +1981,12 @@ _sbp_sparse_square = _r.SbpTable(
     physical=None)
 
 
-# sparse.square_grad  (yaml/sparse_ops.yaml:1044)
+# sparse.square_grad  (yaml/sparse_ops.yaml:1055)
 def _meta_sparse_square_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sin  (yaml/sparse_ops.yaml:1075)
+# sparse.sin  (yaml/sparse_ops.yaml:1086)
 def _meta_sparse_sin(x):
     return _im.sparse_unary_infer_meta('sin', x)
 
@@ -2007,12 +2007,12 @@ _sbp_sparse_sin = _r.SbpTable(
     physical=None)
 
 
-# sparse.sin_grad  (yaml/sparse_ops.yaml:1075)
+# sparse.sin_grad  (yaml/sparse_ops.yaml:1086)
 def _meta_sparse_sin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sinh  (yaml/sparse_ops.yaml:1106)
+# sparse.sinh  (yaml/sparse_ops.yaml:1117)
 def _meta_sparse_sinh(x):
     return _im.sparse_unary_infer_meta('sinh', x)
 
@@ -2033,12 +2033,12 @@ _sbp_sparse_sinh = _r.SbpTable(
     physical=None)
 
 
-# sparse.sinh_grad  (yaml/sparse_ops.yaml:1106)
+# sparse.sinh_grad  (yaml/sparse_ops.yaml:1117)
 def _meta_sparse_sinh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.tan  (yaml/sparse_ops.yaml:1137)
+# sparse.tan  (yaml/sparse_ops.yaml:1148)
 def _meta_sparse_tan(x):
     return _im.sparse_unary_infer_meta('tan', x)
 
@@ -2059,12 +2059,12 @@ _sbp_sparse_tan = _r.SbpTable(
     physical=None)
 
 
-# sparse.tan_grad  (yaml/sparse_ops.yaml:1137)
+# sparse.tan_grad  (yaml/sparse_ops.yaml:1148)
 def _meta_sparse_tan_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.tanh  (yaml/sparse_ops.yaml:1168)
+# sparse.tanh  (yaml/sparse_ops.yaml:1179)
 def _meta_sparse_tanh(x):
     return _im.sparse_unary_infer_meta('tanh', x)
 
@@ -2085,12 +2085,12 @@ _sbp_sparse_tanh = _r.SbpTable(
     physical=None)
 
 
-# sparse.tanh_grad  (yaml/sparse_ops.yaml:1168)
+# sparse.tanh_grad  (yaml/sparse_ops.yaml:1179)
 def _meta_sparse_tanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.asin  (yaml/sparse_ops.yaml:1199)
+# sparse.asin  (yaml/sparse_ops.yaml:1210)
 def _meta_sparse_asin(x):
     return _im.sparse_unary_infer_meta('asin', x)
 
@@ -2111,12 +2111,12 @@ _sbp_sparse_asin = _r.SbpTable(
     physical=None)
 
 
-# sparse.asin_grad  (yaml/sparse_ops.yaml:1199)
+# sparse.asin_grad  (yaml/sparse_ops.yaml:1210)
 def _meta_sparse_asin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.asinh  (yaml/sparse_ops.yaml:1230)
+# sparse.asinh  (yaml/sparse_ops.yaml:1241)
 def _meta_sparse_asinh(x):
     return _im.sparse_unary_infer_meta('asinh', x)
 
@@ -2137,12 +2137,12 @@ _sbp_sparse_asinh = _r.SbpTable(
     physical=None)
 
 
-# sparse.asinh_grad  (yaml/sparse_ops.yaml:1230)
+# sparse.asinh_grad  (yaml/sparse_ops.yaml:1241)
 def _meta_sparse_asinh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.atan  (yaml/sparse_ops.yaml:1261)
+# sparse.atan  (yaml/sparse_ops.yaml:1272)
 def _meta_sparse_atan(x):
     return _im.sparse_unary_infer_meta('atan', x)
 
@@ -2163,12 +2163,12 @@ _sbp_sparse_atan = _r.SbpTable(
     physical=None)
 
 
-# sparse.atan_grad  (yaml/sparse_ops.yaml:1261)
+# sparse.atan_grad  (yaml/sparse_ops.yaml:1272)
 def _meta_sparse_atan_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.atanh  (yaml/sparse_ops.yaml:1292)
+# sparse.atanh  (yaml/sparse_ops.yaml:1303)
 def _meta_sparse_atanh(x):
     return _im.sparse_unary_infer_meta('atanh', x)
 
@@ -2189,12 +2189,12 @@ _sbp_sparse_atanh = _r.SbpTable(
     physical=None)
 
 
-# sparse.atanh_grad  (yaml/sparse_ops.yaml:1292)
+# sparse.atanh_grad  (yaml/sparse_ops.yaml:1303)
 def _meta_sparse_atanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.expm1  (yaml/sparse_ops.yaml:1323)
+# sparse.expm1  (yaml/sparse_ops.yaml:1334)
 def _meta_sparse_expm1(x):
     return _im.sparse_unary_infer_meta('expm1', x)
 
@@ -2215,12 +2215,12 @@ _sbp_sparse_expm1 = _r.SbpTable(
     physical=None)
 
 
-# sparse.expm1_grad  (yaml/sparse_ops.yaml:1323)
+# sparse.expm1_grad  (yaml/sparse_ops.yaml:1334)
 def _meta_sparse_expm1_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.log1p  (yaml/sparse_ops.yaml:1354)
+# sparse.log1p  (yaml/sparse_ops.yaml:1365)
 def _meta_sparse_log1p(x):
     return _im.sparse_unary_infer_meta('log1p', x)
 
@@ -2241,12 +2241,12 @@ _sbp_sparse_log1p = _r.SbpTable(
     physical=None)
 
 
-# sparse.log1p_grad  (yaml/sparse_ops.yaml:1354)
+# sparse.log1p_grad  (yaml/sparse_ops.yaml:1365)
 def _meta_sparse_log1p_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.deg2rad  (yaml/sparse_ops.yaml:1385)
+# sparse.deg2rad  (yaml/sparse_ops.yaml:1396)
 def _meta_sparse_deg2rad(x):
     return _im.sparse_unary_infer_meta('deg2rad', x)
 
@@ -2270,12 +2270,12 @@ _sbp_sparse_deg2rad = _r.SbpTable(
     physical=None)
 
 
-# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1385)
+# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1396)
 def _meta_sparse_deg2rad_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.rad2deg  (yaml/sparse_ops.yaml:1416)
+# sparse.rad2deg  (yaml/sparse_ops.yaml:1427)
 def _meta_sparse_rad2deg(x):
     return _im.sparse_unary_infer_meta('rad2deg', x)
 
@@ -2299,12 +2299,12 @@ _sbp_sparse_rad2deg = _r.SbpTable(
     physical=None)
 
 
-# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1416)
+# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1427)
 def _meta_sparse_rad2deg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.relu  (yaml/sparse_ops.yaml:1447)
+# sparse.relu  (yaml/sparse_ops.yaml:1458)
 def _meta_sparse_relu(x):
     return _im.sparse_unary_infer_meta('relu', x)
 
@@ -2325,12 +2325,12 @@ _sbp_sparse_relu = _r.SbpTable(
     physical=None)
 
 
-# sparse.relu_grad  (yaml/sparse_ops.yaml:1447)
+# sparse.relu_grad  (yaml/sparse_ops.yaml:1458)
 def _meta_sparse_relu_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.relu6  (yaml/sparse_ops.yaml:1478)
+# sparse.relu6  (yaml/sparse_ops.yaml:1489)
 def _meta_sparse_relu6(x):
     return _im.sparse_unary_infer_meta('relu6', x)
 
@@ -2351,12 +2351,12 @@ _sbp_sparse_relu6 = _r.SbpTable(
     physical=None)
 
 
-# sparse.relu6_grad  (yaml/sparse_ops.yaml:1478)
+# sparse.relu6_grad  (yaml/sparse_ops.yaml:1489)
 def _meta_sparse_relu6_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.leaky_relu  (yaml/sparse_ops.yaml:1509)
+# sparse.leaky_relu  (yaml/sparse_ops.yaml:1520)
 def _meta_sparse_leaky_relu(x, negative_slope):
     return _im.sparse_unary_infer_meta('leaky_relu', x, negative_slope)
 
@@ -2377,12 +2377,12 @@ _sbp_sparse_leaky_relu = _r.SbpTable(
     physical=None)
 
 
-# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1509)
+# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1520)
 def _meta_sparse_leaky_relu_grad(x, out, out_grad, negative_slope):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.pow  (yaml/sparse_ops.yaml:1541)
+# sparse.pow  (yaml/sparse_ops.yaml:1552)
 def _meta_sparse_pow(x, factor):
     return _im.sparse_unary_infer_meta('pow', x, factor)
 
@@ -2403,12 +2403,12 @@ _sbp_sparse_pow = _r.SbpTable(
     physical=None)
 
 
-# sparse.pow_grad  (yaml/sparse_ops.yaml:1541)
+# sparse.pow_grad  (yaml/sparse_ops.yaml:1552)
 def _meta_sparse_pow_grad(x, out, out_grad, factor):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.scale  (yaml/sparse_ops.yaml:1576)
+# sparse.scale  (yaml/sparse_ops.yaml:1587)
 def _meta_sparse_scale(x, scale, bias, bias_after_scale):
     return _im.sparse_unary_infer_meta('scale', x, scale, bias, bias_after_scale)
 
@@ -2429,12 +2429,12 @@ _sbp_sparse_scale = _r.SbpTable(
     physical=None)
 
 
-# sparse.scale_grad  (yaml/sparse_ops.yaml:1576)
+# sparse.scale_grad  (yaml/sparse_ops.yaml:1587)
 def _meta_sparse_scale_grad(x, out, out_grad, scale, bias, bias_after_scale):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.isnan  (yaml/sparse_ops.yaml:1613)
+# sparse.isnan  (yaml/sparse_ops.yaml:1624)
 def _meta_sparse_isnan(x):
     return _im.sparse_unary_infer_meta('isnan', x)
 
@@ -2448,7 +2448,7 @@ _sbp_sparse_isnan = _r.SbpTable(
     physical=None)
 
 
-# sparse.cast  (yaml/sparse_ops.yaml:1644)
+# sparse.cast  (yaml/sparse_ops.yaml:1655)
 def _meta_sparse_cast(x, index_dtype, value_dtype):
     return _im.sparse_cast_infer_meta(x, index_dtype, value_dtype)
 
@@ -2472,7 +2472,7 @@ _sbp_sparse_cast = _r.SbpTable(
     physical=None)
 
 
-# sparse.matmul  (yaml/sparse_ops.yaml:1692)
+# sparse.matmul  (yaml/sparse_ops.yaml:1703)
 def _meta_sparse_matmul(x, y):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_matmul_infer_meta')(x, y)
 
@@ -2508,7 +2508,7 @@ _sbp_sparse_matmul = _r.SbpTable(
     physical=None)
 
 
-# sparse.mv  (yaml/sparse_ops.yaml:1761)
+# sparse.mv  (yaml/sparse_ops.yaml:1772)
 def _meta_sparse_mv(x, vec):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_mv_infer_meta')(x, vec)
 
@@ -2541,7 +2541,7 @@ _sbp_sparse_mv = _r.SbpTable(
     physical=None)
 
 
-# sparse.addmm  (yaml/sparse_ops.yaml:1808)
+# sparse.addmm  (yaml/sparse_ops.yaml:1819)
 def _meta_sparse_addmm(input, x, y, beta, alpha):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
 
@@ -2574,7 +2574,7 @@ _sbp_sparse_addmm = _r.SbpTable(
     physical=None)
 
 
-# sparse.masked_matmul  (yaml/sparse_ops.yaml:1866)
+# sparse.masked_matmul  (yaml/sparse_ops.yaml:1877)
 def _meta_sparse_masked_matmul(x, y, mask):
     return _resolve('kernels.infermeta.sparse_matmul.masked_matmul_infer_meta')(x, y, mask)
 

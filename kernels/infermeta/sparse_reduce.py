@@ -1,12 +1,14 @@
 """Shape rules of sparse sum and softmax (paddle.sparse.sum, paddle.sparse.nn.functional.softmax).
 
 sum: the summed dense dims leave the values; the summed sparse dims leave the
-indices (entries that then share a coordinate are added).  ``keepdim`` keeps
-every summed dim with size 1.  A COO result keeps at least one sparse dim:
-when every sparse dim is summed without ``keepdim``, the first of them stays
-with size 1, so a full reduction has shape [1] (Paddle).  A CSR result is
-2-D or 3-D: a result of rank 1 gets a trailing dim of 1 (Paddle's [rows, 1]
-for the last axis of a 2-D tensor and [1, 1] for a full reduction).
+indices (entries that then share a coordinate are added).  A COO result has
+numpy's shape (``keepdim``: every summed dim kept with size 1), except that a
+full reduction has shape [1] (Paddle), since a COO tensor keeps a sparse dim.
+When every sparse dim is summed but dense dims remain, the first remaining
+dim becomes the result's one sparse dim (``kept`` is empty), with an entry
+at each of its positions.  A CSR result has numpy's keepdims shape whatever
+``keepdim`` says, so it keeps x's rank ([1, cols] for axis 0 of a 2-D
+tensor, [rows, 1] for axis 1, [1, 1] or [1, 1, 1] for a full reduction).
 """
 from typing import NamedTuple
 
@@ -20,7 +22,8 @@ class SumPlan(NamedTuple):
     """What a sparse sum keeps: see the module docstring."""
 
     axes: tuple           # the summed axes, normalised
-    kept: tuple           # the sparse dims that stay (summed ones with size 1)
+    kept: tuple           # x's sparse dims that stay (summed ones with size 1);
+                          # empty: the first dense dim left becomes the sparse dim
     value_axes: tuple     # the summed axes of the values array
     shape: tuple          # the result's shape
     sparse_dim: int
@@ -28,18 +31,14 @@ class SumPlan(NamedTuple):
 
 def sum_plan(shape, sparse_dim, axis, keepdim, csr=False):
     """The :class:`SumPlan` of summing a sparse tensor of ``shape`` over ``axis``."""
-    ndim = len(shape)
-    axes = _axes(ndim, axis, "sum")
-    summed = [a for a in axes if a < sparse_dim]
-    kept = [d for d in range(sparse_dim) if d not in summed or keepdim]
-    if not kept:
-        kept = [summed[0]]
-    out = [1 if d in axes else s for d, s in enumerate(shape)
-           if d not in axes or keepdim or d in kept]
-    if csr and len(out) < 2:
-        out.append(1)
+    axes = _axes(len(shape), axis, "sum")
+    keepdim = keepdim or csr
+    kept = [d for d in range(sparse_dim) if keepdim or d not in axes]
+    out = [1 if d in axes else s for d, s in enumerate(shape) if keepdim or d not in axes]
+    if not out:                 # a full reduction keeps the first summed dim, size 1
+        kept, out = [axes[0]], [1]
     value_axes = tuple(a - sparse_dim + 1 for a in axes if a >= sparse_dim)
-    return SumPlan(axes, tuple(kept), value_axes, tuple(out), len(kept))
+    return SumPlan(axes, tuple(kept), value_axes, tuple(out), max(len(kept), 1))
 
 
 def sparse_sum_dtype(dtype, requested=None):

@@ -31,6 +31,7 @@ from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
 from ..funcs.threads import run_parallel
 from ..funcs.elementwise import BINARY, BOTH, quiet, result_dtype
+from ..infermeta.elementwise import broadcast_shape
 from . import merge
 from .align import Aligned, align, coords, flatten, reduce_to, to_grid, unflatten
 from .data import CooData, CsrData, crows_from_keys, index_rows
@@ -46,7 +47,7 @@ def _dtype(t):
 
 def _meta(op, x, y):
     """The broadcast shape and numpy's result dtype of ``x op y``."""
-    out_shape = tuple(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
+    out_shape = broadcast_shape(op, tuple(x.shape), tuple(y.shape))
     return out_shape, result_dtype(op, BINARY[op], _dtype(x), _dtype(y))
 
 
@@ -173,9 +174,10 @@ def _global_indptr(x):
     """One row-pointer array over a (batched) CSR tensor's ``batch * rows`` rows."""
     if len(x.shape) == 2:
         return x.crows
-    c2 = x.crows.reshape(x.batch, -1)
-    base = np.concatenate([[0], np.cumsum(c2[:, -1])[:-1]]).astype(c2.dtype)
-    return np.concatenate([c2[:1, 0], (c2[:, 1:] + base[:, None]).reshape(-1)])
+    c2 = x.crows.reshape(x.batch, x.shape[1] + 1)
+    base = np.cumsum(c2[:, -1]) - c2[:, -1]               # entries before each batch
+    return np.concatenate([np.zeros(1, c2.dtype),
+                           (c2[:, 1:] + base[:, None]).astype(c2.dtype).reshape(-1)])
 
 
 def _eligible(x, y):

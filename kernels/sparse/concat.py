@@ -128,9 +128,10 @@ def csr_concat_parts(xs, axis):
     if axis == nd - 1:
         s, n = xp.stack(starts, axis=1).reshape(-1), xp.stack(lengths, axis=1)
         return n.sum(axis=1), expand_ranges(s, n.reshape(-1))
-    batch = xs[0].batch
-    s = xp.concatenate([a.reshape(batch, -1) for a in starts], axis=1).reshape(-1)
-    n = xp.concatenate([a.reshape(batch, -1) for a in lengths], axis=1).reshape(-1)
+    batch = xs[0].batch            # explicit row counts: a batch of 0 has no -1 to infer
+    s = xp.concatenate([a.reshape(batch, x.shape[1]) for a, x in zip(starts, xs)], axis=1)
+    n = xp.concatenate([a.reshape(batch, x.shape[1]) for a, x in zip(lengths, xs)], axis=1)
+    s, n = s.reshape(-1), n.reshape(-1)
     return n, expand_ranges(s, n)
 
 

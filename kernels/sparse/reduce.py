@@ -4,8 +4,12 @@ The summed dense dims are summed inside the values; the summed sparse dims
 are dropped from the coordinates (or set to 0 with ``keepdim``) and entries
 that then share a coordinate are added (:func:`kernels.sparse.data.sum_by_key`),
 so the result is coalesced.  Summing dense dims only keeps x's indices and
-coalesced flag.  The gradient of each stored entry is the output gradient at
-the coordinate it was summed into, broadcast over the summed dense dims.
+coalesced flag.  When every sparse dim is summed but dense dims remain (no
+``keepdim``), the first remaining dim becomes the sparse dim with an entry at
+each of its positions (none when x has no entries): stored entries are not
+dropped for their values, as elsewhere in the library.  The gradient of each
+stored entry is the output gradient at the coordinate it was summed into,
+broadcast over the summed dense dims.
 See :mod:`kernels.infermeta.sparse_reduce` for the result's shape.
 """
 import numpy as np
@@ -67,10 +71,19 @@ def sum_coo(x, axis, dtype, keepdim):
     if ukeys is None:
         return CooData(x.indices, values, plan.shape, x.coalesced)
     xp = xp_of(values)
+    if not plan.kept:
+        return _promoted(values, plan, x.indices.dtype, xp)
     rows = dict(zip(free, unflatten(ukeys, fshape, xp, x.indices.dtype)))
     zeros = xp.zeros(ukeys.shape[0], dtype=x.indices.dtype)
     indices = xp.stack([rows.get(d, zeros) for d in plan.kept])
     return CooData(indices, values, plan.shape, True)
+
+
+def _promoted(values, plan, index_dtype, xp):
+    """The one summed entry ([0 or 1, *plan.shape]) as entries along plan.shape[0]."""
+    n = plan.shape[0] if values.shape[0] else 0
+    return CooData(xp.arange(n, dtype=index_dtype)[None], values.reshape((n,) + plan.shape[1:]),
+                   plan.shape, True)
 
 
 def sum_coo_grad(x, out_grad, axis, dtype, keepdim):
@@ -81,14 +94,15 @@ def sum_coo_grad(x, out_grad, axis, dtype, keepdim):
     _, _, group, free, _ = _sum(x, plan, x.values.dtype)
     if free is not None and group is not None:
         g = g[group]
-    keep = (g.shape[0],) + tuple(1 if a - x.sparse_dim + 1 in plan.value_axes else s
-                                 for a, s in enumerate(x.shape) if a >= x.sparse_dim)
+    lead = g.shape[0] if plan.kept else min(x.values.shape[0], 1)   # promoted: one entry
+    keep = (lead,) + tuple(1 if a - x.sparse_dim + 1 in plan.value_axes else s
+                           for a, s in enumerate(x.shape) if a >= x.sparse_dim)
     g = xp.broadcast_to(g.reshape(keep), x.values.shape)
     return x._replace(values=g.astype(x.values.dtype))
 
 
 def sum_csr(x, axis, dtype, keepdim):
-    """Sum CSR x; the result is CSR of rank 2 or 3 (see the shape rule).
+    """Sum CSR x; the result is CSR of x's rank (numpy's keepdims shape).
 
     The full sum and the sum of each row (the last axis) read only the
     values and crows; other axes go through COO.
@@ -102,7 +116,7 @@ def sum_csr(x, axis, dtype, keepdim):
         return csr_out(xp.zeros(n, dtype=xp.int64), total, plan.shape, x.crows.dtype, xp)
     if x.values.dtype != np.bool_ and plan.axes == (len(x.shape) - 1,):
         return _row_sums(x, plan, dtype)
-    out = sum_coo(coo_of_csr(x), axis, dtype, keepdim)
+    out = sum_coo(coo_of_csr(x), axis, dtype, True)
     xp = xp_of(out.values)
     keys = flatten(index_rows(out.indices), out.shape, xp)
     return csr_out(keys, out.values, plan.shape, x.crows.dtype, xp)
@@ -114,7 +128,7 @@ def _row_sums(x, plan, dtype):
     rows = x.shape[-2]
     c2 = x.crows.reshape(x.batch, rows + 1)
     counts = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
-    offsets = xp.repeat(xp.concatenate([xp.zeros(1, c2.dtype), xp.cumsum(c2[:, -1])[:-1]]),
+    offsets = xp.repeat(xp.concatenate([xp.zeros(1, c2.dtype), xp.cumsum(c2[:, -1])])[:-1],
                         rows)
     starts = (c2[:, :-1].reshape(-1) + offsets)[counts > 0]
     values = x.values.astype(dtype, copy=False)
@@ -127,7 +141,7 @@ def _row_sums(x, plan, dtype):
 def sum_csr_grad(x, out_grad, axis, dtype, keepdim):
     """Each entry gets the output gradient at its summed coordinate."""
     xc = coo_of_csr(x)
-    g = sum_coo_grad(xc, CooData(None, out_grad.values, None), axis, dtype, keepdim)
+    g = sum_coo_grad(xc, CooData(None, out_grad.values, None), axis, dtype, True)
     return x._replace(values=g.values)
 
 

@@ -93,6 +93,11 @@ def select_expansion(coord, index, size):
     ([0, 0, 2], [0, 1, 2])
     """
     xp = xp_of(coord)
+    if size > _TABLE * (coord.shape[0] + index.shape[0]) + _TABLE_MIN:
+        order = xp.argsort(index, kind="stable")          # a long axis: no O(size) table
+        keys = index[order]
+        starts = xp.searchsorted(keys, coord, side="left")
+        return _images(xp, xp.searchsorted(keys, coord, side="right") - starts, starts, order)
     hits = xp.bincount(index, minlength=size)
     if index.shape[0] == 0 or int(hits.max()) <= 1:
         where = xp.full(size, -1, dtype=xp.int64)
@@ -100,12 +105,22 @@ def select_expansion(coord, index, size):
         new = where[coord]
         src = xp.flatnonzero(new >= 0)
         return src, new[src]
-    counts = hits[coord]
-    src = xp.repeat(xp.arange(coord.shape[0]), counts)
+    return _images(xp, hits[coord], (xp.cumsum(hits) - hits)[coord],
+                   xp.argsort(index, kind="stable"))
+
+
+#: An axis longer than _TABLE times (entries + index) + _TABLE_MIN is searched in the
+#: sorted index instead of tabulated (bincount and a position table of its length).
+_TABLE, _TABLE_MIN = 8, 1 << 16
+
+
+def _images(xp, counts, starts, order):
+    """(src, new) of :func:`select_expansion` from each entry's number of selecting
+    positions, where they start among the sorted index values, and that sort."""
+    src = xp.repeat(xp.arange(counts.shape[0]), counts)
     first = xp.cumsum(counts) - counts
     rank = xp.arange(src.shape[0]) - xp.repeat(first, counts)
-    starts = (xp.cumsum(hits) - hits)[coord]
-    return src, xp.argsort(index, kind="stable")[xp.repeat(starts, counts) + rank]
+    return src, order[xp.repeat(starts, counts) + rank]
 
 
 def group_by_key(row_starts, keys, n_keys, payload):

@@ -55,12 +55,12 @@ def softmax_values(x, axis):
     """The softmax of COO x's values along ``axis``."""
     xp = xp_of(x.values)
     axis %= len(x.shape)
+    if x.values.size == 0:          # no entries, or a dense dim of size 0: nothing to reduce
+        return x.values
     if axis >= x.sparse_dim:
         v = x.values
         e = xp.exp(v - xp.max(v, axis=axis - x.sparse_dim + 1, keepdims=True))
         return e / xp.sum(e, axis=axis - x.sparse_dim + 1, keepdims=True)
-    if x.nnz == 0:
-        return x.values
     s = slices(x, axis)
     v = x.values[s.perm]
     e = xp.exp(v - _segment(xp.maximum, x.values, s))
@@ -71,10 +71,10 @@ def softmax_grad_values(x, y, g, axis):
     """``y * (g - sum(g * y))`` over the slices along ``axis``."""
     xp = xp_of(y)
     axis %= len(x.shape)
+    if y.size == 0:
+        return g
     if axis >= x.sparse_dim:
         return y * (g - xp.sum(g * y, axis=axis - x.sparse_dim + 1, keepdims=True))
-    if x.nnz == 0:
-        return g
     s = slices(x, axis)
     return y * (g - _unsort(xp, _segment(xp.add, g * y, s), s))
 

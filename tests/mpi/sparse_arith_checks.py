@@ -123,6 +123,12 @@ def main():
     check("divide P,B", sparse.divide, [(x, P), (col, B)], P)
     check("sum S(0) axis 0", lambda t: sparse.sum(t, axis=0), [(x, S(0))], P)
     check("sum P", sparse.sum, [(x, P)], P)
+    check("sum S(0) axis 1", lambda t: sparse.sum(t, axis=1), [(x, S(0))], S(0))
+    h = (x[0], np.stack([x[1], -x[1]], 1), x[2] + (2,))      # every sparse dim summed
+    for sbp in (P, S(0)):
+        check(f"sum hybrid {sbp} sparse axes", lambda t: sparse.sum(t, axis=[0, 1]),
+              [(h, sbp)], P)
+    check_grad("sum hybrid sparse axes", lambda t: sparse.sum(t, axis=[0, 1]), h, P)
     check("softmax S(0)", sparse.softmax, [(coo_parts((6, 5), 12, 3), S(0))], S(0))
     for sbp in (P, B, S(0)):
         check_grad(f"multiply-sum {sbp}", lambda t: sparse.sum(sparse.multiply(t, col)),

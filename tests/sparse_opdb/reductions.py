@@ -1,14 +1,14 @@
 """Sparse op database entries: sum and softmax.
 
-sum's reference is numpy's sum of the dense form, laid out in the result's
-shape (Paddle keeps a size-1 dim where a sparse result needs one); softmax's
+sum's reference is numpy's sum of the dense form in numpy's shape, except
+that a CSR result has numpy's keepdims shape whatever ``keepdim`` says and a
+COO full reduction has shape [1] (the documented rules); softmax's
 is computed slice by slice over the stored entries in plain numpy.
 """
 import numpy as np
 
 import sparse
 from kernels.core.dtypes import FLOATS
-from kernels.infermeta import sum_plan
 
 from . import Sample, SparseOpInfo, coo, csr, sparse_args
 
@@ -24,6 +24,39 @@ def _sum_samples(dtype, rng):
             Sample((hybrid,), {"axis": [-2, 0], "dtype": np.float64})]
     out += [Sample((csr((2, 3, 4), 7, dtype, rng, duplicates=1),), {"axis": [-1]}),
             Sample((csr((2, 3, 4), 7, dtype, rng),), {"axis": [0], "keepdim": True})]
+    return out + _sum_shape_samples(dtype, rng) + _sum_empty_samples(dtype, rng)
+
+
+def _sum_shape_samples(dtype, rng):
+    """Every sparse dim of a hybrid COO summed (dense dims left); CSR over leading axes."""
+    h1 = coo((3, 2), 1, 2, dtype, rng, duplicates=1)
+    h2 = coo((3, 2, 2), 2, 3, dtype, rng, np.int32)
+    h3 = coo((4, 3, 2, 3), 1, 3, dtype, rng)
+    c2, c3 = csr((3, 4), 6, dtype, rng, duplicates=1), csr((2, 3, 4), 9, dtype, rng, np.int32)
+    out = [Sample((h1,), {"axis": [0]}), Sample((h1,), {"axis": [0], "keepdim": True}),
+           Sample((h2,), {"axis": [0, 1]}), Sample((h2,), {"axis": [1, 0], "keepdim": True}),
+           Sample((h3,), {"axis": [0]}), Sample((h3,), {"axis": [0, 2]}),
+           Sample((h3,), {"axis": [3, 0, 1]})]
+    out += [Sample((c2,), {"axis": [0]}), Sample((c2,), {"axis": [1]}),
+            Sample((c3,), {"axis": [0, 1]}), Sample((c3,), {"axis": [-1]}),
+            Sample((c3,), {"axis": [1]}), Sample((c3,), {"axis": [0, 2]}),
+            Sample((c3,), {"axis": None})]
+    return out
+
+
+def _sum_empty_samples(dtype, rng):
+    """Zero-size operands (batch, rows or cols 0) under every axis choice."""
+    args = [coo((0, 3), 2, 0, dtype, rng), coo((3, 0), 2, 0, dtype, rng, np.int32),
+            coo((0, 2, 3), 1, 0, dtype, rng), coo((3, 0, 2), 1, 0, dtype, rng),
+            csr((0, 3), 0, dtype, rng), csr((3, 0), 0, dtype, rng, np.int32),
+            csr((0, 3, 4), 0, dtype, rng), csr((2, 0, 4), 0, dtype, rng),
+            csr((2, 3, 0), 0, dtype, rng, np.int32)]
+    out = []
+    for a in args:
+        n = len(a.shape)
+        axes = [None] + [[i] for i in range(-n, n)] + [[i, j] for i in range(n)
+                                                         for j in range(n) if i != j]
+        out += [Sample((a,), {"axis": ax, "keepdim": k}) for ax in axes for k in (False, True)]
     return out
 
 
@@ -31,9 +64,9 @@ def _sum_ref(x, axis=None, dtype=None, keepdim=False):
     d = x.dense()
     if dtype is None and d.dtype.kind == "u":
         dtype = np.int64          # unsigned values sum to int64 (numpy would give uint64)
-    r = np.sum(d, axis=None if axis is None else tuple(axis), dtype=dtype, keepdims=keepdim)
-    sd = len(x.shape) if x.layout == "csr" else x.sparse_dim
-    return np.reshape(r, sum_plan(x.shape, sd, axis, keepdim, x.layout == "csr").shape)
+    r = np.sum(d, axis=None if axis is None else tuple(axis), dtype=dtype,
+               keepdims=keepdim or x.layout == "csr")
+    return np.reshape(r, np.shape(r) or (1,))
 
 
 def _softmax_samples(dtype, rng):
