@@ -224,7 +224,7 @@ def gather(x: _t.TensorLike, index: _t.TensorLike, axis: _t.Optional[int] = None
         ``batch_dims`` outside ``[-index.ndim, index.ndim]``, ``axis``
         outside ``[batch_dims, x.ndim)``, or batch dims of x and index that differ.
     TypeError
-        An index dtype other than int32 or int64.
+        An index dtype other than int32 or int64, or a Python scalar index.
     IndexError
         An index value outside ``[-n, n)``, named with its position, before
         anything is written.
@@ -275,7 +275,7 @@ def batch_gather(x: _t.TensorLike, index: _t.TensorLike) -> _dense.Tensor:
         x or index 0-d, index of higher rank than x, or batch dims that
         differ (checked in that order, the dtype check between the last two).
     TypeError
-        An index dtype other than int32 or int64.
+        An index dtype other than int32 or int64, or a Python scalar index.
     IndexError
         An index value outside ``[-n, n)``, named with its position.
 
@@ -1604,7 +1604,7 @@ def index_select(x: _t.TensorLike, index: _t.TensorLike, axis: int = 0) -> _dens
     Raises
     ------
     TypeError
-        An index dtype other than int32 or int64.
+        An index dtype other than int32 or int64, or a Python scalar index.
     ValueError
         An index that is not 1-D, or an axis out of range.
     IndexError
@@ -1782,7 +1782,7 @@ def argmax(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Parameters
     ----------
     x : Tensor
-        Not complex; at least one element.
+        Not complex; the reduced axis (every axis for axis None) not of size 0.
     axis : int, optional
     keepdim : bool
 
@@ -1793,7 +1793,8 @@ def argmax(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Raises
     ------
     ValueError
-        An empty x or an axis out of range.
+        A reduced axis of size 0 (any empty x for axis None; other empty dims
+        give an empty result, as numpy), or an axis out of range.
     TypeError
         A complex x.
 
@@ -1822,7 +1823,7 @@ def argmin(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Parameters
     ----------
     x : Tensor
-        Not complex; at least one element.
+        Not complex; the reduced axis (every axis for axis None) not of size 0.
     axis : int, optional
     keepdim : bool
 
@@ -1833,7 +1834,8 @@ def argmin(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Raises
     ------
     ValueError
-        An empty x or an axis out of range.
+        A reduced axis of size 0 (any empty x for axis None; other empty dims
+        give an empty result, as numpy), or an axis out of range.
     TypeError
         A complex x.
 

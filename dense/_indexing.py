@@ -18,36 +18,66 @@ import numpy as np
 
 from kernels.core import dispatch
 from kernels.core.dispatch import Ints
+from kernels.core.dtypes import INDEX
 from kernels.core.tensor import TensorBase
+from kernels.funcs.gather_view import checked_index
 
 from ._ops import api_op, op_spec
 
 OP = "getitem"
+INT64_MAX = np.iinfo(np.int64).max
 
 
 def _is_int(k):
     return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
+def _is_array(k):
+    return isinstance(k, (TensorBase, np.ndarray))
+
+
 def _as_index_array(k):
-    """An integer array index as a dense Tensor or numpy array, else None."""
-    if isinstance(k, TensorBase) or isinstance(k, (np.ndarray, list)):
-        dtype = k.dtype if isinstance(k, (TensorBase, np.ndarray)) else np.asarray(k).dtype
-        if dtype.kind not in "iu" or (isinstance(k, list) and not k):
-            raise TypeError(f"{OP}: an array index must hold integers, got dtype {dtype}")
-        return k if isinstance(k, (TensorBase, np.ndarray)) else np.asarray(k)
-    return None
+    """An array index (a list, numpy array or Tensor) as an int32 or int64 numpy array or
+    dense Tensor, else None.
+
+    As numpy: any integer dtype indexes (widened to int64) and ``[]`` is an empty
+    integer index.  A boolean mask or a non-integer array raises TypeError.
+    """
+    if isinstance(k, list):
+        k = np.asarray(k)
+        k = k.astype(np.int64) if k.size == 0 else k
+    elif not _is_array(k):
+        return None
+    if k.dtype.kind == "b":
+        raise TypeError(f"{OP}: a boolean mask index is not supported, got a bool array of "
+                        f"shape {list(k.shape)}; expected an integer array "
+                        "(numpy.nonzero(mask) gives one)")
+    if k.dtype.kind not in "iu":
+        raise TypeError(f"{OP}: an array index must hold integers, got dtype {k.dtype}")
+    return k if k.dtype in INDEX else _widened(k)
+
+
+def _widened(k):
+    """An integer index of another dtype as int64 (a uint64 beyond int64 is out of range)."""
+    if isinstance(k, TensorBase):
+        return api_op("cast")(k, "int64")   # int8, int16, uint8: every value fits
+    if k.dtype == np.uint64 and k.size and int(k.max()) > INT64_MAX:
+        raise IndexError(f"{OP}: index {int(k.max())} is out of range; expected values "
+                         f"below {INT64_MAX + 1}")
+    return k.astype(np.int64)
 
 
 def _entries(key, ndim):
-    """The key as a list with ``...`` expanded to full slices; the array index's position."""
-    key = key if isinstance(key, tuple) else (key,)
-    arrays = [i for i, k in enumerate(key) if _as_index_array(k) is not None]
-    if len(arrays) > 1:
-        raise IndexError(f"{OP}: only one integer array index is supported, got {len(arrays)}")
+    """The key as a list with ``...`` expanded to full slices and its array index, if
+    any, made an int32/int64 array (:func:`_as_index_array`)."""
+    key = [_as_index_array(k) if isinstance(k, list) or _is_array(k) else k
+           for k in (key if isinstance(key, tuple) else (key,))]
+    arrays = sum(map(_is_array, key))
+    if arrays > 1:
+        raise IndexError(f"{OP}: only one integer array index is supported, got {arrays}")
     for k in key:
         if not (_is_int(k) or k is None or k is Ellipsis or isinstance(k, slice)
-                or _as_index_array(k) is not None):
+                or _is_array(k)):
             raise TypeError(f"{OP}: index {k!r} of type {type(k).__name__} is not supported; "
                             "expected ints, slices, None, ... or one integer array")
     if sum(k is Ellipsis for k in key) > 1:
@@ -64,9 +94,10 @@ def _entries(key, ndim):
 
 
 def _plan(entries, shape):
-    """(basic_index's window lists, int dims to drop, None dims to add, array dim or None)."""
+    """(basic_index's window lists, int dims to drop, None dims to add, the array's dim
+    in the basic result and in x (None, None without an array))."""
     axes, starts, ends, strides = [], [], [], []
-    drop, new, pos, dim, out_dim = [], [], None, 0, 0
+    drop, new, pos, at, dim, out_dim = [], [], None, None, 0, 0
     for k in entries:
         if k is None:
             new.append(out_dim)
@@ -88,15 +119,15 @@ def _plan(entries, shape):
                 axes.append(dim), starts.append(start), strides.append(step)
                 ends.append(stop if stop >= 0 else -n - 1)  # -1 after indices(): before 0
             elif not isinstance(k, slice):
-                pos = out_dim
+                pos, at = out_dim, dim
             out_dim += 1
         dim += 1
-    return (axes, starts, ends, strides), drop, new, pos
+    return (axes, starts, ends, strides), drop, new, (pos, at)
 
 
 def _advanced_apart(entries):
     """numpy puts the array's dims first when ints and the array are not adjacent."""
-    marks = [i for i, k in enumerate(entries) if _is_int(k) or _as_index_array(k) is not None]
+    marks = [i for i, k in enumerate(entries) if _is_int(k) or _is_array(k)]
     return marks[-1] - marks[0] + 1 != len(marks)
 
 
@@ -140,7 +171,7 @@ def _basic(x, attrs):
 def _lowered(x, key, memo):
     """``x[key]`` planned from the start; a plain key's plan is remembered under ``memo``."""
     entries = _entries(key, x.ndim)
-    window, drop, new, pos = _plan(entries, x.shape)
+    window, drop, new, (pos, at) = _plan(entries, x.shape)
     attrs = (*map(Ints, window), Ints(drop), Ints(new)) if window[0] or new else None
     if memo is not None:
         if len(_PLANS) >= _PLANS_SIZE:
@@ -149,10 +180,20 @@ def _lowered(x, key, memo):
     out = _basic(x, attrs)
     if pos is None:
         return out
-    index = next(_as_index_array(k) for k in entries if _as_index_array(k) is not None)
-    out = api_op("gather")(out, index, axis=pos)
+    index = next(k for k in entries if _is_array(k))
+    out = _gathered(out, index, pos, x.shape[at], at)
     if pos and _advanced_apart(entries):
         k = np.ndim(index)
         order = list(range(pos, pos + k)) + list(range(pos)) + list(range(pos + k, out.ndim))
         out = api_op("transpose")(out, order)
     return out
+
+
+def _gathered(x, index, axis, size, at):
+    """gather of the basic result along ``axis``; an index out of range raises
+    IndexError naming getitem and x's dim ``at`` of ``size``, as the caller wrote it."""
+    try:
+        return api_op("gather")(x, index, axis=axis)
+    except IndexError:
+        checked_index(index.numpy() if isinstance(index, TensorBase) else index, size, at, OP)
+        raise

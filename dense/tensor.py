@@ -328,7 +328,7 @@ class Tensor(TensorBase):
 
     def __getitem__(self, key: Any) -> Tensor:
         """numpy's indexing, differentiable: ints, slices (any step), None, ``...``, and one
-        integer array or tensor.
+        integer array or tensor (any integer dtype; ``[]`` is empty; no boolean masks).
 
         Basic indexing is one ``basic_index`` call, a view of this tensor's data
         (no copy, as numpy); an integer array index is then a ``gather`` along its

@@ -344,7 +344,7 @@ def index_select(x: _t.TensorLike, index: _t.TensorLike, axis: int = 0) -> _spar
     Raises
     ------
     TypeError
-        ``index`` is not int32 or int64.
+        ``index`` is not int32 or int64, or is a Python scalar.
     ValueError
         ``index`` is not 1-D, or ``axis`` is out of range.
     IndexError

@@ -122,6 +122,56 @@ def test_bad_keys_raise_naming_getitem(key, exc):
         dense.to_tensor(A)[key]
 
 
+INT_INDEXES = [(np.dtype(t), False) for t in (np.int8, np.int16, np.uint8, np.uint16,
+                                              np.uint32, np.uint64, np.int32, np.int64)] + \
+    [(np.dtype(t), True) for t in (np.int8, np.int16, np.uint8)]   # the tensors' int dtypes
+
+
+@pytest.mark.parametrize("dtype, tensor", INT_INDEXES, ids=str)
+def test_getitem_takes_integer_arrays_of_any_dtype_as_numpy(dtype, tensor):
+    i = np.array([2, 0, 2], dtype)
+    index = dense.to_tensor(i) if tensor else i
+    x = dense.to_tensor(A, stop_gradient=False)
+    out = x[1, index]
+    np.testing.assert_array_equal(out.numpy(), A[1, i])
+    out.backward(dense.to_tensor(np.ones((3, 5))))
+    expect = np.zeros_like(A)
+    np.add.at(expect, (1, i), 1.0)
+    np.testing.assert_array_equal(x.grad.numpy(), expect)
+
+
+@pytest.mark.parametrize("key", [[], (slice(None), []), (Ellipsis, []), [[]], (None, 0, [])],
+                         ids=repr)
+def test_an_empty_list_is_an_empty_integer_index(key):
+    want = A[key]
+    out = dense.to_tensor(A)[key]
+    assert out.shape == list(want.shape) and out.numpy().dtype == A.dtype
+
+
+@pytest.mark.parametrize("key", [np.array([True, False, True]), [True, False, True],
+                                 (slice(None), dense.to_tensor(np.ones(4, bool)))], ids=repr)
+def test_boolean_masks_are_refused_naming_getitem(key):
+    with pytest.raises(TypeError, match="getitem: a boolean mask index is not supported.*bool"):
+        dense.to_tensor(A)[key]
+
+
+@pytest.mark.parametrize("key, axis, size, value", [
+    (np.array([0, 3]), 0, 3, 3), ((0, np.array([7])), 1, 4, 7),
+    ((None, Ellipsis, np.array([1, -6])), 2, 5, -6), ((1, None, np.array([4])), 1, 4, 4),
+    ((slice(None), dense.to_tensor(np.array([[0], [-5]]))), 1, 4, -5),
+    (np.array([300], np.uint16), 0, 3, 300)], ids=repr)
+def test_array_index_out_of_range_names_getitem_and_the_callers_axis(key, axis, size, value):
+    with pytest.raises(IndexError, match=rf"^getitem: index {value} at .* out of range for "
+                                         rf"axis {axis} of size {size}"):
+        dense.to_tensor(A)[key]
+
+
+def test_a_uint64_index_beyond_int64_is_out_of_range_not_wrapped():
+    # numpy 2.4 casts it to intp, wrapping to -1 (the last row): we refuse it instead
+    with pytest.raises(IndexError, match="getitem: index 18446744073709551615 is out of range"):
+        dense.to_tensor(A)[np.array([2 ** 64 - 1], np.uint64)]
+
+
 def test_T_reverses_the_dims():
     x = dense.to_tensor(np.arange(6).reshape(2, 3), stop_gradient=True)
     np.testing.assert_array_equal(x.T.numpy(), np.arange(6).reshape(2, 3).T)
@@ -180,6 +230,27 @@ def test_argmax_argmin_are_int64_and_flat_without_axis():
     assert dense.argmax(x, keepdim=True).shape == [1, 1]
     with pytest.raises(ValueError, match="argmax"):
         dense.argmax(dense.to_tensor(np.zeros((2, 0))))
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("shape, axis, keepdim", [((3, 0), 0, False), ((3, 0), 0, True),
+                                                  ((0, 2, 3), -1, False), ((2, 0, 4), 2, True)])
+def test_arg_reductions_over_a_nonempty_axis_of_an_empty_tensor_are_empty(name, shape, axis,
+                                                                          keepdim):
+    a = np.zeros(shape)
+    out = getattr(dense, name)(dense.to_tensor(a), axis=axis, keepdim=keepdim)
+    ref = getattr(np, name)(a, axis=axis, keepdims=keepdim)
+    assert out.shape == list(ref.shape) and out.dtype == np.int64
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("shape, axis", [((3, 0), 1), ((3, 0), -1), ((3, 0), None),
+                                         ((0,), 0)])
+def test_arg_reductions_over_a_zero_length_axis_raise_naming_the_op(name, shape, axis):
+    with pytest.raises(ValueError):
+        getattr(np, name)(np.zeros(shape), axis=axis)          # numpy refuses too
+    with pytest.raises(ValueError, match=rf"{name}: .*\[{', '.join(map(str, shape))}\]"):
+        getattr(dense, name)(dense.to_tensor(np.zeros(shape)), axis=axis)
 
 
 def test_max_min_keep_int_dtypes_and_send_the_gradient_to_one_extremum():

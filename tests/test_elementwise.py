@@ -224,3 +224,41 @@ def test_complex_binary_derivatives_are_conjugated(name):
     gx, gy = entry.grad(np, x, y, entry.fn(np, x, y), np.ones_like(x))
     np.testing.assert_allclose(gx, np.conj(dx), rtol=1e-6)
     np.testing.assert_allclose(gy, np.conj(dy), rtol=1e-6)
+
+
+def test_pow_gradients_are_zero_where_torch_takes_the_limit():
+    """torch's pow backward: x's gradient is 0 where y == 0 (not 0 * 0**-1 = nan), y's
+    is 0 where x == 0 and y >= 0 (not 0 * log 0 = nan); every other value is the formula."""
+    x = np.array([0., 0., 0., 2., 0., 3.])
+    y = np.array([0., 2., 0.5, 0., -1., 1.5])
+    tx, ty = (dense.to_tensor(a, stop_gradient=False) for a in (x, y))
+    dense.pow(tx, ty).backward(dense.to_tensor(np.ones(6)))
+    # y * x**(y-1): 0 (y == 0), 2 * 0, 0.5 * 0**-0.5, 0 (y == 0), -1 * 0**-2, 1.5 * 3**0.5
+    np.testing.assert_array_equal(tx.grad.numpy(), [0, 0, np.inf, 0, -np.inf, 1.5 * 3 ** 0.5])
+    # x**y * log x: 0, 0, 0 (x == 0, y >= 0), 1 * log 2, inf * log 0, 3**1.5 * log 3
+    np.testing.assert_allclose(ty.grad.numpy(), [0, 0, 0, np.log(2), -np.inf,
+                                                 3 ** 1.5 * np.log(3)], rtol=1e-15)
+    tx = dense.to_tensor(np.array([0., 1.5]), stop_gradient=False)
+    (tx ** 0).backward(dense.to_tensor(np.ones(2)))
+    np.testing.assert_array_equal(tx.grad.numpy(), [0, 0])
+
+
+@pytest.mark.parametrize("k, x, y", [
+    (0, [0., 0., 2.], [0., 2., 0.]),          # x's gradient where y == 0 or x == 0
+    (1, [0., 0., 2.], [2., 0.5, 0.]),         # y's gradient where x == 0 < y, and y == 0
+])
+def test_pow_limit_gradients_match_finite_differences(k, x, y):
+    x, y = np.array(x), np.array(y)
+    t = [dense.to_tensor(a, stop_gradient=False) for a in (x, y)]
+    w = np.array([1., 2., 3.])
+    dense.pow(*t).backward(dense.to_tensor(w))
+    np.testing.assert_allclose(t[k].grad.numpy(), numeric_vjp(np.power, [x, y], k, w),
+                               atol=1e-6)
+
+
+def test_pow_exponent_gradient_is_zeroed_only_on_the_real_axis_for_complex_exponents():
+    x, y = np.zeros(2, complex), np.array([2 + 0j, 1 + 1j])
+    with np.errstate(all="ignore"):
+        gx, gy = BINARY["pow"].grad(np, x, y, np.power(x, y), np.ones(2, complex))
+    assert gy[0] == 0 and gx[0] == 0
+    assert gy[1] != 0     # 0**(1+i) * log 0 is not the flat limit torch takes

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import dense
+import sparse
 from kernels.core.dtypes import ALL
 from kernels.core.meta import MetaTensor
 from kernels.dense import gather as gather_kernels
@@ -176,6 +177,26 @@ def test_index_dtype_other_than_int32_int64_is_a_type_error(dtype):
     if np.dtype(dtype) in ALL:  # a Tensor of that dtype exists
         with pytest.raises(TypeError, match="gather: index dtype"):
             dense.gather(x, dense.to_tensor(np.zeros(2, dtype)))
+
+
+@pytest.mark.parametrize("op", ["gather", "batch_gather", "index_select", "sparse"])
+@pytest.mark.parametrize("value", [1, True, 0.0, 1j])
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])   # the weak scalar took x's dtype
+def test_a_python_scalar_index_is_a_type_error_naming_the_op_and_index(op, value, dtype):
+    x = dense.to_tensor(P.astype(dtype))
+    call = {"gather": dense.gather, "batch_gather": dense.batch_gather,
+            "index_select": dense.index_select,
+            "sparse": lambda x, index: sparse.index_select(x.to_sparse_coo(2), index)}[op]
+    name = "index_select" if op == "sparse" else op
+    message = (f"{name}: argument 'index' must be a Tensor or array of int32 or int64 "
+               f"indices, got the Python {type(value).__name__} {value!r}")
+    for run in (lambda: call(x, value), lambda: call(x=x, index=value)):
+        with pytest.raises(TypeError, match=re.escape(message)):
+            run()
+    if op == "gather":
+        with pytest.raises(TypeError, match=re.escape(message)):
+            dense.gather.infer_meta(x, value)
+        np.testing.assert_array_equal(dense.gather(x, np.int64(1)).numpy(), P[1])  # numpy's: 0-d
 
 
 @pytest.mark.parametrize("index, value, where", [

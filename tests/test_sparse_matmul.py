@@ -372,6 +372,15 @@ def test_errors_name_the_op_before_any_work():
         sparse.mv(d, dense_t(np.ones(2)))
     with pytest.raises(ValueError, match="mv: vec has shape"):
         sparse.mv(x, dense_t(np.ones((3, 1))))
+    for xs in (x, x.to_sparse_coo()):      # the caller's vec shape, not a column's
+        with pytest.raises(ValueError, match=r"mv: inner dims differ: x \[4, 3\] has 3 "
+                                             r"columns, vec \[2\] has 2"):
+            sparse.mv(xs, dense_t(np.ones(2)))
+    with pytest.raises(ValueError, match=r"mv: batch sizes differ: x \[2, 4, 3\] has 2, "
+                                         r"vec \[3, 3\] has 3"):
+        sparse.mv(c3, dense_t(np.ones((3, 3))))
+    with pytest.raises(ValueError, match=r"mv: inner dims differ: x \[2, 4, 3\].*vec \[2, 4\]"):
+        sparse.mv(c3, dense_t(np.ones((2, 4))))
     with pytest.raises(TypeError, match="addmm: layouts"):
         sparse.addmm(dense_t(np.ones((4, 2))), x, x.to_sparse_coo())
     with pytest.raises(ValueError, match="addmm: input has shape \\[1, 2\\].*not broadcast"):

@@ -1256,7 +1256,7 @@ _sbp_dense_argmax = _r.SbpTable(
     physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1853)
+# dense.argmin  (yaml/ops.yaml:1854)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -1270,27 +1270,27 @@ _sbp_dense_argmin = _r.SbpTable(
     physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1895)
+# dense.zeros  (yaml/ops.yaml:1897)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1930)
+# dense.ones  (yaml/ops.yaml:1932)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1965)
+# dense.full  (yaml/ops.yaml:1967)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:2002)
+# dense.arange  (yaml/ops.yaml:2004)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:2039)
+# dense.zeros_like  (yaml/ops.yaml:2041)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1304,7 +1304,7 @@ _sbp_dense_zeros_like = _r.SbpTable(
     physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2076)
+# dense.ones_like  (yaml/ops.yaml:2078)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1318,7 +1318,7 @@ _sbp_dense_ones_like = _r.SbpTable(
     physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2113)
+# dense.full_like  (yaml/ops.yaml:2115)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1332,7 +1332,7 @@ _sbp_dense_full_like = _r.SbpTable(
     physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2154)
+# dense.cast  (yaml/ops.yaml:2156)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 

@@ -137,6 +137,9 @@ def _weak_scalars(spec, ins):
         pair = _scalar_pair(spec, ins)
         if pair is not ins:
             return pair
+    for i in spec.index_args:
+        if type(ins[i]) in _PY_SCALARS:
+            _index_scalar(spec, i, ins[i])
     scalar = [_is_scalar(t) for t in ins]
     if not any(scalar):
         return ins
@@ -152,12 +155,23 @@ def _scalar_pair(spec, ins):
     0-d Tensor is remembered by the tensor's metadata (whose hash is kept)."""
     a, b = ins
     if type(b) in _PY_SCALARS and type(a) in LOCAL_CLASSES:
+        if spec.index_args:
+            _index_scalar(spec, 1, b)
         m = a.meta
         return [a, _scalar_tensor(b, (m.dtype,), m.place, spec, (type(b), b, _zero(b), m))]
     if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
         m = b.meta
         return [_scalar_tensor(a, (m.dtype,), m.place, spec, (type(a), a, _zero(a), m)), b]
     return ins
+
+
+def _index_scalar(spec, i, value):
+    """Raise TypeError if tensor input ``i`` is an index argument (given ``value``, a Python
+    scalar): a weak scalar would take the other inputs' dtype, and ``True`` would be 1."""
+    if i in spec.index_args:
+        arg = spec.tensor_args[i].name
+        raise TypeError(f"{spec.name}: argument '{arg}' must be a Tensor or array of int32 or "
+                        f"int64 indices, got the Python {type(value).__name__} {value!r}")
 
 
 def _zero(t):

@@ -5,6 +5,9 @@ from dataclasses import dataclass, field
 #: The Python type an attribute's value has when it needs no conversion
 #: (``tuple`` for an IntArray: a tuple or list of ints, or one int).
 PLAIN_TYPES = {"int": int, "bool": bool, "float": float, "str": str, "IntArray": tuple}
+#: The name of an index argument: integer positions (gather, index_select), for which
+#: a Python scalar is refused, since its weak dtype would be the other inputs'.
+INDEX_ARG = "index"
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,9 @@ class OpSpec:
     choices; infer-meta results of repeated calls);
     ``general`` marks ops (``Tensor[]`` arguments, no tensor inputs) that take
     dispatch's general path; ``direct`` ops (neither general nor ``invoke:``)
-    may take its short path.
+    may take its short path.  ``index_args`` are the positions among the
+    tensor inputs of index arguments (a ``Tensor index``), which take no
+    Python scalar.
     """
 
     name: str
@@ -74,6 +79,7 @@ class OpSpec:
     data_type_index: int = field(init=False, repr=False, compare=False)
     general: bool = field(init=False, repr=False, compare=False)
     direct: bool = field(init=False, repr=False, compare=False)
+    index_args: tuple = field(init=False, repr=False, compare=False)
     attr_plain: tuple = field(init=False, repr=False, compare=False)
     bindings: dict = field(init=False, repr=False, compare=False, default_factory=dict)
     memo: dict = field(init=False, repr=False, compare=False, default_factory=dict)
@@ -89,7 +95,9 @@ class OpSpec:
                    "data_type_index": names.index(self.data_type_arg)
                    if self.data_type_arg in names else 0,
                    "general": not tensors or any(a.is_list for a in tensors),
-                   "attr_plain": tuple(PLAIN_TYPES.get(a.type) for a in attrs)}
+                   "attr_plain": tuple(PLAIN_TYPES.get(a.type) for a in attrs),
+                   "index_args": tuple(i for i, a in enumerate(tensors)
+                                       if a.name == INDEX_ARG)}
         derived["direct"] = not derived["general"] and self.invoke is None
         for name, value in derived.items():
             object.__setattr__(self, name, value)

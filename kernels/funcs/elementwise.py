@@ -219,13 +219,22 @@ def _sides(x_rule, y_rule):
 
 
 def _pow_x(xp, x, y, out, g):
+    """g * y * x**(y-1), and 0 where y == 0 (x**0 is constant; torch's pow_backward_self),
+    where the formula would give 0 * inf = nan at x == 0."""
     with quiet(xp, divide="ignore", invalid="ignore"):
-        return g * _conj(xp, y * x ** (y - 1))
+        grad = g * _conj(xp, y * x ** (y - 1))
+    return xp.where(y == 0, xp.zeros((), grad.dtype), grad)
 
 
 def _pow_y(xp, x, y, out, g):
+    """g * out * log(x), and 0 where x == 0 and y is real and >= 0 (torch's
+    pow_backward_exponent: 0**y is flat there, not 0 * -inf = nan)."""
     with quiet(xp, divide="ignore", invalid="ignore"):
-        return g * _conj(xp, out * xp.log(x))
+        grad = g * _conj(xp, out * xp.log(x))
+    flat = (x == 0) & (xp.real(y) >= 0)
+    if y.dtype.kind == "c":
+        flat &= xp.imag(y) == 0
+    return xp.where(flat, xp.zeros((), grad.dtype), grad)
 
 
 def _divide_grad(xp, x, y, out, g, need=BOTH):

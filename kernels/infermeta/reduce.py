@@ -93,14 +93,15 @@ def prod_infer_meta(x, axis=None, keepdim=False):
 
 
 def arg_reduce_infer_meta(op, x, axis=None, keepdim=False):
-    """argmax/argmin: int64; axis None gives a 0-d flat index (ones with keepdim)."""
+    """argmax/argmin: int64; axis None gives a 0-d flat index (ones with keepdim).
+
+    As numpy, a reduced axis of size 0 (every axis for axis None) is a
+    ValueError, and other zero-size dims give an empty result.
+    """
     if x.dtype.kind == "c":
         raise TypeError(f"{op}: complex dtype {x.dtype.name} has no order")
-    if x.size == 0:
-        raise ValueError(f"{op}: x has shape {list(x.shape)} with no elements; expected at "
-                         "least one")
     axes = None if axis is None else (axis,)
-    return _reduce_meta(op, x, axes, keepdim, np.dtype(np.int64)).out
+    return _reduce_meta(op, x, axes, keepdim, np.dtype(np.int64), nonempty=True).out
 
 
 def argmax_infer_meta(x, axis=None, keepdim=False):

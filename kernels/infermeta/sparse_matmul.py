@@ -76,9 +76,13 @@ def sparse_mv_infer_meta(x, vec):
     if vec.ndim != x.ndim - 1:
         raise ValueError(f"mv: vec has shape {list(vec.shape)}; expected "
                          f"{x.ndim - 1} dims for x of shape {list(x.shape)}")
-    column = MetaTensor(tuple(vec.shape) + (1,), vec.dtype)
-    shape = batched_matmul_shape("mv", x, column, "x", "vec")
-    return _out(shape[:-1], np.result_type(x.dtype, vec.dtype), DENSE, x.place)
+    if x.ndim == 3 and x.shape[0] != vec.shape[0]:
+        raise ValueError(f"mv: batch sizes differ: x {list(x.shape)} has {x.shape[0]}, "
+                         f"vec {list(vec.shape)} has {vec.shape[0]}")
+    if x.shape[-1] != vec.shape[-1]:
+        raise ValueError(f"mv: inner dims differ: x {list(x.shape)} has {x.shape[-1]} "
+                         f"columns, vec {list(vec.shape)} has {vec.shape[-1]} entries")
+    return _out(x.shape[:-1], np.result_type(x.dtype, vec.dtype), DENSE, x.place)
 
 
 ADDMM_LAYOUTS = "(dense, sparse, dense) or (sparse, sparse, sparse) of one sparse layout"

@@ -34,8 +34,9 @@ def check_coo(indices, values, shape, op="sparse_coo_tensor"):
     check_in_range(indices, shape[:sparse_dim], op, "indices")
 
 
-def check_in_range(indices, sizes, op, what):
-    """Raise IndexError unless every row d of ``indices`` lies in [0, sizes[d])."""
+def check_in_range(indices, sizes, op, what, first_dim=0):
+    """Raise IndexError unless every row d of ``indices`` lies in [0, sizes[d]); the
+    message names row d as dim ``first_dim + d`` of the tensor."""
     if indices.shape[-1] == 0:
         return
     xp = xp_of(indices)
@@ -47,8 +48,8 @@ def check_in_range(indices, sizes, op, what):
         if lo < 0:
             raise IndexError(f"{op}: {where} holds {lo}; indices must be non-negative")
         if hi >= size:
-            raise IndexError(f"{op}: {where} holds {hi}, out of range for dim {d} of size "
-                             f"{size}; expected values in [0, {size})")
+            raise IndexError(f"{op}: {where} holds {hi}, out of range for dim "
+                             f"{first_dim + d} of size {size}; expected values in [0, {size})")
 
 
 def check_csr(crows, cols, values, shape, op="sparse_csr_tensor"):
@@ -78,7 +79,7 @@ def check_csr(crows, cols, values, shape, op="sparse_csr_tensor"):
         raise ValueError(f"{op}: cols has length {cols.shape[0]} but values has "
                          f"{values.shape[0]}; they must match (one col per value)")
     _check_crows(crows.reshape(batch, rows + 1), cols.shape[0], op)
-    check_in_range(cols, shape[-1:], op, "cols")
+    check_in_range(cols, shape[-1:], op, "cols", first_dim=len(shape) - 1)
 
 
 def _check_crows(c2, nnz, op):
