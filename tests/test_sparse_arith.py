@@ -525,3 +525,15 @@ def test_readme_examples_of_sparse_computing_run():
     assert len(blocks) >= 2
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_pow_zero_has_a_zero_gradient_at_a_stored_zero(layout):
+    """d(v ** 0)/dv is 0 everywhere (finite differences of the constant 1), where
+    the power rule's 0 * 0 ** -1 would give nan; other factors keep k v ** (k-1)."""
+    for factor, want in [(0, [0.0, 0.0, 0.0]), (2.0, [0.0, 4.0, -2.0]), (1, [1.0, 1.0, 1.0])]:
+        v = dense.to_tensor(np.array([0.0, 2.0, -1.0]), stop_gradient=False)
+        x = sparse.sparse_coo_tensor([[0, 1, 1], [0, 0, 2]], v, [2, 3])
+        x = x.to_sparse_csr() if layout == "csr" else x
+        sparse.sum(sparse.pow(x, factor)).backward()
+        np.testing.assert_array_equal(v.grad.numpy(), want)

@@ -161,6 +161,8 @@ def _pow_factor(xp, x, factor):
 
 
 def _pow_factor_grad(xp, x, out, g, factor):
+    if factor == 0:                  # x ** 0 is constant: 0, not 0 * 0 ** -1 = nan at x = 0
+        return g * xp.zeros((), g.dtype)
     return g * _conj(xp, xp.asarray(factor * x ** (factor - 1)))
 
 
