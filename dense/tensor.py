@@ -83,8 +83,9 @@ class Tensor(TensorBase):
 
     @classmethod
     def _from_kernel(cls, data, meta):
-        if type(data) is not np.ndarray:
-            data = (xp_of(data) if not isinstance(data, numbers.Number) else np).asarray(data)
+        if type(data) is not np.ndarray:    # a numpy scalar (a full reduction), cupy, ...
+            data = (np if isinstance(data, (np.generic, numbers.Number)) else
+                    xp_of(data)).asarray(data)
         return cls._own(data)
 
     def __reduce__(self):
