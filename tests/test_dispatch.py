@@ -96,11 +96,11 @@ def test_remembered_calls_tell_apart_what_equality_does_not():
     assert SEEN["infer"] == 4
 
 
-def test_plain_attribute_keys_still_tell_types_and_zero_signs_apart():
-    """Attributes that are their own keys take a shorter key from the second call
-    on; it must still separate 1, True and None, and floats stay on the slow key."""
+def test_memo_keys_tell_types_and_zero_signs_apart():
+    """The memo key separates 1, True, None and "1", 1 and 1.0, 0.0 and -0.0, a dtype
+    and its name, on every call; an array attribute has no key."""
     m = [MetaTensor((2, 3), np.float32)]
-    for _ in range(2):                                 # before and after _PLAIN learns
+    for _ in range(2):
         keys = {dispatch._memo_key(m, [v, None, False]) for v in (1, True, None, "1")}
         assert len(keys) == 4
         assert dispatch._memo_key(m, [0.0]) != dispatch._memo_key(m, [-0.0])

@@ -158,10 +158,12 @@ def _scalar_pair(spec, ins):
         if spec.index_args:
             _index_scalar(spec, 1, b)
         m = a.meta
-        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec, (type(b), b, _zero(b), m))]
+        key = (type(b), b, repr(b) if b == 0 else None, m)     # inline: a per-call path
+        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec, key)]
     if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
         m = b.meta
-        return [_scalar_tensor(a, (m.dtype,), m.place, spec, (type(a), a, _zero(a), m)), b]
+        key = (type(a), a, repr(a) if a == 0 else None, m)
+        return [_scalar_tensor(a, (m.dtype,), m.place, spec, key), b]
     return ins
 
 
@@ -597,43 +599,33 @@ _KEY_TYPES = frozenset({int, bool, str, type(None), type, Ints})
 
 
 def _memo_key(metas, attrs):
-    """The memo key of a call: the metas, then the attributes and their types.
+    """The memo key of a call: the metas, then each attribute with its type.
 
     None when an attribute has no exact immutable key: the key must tell
     apart what ``==`` does not (``2`` and ``2.0``, ``0.0`` and ``-0.0``, a
     float inside a shape), and a Tensor or array attribute is never a key.
-    Attributes whose types are all their own keys (None, int, bool, str,
-    dtypes: the common reduction and elementwise calls) go in as they are,
-    their types (a tuple remembered in :data:`_PLAIN`) beside them.
+    The checks run cheapest and commonest first (``isinstance`` against
+    ``np.dtype`` costs more than the rest together, so it comes last).
     """
     if not attrs:
         return tuple(metas)
-    types = tuple(map(type, attrs))
-    if types in _PLAIN:
-        return (*metas, *attrs, types)
-    key, plain = list(metas), True
+    key = list(metas)
     for v in attrs:
         t = type(v)
-        if t in _KEY_TYPES or isinstance(v, np.dtype):
+        if t in _KEY_TYPES:
             key.append(v)
         elif t is tuple or t is list:
             if not _all_ints(v):
                 return None
             key.append(tuple(v))
-            plain = False
         elif t is float:
             key.append(v if v else repr(v))     # the sign of a zero
-            plain = False
+        elif isinstance(v, np.dtype):
+            key.append(v)
         else:
             return None
         key.append(t)
-    if plain:
-        _PLAIN.add(types)
     return tuple(key)
-
-
-#: Tuples of attribute types that are all their own keys (see :func:`_memo_key`).
-_PLAIN = set()
 
 
 def _prepared(spec, metas, attrs, raw):
