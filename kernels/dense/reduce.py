@@ -200,7 +200,8 @@ def _arg(name):
             flat = getattr(xp, name)(x.reshape(-1))
             return xp.asarray(flat, dtype=xp.int64).reshape(reduced_shape(
                 x.shape, tuple(range(x.ndim)), keepdim))
-        return xp.asarray(getattr(xp, name)(x, axis=axis, keepdims=keepdim), dtype=xp.int64)
+        out = getattr(x, name)(axis=axis, keepdims=keepdim)    # the array's own method
+        return out if out.dtype == np.int64 else out.astype(np.int64)
     forward.__name__ = name
     forward.__doc__ = f"numpy's {name} as int64; axis None gives the flat index."
     return forward
