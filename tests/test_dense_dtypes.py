@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import dense
+import sparse
 from kernels.core.dtypes import ALL, BOOL, INTS
 
 INT_DTYPES = [d.name for d in INTS]
@@ -230,3 +231,13 @@ def test_equality_with_a_non_operand_is_python_identity(other):
         t < other
     with pytest.raises(TypeError, match="^equal: argument 'y' must be a Tensor"):
         dense.equal(t, other)
+
+
+def test_empty_integer_powers_to_negative_exponents_are_empty_as_numpy():
+    """numpy refuses int ** -1 only when there is a value to compute: empty stays empty."""
+    empty = dense.to_tensor(np.zeros(0, np.int32))
+    assert (empty ** -1).shape == [0] and (empty ** -1).dtype == np.int32
+    s = sparse.sparse_coo_tensor(np.zeros((2, 0), np.int64), np.zeros(0, np.int32), [2, 3])
+    assert sparse.pow(s, -1).shape == [2, 3] and sparse.pow(s, -1).nnz() == 0
+    with pytest.raises(ValueError, match="pow"):
+        dense.to_tensor(np.array([2], np.int32)) ** -1

@@ -5,6 +5,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import dense
+import sparse
 from kernels.codegen import CodegenError, load_yaml_dir
 from kernels.funcs.elementwise import BINARY, UNARY
 from opdb import numeric_vjp
@@ -262,3 +263,21 @@ def test_pow_exponent_gradient_is_zeroed_only_on_the_real_axis_for_complex_expon
         gx, gy = BINARY["pow"].grad(np, x, y, np.power(x, y), np.ones(2, complex))
     assert gy[0] == 0 and gx[0] == 0
     assert gy[1] != 0     # 0**(1+i) * log 0 is not the flat limit torch takes
+
+
+def test_relu_of_negative_zero_is_positive_zero_and_sigmoid_of_ints_does_not_wrap():
+    """relu(-0.0) is +0.0 (Paddle, torch) on dense and sparse values; sigmoid of an
+    integer x negates it in exp's float dtype, so int8 -128 or uint8 200 do not wrap."""
+    x = dense.to_tensor(np.array([-0.0, -1.0, np.nan, 2.0]))
+    got = dense.relu(x).numpy()
+    assert not np.signbit(got[0]) and np.isnan(got[2]) and got[[1, 3]].tolist() == [0.0, 2.0]
+    s = sparse.sparse_coo_tensor([[0, 1]], np.array([-0.0, 3.0]), [2])
+    assert not np.signbit(sparse.relu(s).values().numpy()[0])
+    for dt, v in [(np.uint8, [200, 10]), (np.int8, [-128, 5]), (np.int16, [-32768, 3]),
+                  (np.int32, [-2 ** 31, 1]), (np.int64, [-2 ** 40, 0]), (np.bool_, [True, False])]:
+        a = np.array(v, dt)
+        f = a.astype(np.result_type(dt, np.float16)).astype(np.float64)
+        want = 1 / (1 + np.exp(-f))
+        got = dense.sigmoid(dense.to_tensor(a)).numpy()
+        assert got.dtype == np.result_type(dt, np.float16)
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-30)   # float32 underflows

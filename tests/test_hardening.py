@@ -251,6 +251,9 @@ def test_sparse_ops_on_dims_near_int64_touch_only_the_entries():
         assert got.shape == [2 ** 62, 4]
         assert got.indices().numpy().tolist() == [[0, 5], [1, 3]]
         assert got.values().numpy().tolist() == want
+    for got, want in [(s * 2.0, [2.0, 4.0]), (s / 2.0, [0.5, 1.0]),
+                      (s * dense.to_tensor(np.array([[1.0, 2.0, 3.0, 4.0]])), [2.0, 8.0])]:
+        assert got.shape == [2 ** 62, 4] and got.values().numpy().tolist() == want
     sel = sparse.index_select(s, dense.to_tensor(np.array([5, 0, 5])), 0)
     assert sel.shape == [3, 4] and sel.indices().numpy().tolist() == [[1, 0, 2], [1, 3, 3]]
     c = sparse.sparse_coo_tensor([[0, 1], [5, 3]], [1.0, 2.0], [2, 2 ** 62]).to_sparse_csr()

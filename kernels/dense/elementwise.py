@@ -88,7 +88,7 @@ _register(BINARY, _binary_kernels)
 def int_pow(x, y):
     """numpy's power for an integer or bool base, after a check that names the op where numpy's
     ValueError does not: integers to negative integer powers are not allowed."""
-    if y.dtype.kind == "i" and y.size and bool((y < 0).any()):
+    if y.dtype.kind == "i" and x.size and y.size and bool((y < 0).any()):
         raise ValueError(f"pow: the exponent y holds negative integers (down to {int(y.min())}) "
                          f"and the base x has dtype {x.dtype.name}; integers to negative "
                          "integer powers are not allowed (numpy): cast x to a floating dtype")

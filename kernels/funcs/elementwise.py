@@ -89,6 +89,8 @@ def _over(deriv):
 
 
 def _sigmoid(xp, x):
+    if x.dtype.kind in "biu":        # -x would wrap: negate in exp's float dtype for x
+        x = x.astype(np.result_type(x.dtype, np.float16))
     with quiet(xp, over="ignore"):
         return 1 / (1 + xp.exp(-x))
 
@@ -111,10 +113,14 @@ _sigmoid.cpu = _sigmoid_numpy
 
 
 def _relu(xp, x):
-    return xp.maximum(0, x)
+    return xp.maximum(x, 0)          # x first: relu(-0.0) is +0.0 (maximum keeps its first tie)
 
 
-_relu.cpu = functools.partial(np.maximum, 0)
+def _relu_numpy(x):
+    return np.maximum(x, 0)
+
+
+_relu.cpu = _relu_numpy
 
 
 def _abs_grad(xp, x, out, g):
@@ -153,7 +159,7 @@ def _leaky_relu_grad(xp, x, out, g, slope=0.01):
 
 
 def _pow_factor(xp, x, factor):
-    if x.dtype.kind in "iu" and isinstance(factor, numbers.Integral) and factor < 0:
+    if x.dtype.kind in "iu" and isinstance(factor, numbers.Integral) and factor < 0 and x.size:
         raise ValueError(f"pow: {x.dtype} values to the negative int power {factor}: "
                          "integers to negative integer powers are not allowed (numpy); "
                          "cast the values to a float dtype first")

@@ -380,8 +380,16 @@ def on_pattern(s, d, out_shape, coalesce):
     else:
         a = align(s, out_shape, k)
         rows, sv = unflatten(a.keys, out_shape[:k], xp), a.values
-    dv = xp.broadcast_to(d, out_shape)[tuple(rows)]
-    return OnPattern(rows, sv, dv, a, k)
+    return OnPattern(rows, sv, _at_entries(d, rows, sv.shape[0], out_shape, k, xp), a, k)
+
+
+def _at_entries(d, rows, n, out_shape, k, xp):
+    """Dense ``d`` broadcast to ``out_shape``, read at the ``n`` entries whose first ``k``
+    coordinates are ``rows``: d is indexed by them directly (a dim d broadcasts reads
+    index 0), never broadcast to out_shape first, which may be far too large."""
+    d = d.reshape((1,) * (len(out_shape) - d.ndim) + tuple(d.shape))
+    at = tuple(r if d.shape[i] != 1 else 0 for i, r in enumerate(rows))
+    return xp.broadcast_to(d[at], (n,) + tuple(out_shape[k:]))
 
 
 def _sparse_result(s, p, values, out_shape):

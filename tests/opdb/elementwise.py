@@ -17,6 +17,8 @@ BINARY_SHAPES = [((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1, 3), (2, 1)), ((), (2,
 
 
 def _sigmoid(x):
+    if x.dtype.kind in "biu":       # negate in exp's float dtype: -x would wrap for uint8
+        x = x.astype(np.result_type(x.dtype, np.float16))
     return 1 / (1 + np.exp(-x))
 
 
