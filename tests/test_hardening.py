@@ -256,6 +256,11 @@ def test_sparse_ops_on_dims_near_int64_touch_only_the_entries():
         assert got.shape == [2 ** 62, 4] and got.values().numpy().tolist() == want
     sel = sparse.index_select(s, dense.to_tensor(np.array([5, 0, 5])), 0)
     assert sel.shape == [3, 4] and sel.indices().numpy().tolist() == [[1, 0, 2], [1, 3, 3]]
+    tall = sparse.sparse_coo_tensor([[0, 5], [1, 2]], [1.0, 2.0], [2 ** 40, 4])
+    for x, y in [(sparse.transpose(tall, [1, 0]), tall), (tall, sparse.transpose(tall, [1, 0]))]:
+        with pytest.raises(ValueError, match=r"^matmul: sparse @ sparse walks [xy] .* row "
+                                             "pointers"):
+            sparse.matmul(x, y)          # a CSR walk of 2**40 rows: refused before any work
     c = sparse.sparse_coo_tensor([[0, 1], [5, 3]], [1.0, 2.0], [2, 2 ** 62]).to_sparse_csr()
     got = sparse.index_select(c, dense.to_tensor(np.array([5, 3, 5])), 1).to_dense().numpy()
     np.testing.assert_array_equal(got, [[1.0, 0.0, 1.0], [0.0, 2.0, 0.0]])

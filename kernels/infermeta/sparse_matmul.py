@@ -4,6 +4,7 @@ import numpy as np
 
 from ..core.dtypes import COMPLEX, INTS
 from ..core.meta import MetaTensor
+from ..core.size import memory_limit
 
 DENSE, COO = "dense", "sparse_coo"
 #: Value dtypes the family computes in (scipy's sparsetools have no float16 or bool).
@@ -62,7 +63,20 @@ def sparse_matmul_infer_meta(x, y):
     _check_dtype("matmul", "y", y)
     shape = batched_matmul_shape("matmul", x, y)
     layout = x.layout if DENSE not in (x.layout, y.layout) else DENSE
+    if layout != DENSE:
+        _check_row_pointers(x, y)
     return _out(shape, np.result_type(x.dtype, y.dtype), layout, x.place)
+
+
+def _check_row_pointers(x, y):
+    """SpGEMM walks both operands as CSR (scipy's ``csr_matmat``): a row pointer per
+    row of each must fit in memory, or ValueError before any work."""
+    for name, t in (("x", x), ("y", y)):
+        rows = int(np.prod(t.shape[:-1], dtype=object)) + 1
+        if rows * 8 > memory_limit():
+            raise ValueError(f"matmul: sparse @ sparse walks {name} {list(t.shape)} by rows "
+                             f"and needs {rows * 8} bytes of row pointers, more than the "
+                             f"{memory_limit()} bytes of memory this process may use")
 
 
 def sparse_mv_infer_meta(x, vec):
