@@ -2,6 +2,7 @@
 phisparse does not support, comparisons with out-of-range Python ints answer as
 numpy 2 does, and bad fills, powers and dtypes raise errors that name the op."""
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -241,3 +242,17 @@ def test_empty_integer_powers_to_negative_exponents_are_empty_as_numpy():
     assert sparse.pow(s, -1).shape == [2, 3] and sparse.pow(s, -1).nnz() == 0
     with pytest.raises(ValueError, match="pow"):
         dense.to_tensor(np.array([2], np.int32)) ** -1
+
+
+def test_complex_fills_into_integer_dtypes_are_checked_by_their_real_part():
+    """numpy casts a complex fill by its real part; a NaN, inf or out-of-range real part
+    is refused by name like a real one, and a finite one truncates as np.full does."""
+    for v in (complex(np.nan, 0), complex(np.inf, 1), complex(1e20, 0)):
+        with pytest.raises(ValueError, match=r"^full: fill_value \(.*\) "):
+            dense.full([2], v, dtype="int32")
+        with pytest.raises(ValueError, match="^full_like: fill_value"):
+            dense.full_like(dense.to_tensor(np.zeros(2, np.int32)), v)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = np.full(2, complex(3.7, 2.0), np.int32)
+    assert dense.full([2], complex(3.7, 2.0), dtype="int32").numpy().tolist() == want.tolist()

@@ -28,16 +28,20 @@ def check_fill(value, dtype, op, arg="fill_value"):
 
     numpy raises OverflowError for an int out of the dtype's range and casts
     NaN, ±inf and out-of-range floats silently to arbitrary values; a float
-    inside the range truncates toward zero, as numpy's cast.
+    inside the range truncates toward zero, as numpy's cast.  A complex value
+    is cast by its real part (numpy drops the imaginary part), so that is checked.
     """
-    if dtype.kind not in "iu" or isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
+    if dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)):
         return
+    given = value
+    if isinstance(value, (complex, np.complexfloating)):
+        value = value.real
     if not math.isfinite(value):
-        raise ValueError(f"{op}: {arg} {value!r} cannot become {dtype.name}; expected a "
+        raise ValueError(f"{op}: {arg} {given!r} cannot become {dtype.name}; expected a "
                          "finite number")
     info = np.iinfo(dtype)
     if not info.min <= int(value) <= info.max:          # int() truncates, as the cast
-        raise ValueError(f"{op}: {arg} {value!r} is out of the range of {dtype.name}; "
+        raise ValueError(f"{op}: {arg} {given!r} is out of the range of {dtype.name}; "
                          f"expected a value in [{info.min}, {info.max}]")
 
 
