@@ -52,12 +52,18 @@ def check_output_size(op, out):
     if out.layout == "sparse_coo":
         return out
     nbytes, what = _dense_bytes(out) if out.layout == "dense" else _crows_bytes(shape)
-    if nbytes > memory_limit():
-        raise ValueError(f"{op}: the output of shape {list(shape)} and dtype "
-                         f"{np.dtype(out.dtype).name} needs {nbytes} bytes "
-                         f"({nbytes / 1e12:.1f} TB) {what}, more than the {memory_limit()} "
-                         "bytes of memory this process may use")
+    check_bytes(op, f"the output of shape {list(shape)} and dtype "
+                    f"{np.dtype(out.dtype).name}", nbytes, what)
     return out
+
+
+def check_bytes(op, subject, nbytes, what):
+    """ValueError naming ``op`` if ``subject`` needs more than :func:`memory_limit` bytes
+    (``what`` says of what: values, row pointers, ...)."""
+    if nbytes > memory_limit():
+        raise ValueError(f"{op}: {subject} needs {nbytes} bytes ({nbytes / 1e12:.1f} TB) "
+                         f"{what}, more than the {memory_limit()} bytes of memory this "
+                         "process may use")
 
 
 def _dense_bytes(out):

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..core.dtypes import COMPLEX, INTS
 from ..core.meta import MetaTensor
-from ..core.size import memory_limit
+from ..core.size import check_bytes
 
 DENSE, COO = "dense", "sparse_coo"
 #: Value dtypes the family computes in (scipy's sparsetools have no float16 or bool).
@@ -73,10 +73,8 @@ def _check_row_pointers(x, y):
     row of each must fit in memory, or ValueError before any work."""
     for name, t in (("x", x), ("y", y)):
         rows = int(np.prod(t.shape[:-1], dtype=object)) + 1
-        if rows * 8 > memory_limit():
-            raise ValueError(f"matmul: sparse @ sparse walks {name} {list(t.shape)} by rows "
-                             f"and needs {rows * 8} bytes of row pointers, more than the "
-                             f"{memory_limit()} bytes of memory this process may use")
+        check_bytes("matmul", f"sparse @ sparse walks {name} {list(t.shape)} by rows and",
+                    rows * 8, "of row pointers")
 
 
 def sparse_mv_infer_meta(x, vec):
