@@ -16,7 +16,7 @@ import numpy as np
 from ..core.dtypes import ALL, BOOL, INTS
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
-from ..funcs.elementwise import BINARY, BOTH, UNARY
+from ..funcs.elementwise import BINARY, BOTH, UNARY, check_int_power
 from ..funcs.sum_to_shape import sum_to_shape
 
 BACKENDS = ("cpu", "gpu")
@@ -88,8 +88,5 @@ _register(BINARY, _binary_kernels)
 def int_pow(x, y):
     """numpy's power for an integer or bool base, after a check that names the op where numpy's
     ValueError does not: integers to negative integer powers are not allowed."""
-    if y.dtype.kind == "i" and x.size and y.size and bool((y < 0).any()):
-        raise ValueError(f"pow: the exponent y holds negative integers (down to {int(y.min())}) "
-                         f"and the base x has dtype {x.dtype.name}; integers to negative "
-                         "integer powers are not allowed (numpy): cast x to a floating dtype")
+    check_int_power(x, y)
     return xp_of(x).power(x, y)

@@ -158,11 +158,28 @@ def _leaky_relu_grad(xp, x, out, g, slope=0.01):
     return xp.where(x > 0, g, g * slope)
 
 
+def check_int_power(x, exponent, names=("x", "y")):
+    """ValueError naming pow where numpy's own names nothing: a non-empty integer or
+    bool base ``x`` to an ``exponent`` (a Python int or an array) holding negative
+    integers.  Dense ``pow`` and sparse ``pow(x, factor)`` share it."""
+    if x.dtype.kind not in "biu" or not x.size:
+        return
+    if isinstance(exponent, numbers.Integral):
+        low = int(exponent)
+    elif getattr(exponent, "dtype", None) is not None and exponent.dtype.kind == "i" \
+            and exponent.size:
+        low = int(exponent.min())
+    else:
+        return
+    if low < 0:
+        raise ValueError(f"pow: the exponent {names[1]} holds negative integers (down to "
+                         f"{low}) and the base {names[0]} has dtype {x.dtype.name}; integers "
+                         "to negative integer powers are not allowed (numpy): cast "
+                         f"{names[0]} to a floating dtype")
+
+
 def _pow_factor(xp, x, factor):
-    if x.dtype.kind in "iu" and isinstance(factor, numbers.Integral) and factor < 0 and x.size:
-        raise ValueError(f"pow: {x.dtype} values to the negative int power {factor}: "
-                         "integers to negative integer powers are not allowed (numpy); "
-                         "cast the values to a float dtype first")
+    check_int_power(x, factor, ("x's values", "factor"))
     return x ** factor
 
 
