@@ -63,8 +63,9 @@ def test_errors(engine):
     crows, cols = xp.asarray([0, 1, 2]), xp.asarray([0, 1])
     with pytest.raises(ValueError, match="crows has 3 entries, expected 4"):
         csr_to_coo_indices(engine, crows, cols, (3, 3))
-    with pytest.raises(ValueError, match="crows count 2 nonzeros but cols has 1"):
-        csr_to_coo_indices(engine, crows, cols[:1], (2, 3))
+    if xp is np:    # on a GPU the count is not read back (a CSR tensor is checked when built)
+        with pytest.raises(ValueError, match="crows count 2 nonzeros but cols has 1"):
+            csr_to_coo_indices(engine, crows, cols[:1], (2, 3))
     with pytest.raises(TypeError, match="differs from crows dtype"):
         csr_to_coo_indices(engine, crows, cols.astype(np.int32), (2, 3))
     with pytest.raises(ValueError, match="not 2-D or 3-D"):
