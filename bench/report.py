@@ -188,17 +188,15 @@ def _bandwidth(floor_ratio):
     return "—" if not floor_ratio else f"{100 / floor_ratio:.0f}%"
 
 
-def _workloads(doc, be=None):
-    """The workloads with their sizes and floors; on ``be`` at its own sizes."""
+def _workloads(doc, be):
+    """The workloads with their sizes and floors on backend ``be`` (gpu sizes on 'gpu')."""
     rows = []
     for name, w in doc["workloads"].items():
-        size = w.get(be, w) if be else w
-        fl = (w["floor"].get(be) if be
-              else w["floor"].get("cpu") or next(iter(w["floor"].values()), None))
+        size, fl = w.get(be, w), w["floor"].get(be)
         rows.append([name, size["description"],
                      f"{size['read_bytes'] / 1e6:.1f} + {size['write_bytes'] / 1e6:.1f}",
                      ms(fl["fresh_s"]) if fl else "—", ms(fl["reused_s"]) if fl else "—"])
-    return [f"## Workloads [{be}]" if be else "## Workloads", ""] + _table(
+    return [f"## Workloads [{be}]" if be != "cpu" else "## Workloads", ""] + _table(
         ["workload", "what", "MB read + written", "floor ms", "floor reused ms"], rows)
 
 
@@ -232,8 +230,7 @@ def markdown(doc):
         parts += [_summary(doc, *g), [""]]
     for g in groups:
         parts += [_details(doc, *g), [""]]
-    parts += [_workloads(doc), [""]]
-    if "gpu" in doc["config"]["backends"]:
-        parts += [_workloads(doc, "gpu"), [""]]
+    for be in doc["config"]["backends"]:
+        parts += [_workloads(doc, be), [""]]
     parts += [_not_measured(doc), [""], _peers(doc)]
     return "\n".join(line for part in parts for line in part) + "\n"

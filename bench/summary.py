@@ -3,10 +3,10 @@
 Ratios compare rows of one (workload, backend, allocation mode): to the
 fastest median there, and to the memory floor of that mode (the fresh-output
 floor for ``fresh`` rows, the warm-buffer floor for ``reused`` rows); both
-floor ratios are kept.  A gpu row is compared with the gpu floor (a device copy timed
-by the same clock) at the gpu size of its workload.  A row's observed mode is ``fresh`` when its peak
-memory rose by at least half the bytes the op writes (its output was new
-memory), else ``reused``.
+floor ratios are kept.  A gpu row is compared with the gpu floor (a device
+copy timed by the same clock) at the gpu size of its workload.  A row's
+observed mode is ``fresh`` when its peak memory rose by at least half the
+bytes the op writes (its output was new memory), else ``reused``.
 """
 import dataclasses
 import math

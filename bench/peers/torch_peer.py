@@ -78,8 +78,9 @@ def csr_transpose(inp, be):
 
 
 def _operand(inp, name, be):
-    return torch.sparse_coo_tensor(_t(inp[name + "_indices"], be), _t(inp[name + "_values"], be),
-                                   inp["shape"], is_coalesced=True)
+    return torch.sparse_coo_tensor(_t(inp[name + "_indices"], be),
+                                   _t(inp[name + "_values"], be), inp["shape"],
+                                   is_coalesced=True)
 
 
 ARITH = {"sparse_add": ("x + y", lambda x, y: x + y),
