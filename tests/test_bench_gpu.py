@@ -336,3 +336,17 @@ def test_gpu_workload_table_shows_the_gpu_size_and_floor():
     assert report.ms(info["expand"]["floor"]["gpu"]["reused_s"]) in gpu
     assert cpu.startswith("## Workloads\n") and w.describe(False) in cpu
     assert w.describe(False, "gpu") not in cpu
+
+
+def test_a_machine_without_matplotlib_still_gets_json_and_markdown(monkeypatch, tmp_path,
+                                                                    capsys):
+    from bench import __main__ as main
+
+    def no_matplotlib(doc, path):
+        raise ImportError("No module named 'matplotlib'")
+    monkeypatch.setattr(main.chart, "plot", no_matplotlib)
+    monkeypatch.setattr(main.report, "markdown", lambda doc: "# table\n")
+    text, files = main.write({"results": []}, tmp_path)
+    assert text == "# table\n" and files == ["latest.json", "latest.md"]
+    assert (tmp_path / "latest.md").read_text() == text and not (tmp_path / "latest.png").exists()
+    assert "no chart" in capsys.readouterr().err
