@@ -5,8 +5,9 @@ waits for queued device work, and ``timer``, the clock a timed call is read
 with.  On 'cpu' the clock is the host's ``perf_counter`` after a ``sync``.  On
 a real GPU it is a pair of CUDA events recorded on cupy's current stream
 before and after the call, read once the second one has completed
-(``cupy.cuda.get_elapsed_time``): device time, without the host's launch
-jitter or the wait for the barrier.  cupy's current stream is the null stream
+(``cupy.cuda.get_elapsed_time``): the device's time between the two events,
+which leaves out the barrier's own wait but keeps any gap the host leaves
+between its launches (a library's Python overhead).  cupy's current stream is the null stream
 unless a peer changes it, and torch queues its kernels on the legacy default
 stream, which is the same null stream, so the events order with cupy's and
 torch's work alike.  Setting ``PHISPARSE_BENCH_FAKE_GPU=1`` makes 'gpu' a numpy
