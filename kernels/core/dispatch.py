@@ -537,6 +537,7 @@ def _run_any(spec, tensors, attrs, metas_ok, grad_mask):
     it (every gradient is computed); a generated backward never sends them,
     since autograd records the local run on the shards.
     """
+    tensors = _arrays_follow(tensors)
     ins = tensors
     if spec.general:
         ins = [_as_input(v, spec, a) for v, a in zip(tensors, spec.tensor_args)]
@@ -579,6 +580,18 @@ def _outputs(spec, ins, attrs, result, out_metas):
     if spec.backward_fn is not None:
         _record(spec, ins, outs, attrs)
     return outs[0] if len(outs) == 1 else outs
+
+
+def _arrays_follow(values):
+    """numpy arrays given beside tensors that are all on the GPU go there too, as scalars
+    do (an index built on the host); tensors on two places still raise in :func:`_place`."""
+    flat = _flat(values)
+    if not any(isinstance(v, np.ndarray) for v in flat) \
+            or {t.place for t in flat if isinstance(t, TensorBase)} != {"gpu"}:
+        return values
+    def move(v):
+        return to_place(v, "gpu") if isinstance(v, np.ndarray) else v
+    return [[move(u) for u in v] if isinstance(v, (list, tuple)) else move(v) for v in values]
 
 
 def _no_data(spec, ins):

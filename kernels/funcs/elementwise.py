@@ -73,9 +73,19 @@ def _ufunc(name):
     An entry function's ``cpu`` attribute, where it has one, is a numpy
     callable computing ``fn(np, x, *params)`` with no Python layer of ours.
     """
-    fn = lambda xp, x: getattr(xp, name)(x)          # noqa: E731
+    def fn(xp, x):
+        if xp is not np and x.dtype == np.float16:
+            return _via_float32(getattr(xp, name), x)
+        return getattr(xp, name)(x)
     fn.cpu = getattr(np, name)
     return fn
+
+
+def _via_float32(ufunc, x):
+    """``ufunc(x)`` for float16 x computed in float32 and rounded once, as numpy's float16
+    loops do (cupy's compute in half precision: its rad2deg was off by 0.2 at 232)."""
+    out = ufunc(x.astype(np.float32))
+    return out.astype(np.float16) if out.dtype == np.float32 else out
 
 
 def _times(deriv):
@@ -136,9 +146,37 @@ def _mask_grad(cond):
 
 
 def _clip(xp, x, lo=None, hi=None):
+    """numpy's clip; on cupy, which refuses both, a complex x is clipped in numpy's order
+    (:func:`_lex_less`) and a Python int bound beyond an integer dtype stands at its end."""
     if lo is None and hi is None:
         return xp.array(x, copy=True)
+    if xp is not np and x.dtype.kind == "c":
+        return _clip_complex(xp, x, lo, hi)
+    if xp is not np and x.dtype.kind in "iu":
+        lo, hi = _held(x.dtype, lo), _held(x.dtype, hi)
     return xp.clip(x, lo, hi)
+
+
+def _lex_less(a, b):
+    """numpy's order of complex numbers: by real part, then by imaginary part."""
+    return (a.real < b.real) | ((a.real == b.real) & (a.imag < b.imag))
+
+
+def _clip_complex(xp, x, lo, hi):
+    """``minimum(maximum(x, lo), hi)`` in numpy's complex order; NaN stays NaN."""
+    if lo is not None:
+        x = xp.where(_lex_less(x, lo), xp.asarray(lo, x.dtype), x)
+    if hi is not None:
+        x = xp.where(_lex_less(hi, x), xp.asarray(hi, x.dtype), x)
+    return x
+
+
+def _held(dtype, bound):
+    """A Python int bound moved into ``dtype``'s range (it clips the same)."""
+    if type(bound) is not int:
+        return bound
+    info = np.iinfo(dtype)
+    return min(max(bound, int(info.min)), int(info.max))
 
 
 def _inside(xp, x, lo=None, hi=None):
@@ -221,7 +259,7 @@ UNARY_TABLE = (
           linear=True),
     Unary("sigmoid", _sigmoid, _times(lambda xp, x, out: out * (1 - out))),
     Unary("relu", _relu, _mask_grad(lambda xp, x: x > 0)),
-    Unary("relu6", lambda xp, x: xp.clip(x, 0, 6),
+    Unary("relu6", lambda xp, x: _clip(xp, x, 0, 6),
           _mask_grad(lambda xp, x: (x > 0) & (x < 6))),
     Unary("leaky_relu", _leaky_relu, _leaky_relu_grad, params=("negative_slope",)),
     Unary("pow", _pow_factor, _pow_factor_grad, params=("factor",)),
@@ -262,9 +300,32 @@ def _pow_y(xp, x, y, out, g):
     return xp.where(flat, xp.zeros((), grad.dtype), grad)
 
 
+def _divide(xp, x, y):
+    """``x / y``; a complex x over 0 is numpy's on cupy too (CUDA's complex division
+    gives nan+nanj there)."""
+    out = xp.divide(x, y)
+    if xp is np or out.dtype.kind != "c":
+        return out
+    return xp.where(y == 0, _over_zero(xp, x, y, out), out)
+
+
+def _over_zero(xp, x, y, out):
+    """numpy's complex ``x / 0`` (Smith's algorithm's zero branch): each part of x over
+    the absolute value of the same part of y, so ``(1+1j)/0`` is ``inf+infj``."""
+    x = xp.asarray(x).astype(out.dtype, copy=False)
+    y = xp.asarray(y)
+    z = xp.empty(out.shape, out.dtype)
+    z.real[...] = x.real / xp.abs(y.real)
+    z.imag[...] = x.imag / xp.abs(y.imag)
+    return z
+
+
+_divide.cpu = np.divide
+
+
 def _divide_grad(xp, x, y, out, g, need=BOTH):
     """x_grad = g / conj(y), computed once; y_grad = -x_grad * conj(out)."""
-    gx = g / _conj(xp, y)
+    gx = _divide(xp, g, _conj(xp, y))
     return gx if need[0] else None, -gx * _conj(xp, out) if need[1] else None
 
 
@@ -296,7 +357,7 @@ BINARY_TABLE = (
            _sides(lambda xp, x, y, out, g: g * _conj(xp, y),
                   lambda xp, x, y, out, g: g * _conj(xp, x)),
            ("P, B -> P", "B, P -> P")),
-    Binary("divide", _binary_ufunc("divide"), _divide_grad, ("P, B -> P",)),
+    Binary("divide", _divide, _divide_grad, ("P, B -> P",)),
     Binary("pow", _binary_ufunc("power"), _sides(_pow_x, _pow_y)),
     Binary("maximum", _binary_ufunc("maximum"), _pick_grad(lambda x, y: x > y)),
     Binary("minimum", _binary_ufunc("minimum"), _pick_grad(lambda x, y: x < y)),

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..core.xp import xp_of
+from ..core.xp import add_at, xp_of
 from ..funcs.sum_to_shape import sum_to_shape
 from .data import CsrData, csr_coords, fold_dense, index_rows, sum_by_key
 
@@ -128,7 +128,7 @@ def reduce_to(a, out_keys, sshape, t, x_values_shape):
         if a.src is None and bool(xp.all(found)):
             acc[pos] = t
         else:
-            xp.add.at(acc, pos[found], t[found])
+            add_at(acc, pos[found], t[found])
     dense_shape = (n,) + tuple(a.dshape)
     if tuple(acc.shape) != dense_shape:
         acc = sum_to_shape(acc, dense_shape)
@@ -143,5 +143,5 @@ def to_grid(rows, t, out_shape, k, shape):
     t = sum_to_shape(t, (t.shape[0],) + tp[k:])
     keys = flatten(rows, tp[:k], xp)
     grid = xp.zeros((int(np.prod(tp[:k])),) + tp[k:], dtype=t.dtype)
-    xp.add.at(grid, keys, t)
+    add_at(grid, keys, t)
     return grid.reshape(shape)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
-from ..core.xp import place_of, xp_of
+from ..core.xp import add_at, place_of, xp_of
 from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
 from ..funcs.threads import run_parallel
@@ -464,7 +464,7 @@ def _dense_of(s):
     """The dense form of a sparse operand (duplicates summed)."""
     xp = xp_of(s.values)
     out = xp.zeros(s.shape, dtype=s.values.dtype)
-    xp.add.at(out, tuple(coords(s)), s.values)
+    add_at(out, tuple(coords(s)), s.values)
     return out
 
 

@@ -12,7 +12,7 @@ numpy runs them here on the CPU and cupy's versions of the same calls on a GPU.
 """
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
-from ..core.xp import xp_of
+from ..core.xp import add_at, xp_of
 from ..funcs.restride import index_dtype
 from ..funcs.shape import prod
 from ..gpu import csr_coo as cuda
@@ -42,7 +42,7 @@ def scatter_dense(indices, values, shape, unique, op):
     if unique:
         view[flat] = values
     else:
-        xp.add.at(view, flat, values)
+        add_at(view, flat, values)
     return out
 
 

@@ -70,9 +70,13 @@ def csr_row_ids(x):
     """Each CSR entry's global row, ``batch * rows + row``, in storage order."""
     xp = xp_of(x.cols)
     rows = x.shape[-2]
+    dtype = index_dtype((x.batch * rows,), x.crows.dtype, xp=xp)
+    if place_of(x.cols) == "gpu":       # cupy's repeat by counts reads them on the host
+        ids = csr_indices_cuda(x)
+        flat = ids[0] if len(x.shape) == 2 else ids[0].astype(dtype) * rows + ids[1]
+        return flat.astype(dtype, copy=False)
     c2 = x.crows.reshape(x.batch, rows + 1)
     counts = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
-    dtype = index_dtype((x.batch * rows,), x.crows.dtype, xp=xp)
     return xp.repeat(xp.arange(x.batch * rows, dtype=dtype), counts)
 
 

@@ -11,7 +11,7 @@ where an entry was repeated.  All are xp-generic (numpy or cupy) except
 import numpy as np
 from scipy.sparse import _sparsetools
 
-from ..core.xp import xp_of
+from ..core.xp import add_at, xp_of
 from ..funcs import pool
 from .blas import index_arrays
 
@@ -181,5 +181,5 @@ def scatter_back(n, src, grad):
     if isinstance(src, slice):
         out[src] = grad
     else:
-        xp.add.at(out, src, grad)
+        add_at(out, src, grad)
     return out

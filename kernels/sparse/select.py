@@ -24,7 +24,7 @@ from scipy.sparse import _sparsetools
 
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
-from ..core.xp import xp_of
+from ..core.xp import add_at, xp_of
 from ..funcs import pool
 from ..funcs.restride import index_dtype
 from ..funcs.threads import balanced_cuts, run_parallel
@@ -254,7 +254,7 @@ def index_select_coo_grad(x, index, out_grad, axis=0):
     if axis >= x.sparse_dim:
         d = axis - x.sparse_dim + 1
         out = xp.zeros(x.values.shape, dtype=g.dtype)
-        xp.add.at(out, (slice(None),) * d + (index,), g)
+        add_at(out, (slice(None),) * d + (index,), g)
         return x._replace(values=out)
     src = select_expansion(x.indices[axis], index, x.shape[axis])[0]
     return x._replace(values=scatter_back(x.nnz, src, g))

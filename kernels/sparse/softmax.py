@@ -4,7 +4,8 @@ As ``paddle.sparse.nn.functional.softmax``: implicit zeros take no part, so
 a slice's stored values v get ``exp(v - max) / sum(exp(v - max))`` and empty
 slices stay empty.  The slices along a sparse axis are the entries sharing
 every other sparse coordinate: they are grouped by that key (sorted once,
-then segment max and sum by ``reduceat``).  Along a dense axis of a COO
+then segment max and sum by ``reduceat``; cupy's max scatters, see
+:func:`kernels.core.xp.segment_max`).  Along a dense axis of a COO
 tensor it is an ordinary softmax of each entry's values.  The gradient is
 ``y * (g - sum(g * y))`` over the same slices.
 """
@@ -12,7 +13,7 @@ from typing import NamedTuple
 
 from ..core.dtypes import FLOATS
 from ..core.registry import register_kernel
-from ..core.xp import xp_of
+from ..core.xp import segment_max, xp_of
 from .align import flatten
 from .convert import coo_of_csr
 
@@ -40,9 +41,14 @@ def slices(x, axis):
     return Slices(perm, xp.flatnonzero(new), xp.cumsum(new) - 1)
 
 
-def _segment(ufunc, v, s):
-    """``ufunc`` reduced over each slice, then read back at every entry (in sorted order)."""
-    return ufunc.reduceat(v[s.perm], s.starts, axis=0)[s.group]
+def _segment(reduce, v, s):
+    """``reduce(sorted values, starts)`` over each slice, read back at every entry (in
+    sorted order)."""
+    return reduce(v[s.perm], s.starts)[s.group]
+
+
+def _segment_sum(v, starts):
+    return xp_of(v).add.reduceat(v, starts, axis=0)
 
 
 def _unsort(xp, sorted_values, s):
@@ -63,7 +69,7 @@ def softmax_values(x, axis):
         return e / xp.sum(e, axis=axis - x.sparse_dim + 1, keepdims=True)
     s = slices(x, axis)
     v = x.values[s.perm]
-    e = xp.exp(v - _segment(xp.maximum, x.values, s))
+    e = xp.exp(v - _segment(segment_max, x.values, s))
     return _unsort(xp, e / xp.add.reduceat(e, s.starts, axis=0)[s.group], s)
 
 
@@ -76,7 +82,7 @@ def softmax_grad_values(x, y, g, axis):
     if axis >= x.sparse_dim:
         return y * (g - xp.sum(g * y, axis=axis - x.sparse_dim + 1, keepdims=True))
     s = slices(x, axis)
-    return y * (g - _unsort(xp, _segment(xp.add, g * y, s), s))
+    return y * (g - _unsort(xp, _segment(_segment_sum, g * y, s), s))
 
 
 @register_kernel("softmax_coo", layout=COO, backends=BOTH, dtypes=FLOATS)
