@@ -86,15 +86,20 @@ def options(args):
 
 
 def write(doc, out):
-    """Write latest.{json,md,png} and a timestamped copy of the JSON under ``out``."""
+    """Write latest.{json,md,png} and a timestamped copy of the JSON under ``out``;
+    return the markdown and the names written (no chart without matplotlib)."""
     out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (out / "latest.json").write_text(json.dumps(doc, indent=1))
     shutil.copyfile(out / "latest.json", out / f"bench-{stamp}.json")
     text = report.markdown(doc)
     (out / "latest.md").write_text(text)
-    chart.plot(doc, out / "latest.png")
-    return text
+    try:
+        chart.plot(doc, out / "latest.png")
+    except ImportError as exc:  # matplotlib is needed for the chart alone
+        sys.stderr.write(f"bench: no chart ({exc}); install matplotlib for latest.png\n")
+        return text, ["latest.json", "latest.md"]
+    return text, ["latest.json", "latest.md", "latest.png"]
 
 
 def main(argv=None):
@@ -106,9 +111,9 @@ def main(argv=None):
     progress.finish()
     doc = summary.document(parts, opts, machine)
     doc["machine"]["load_average_end"] = os.getloadavg()
-    text = write(doc, args.out)
+    text, files = write(doc, args.out)
     sys.stdout.write(text)
-    sys.stderr.write(f"wrote {args.out}/latest.json, latest.md and latest.png\n")
+    sys.stderr.write(f"wrote {', '.join(files)} in {args.out}\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Timing and memory inside one worker process.
 
-Each timed call is bracketed by the backend's ``sync`` and runs after an
-untimed ``reset`` (a backward case clears the previous gradient there), and
+Each timed call is read with the backend's timer (``perf_counter`` between two
+``sync`` calls, or CUDA events on a real GPU: :mod:`bench.backends`) and runs
+after an untimed ``reset`` (a backward case clears the previous gradient there), and
 its output is freed after the clock stops.  Memory is the peak RSS rise over
 a baseline read once the inputs are built and the warm-up call is done; the
 kernel's peak-RSS counter is reset to the baseline first
@@ -9,7 +10,6 @@ kernel's peak-RSS counter is reset to the baseline first
 of first touches.
 """
 import resource
-import time
 
 
 class Case:
@@ -74,14 +74,15 @@ def time_case(case, backend, repeats, warmup=1):
     times, faults = [], []
     for i in range(warmup + repeats):
         case.reset()
-        backend.sync()
-        f0, t0 = minor_faults(), time.perf_counter()
+        start, stop = backend.timer()
+        start()
+        f0 = minor_faults()
         out = case.run()
-        backend.sync()
-        t1, f1 = time.perf_counter(), minor_faults()
+        seconds = stop()
+        f1 = minor_faults()
         del out
         if i >= warmup:
-            times.append(t1 - t0)
+            times.append(seconds)
             faults.append(f1 - f0)
     case.reset()
     return times, faults
@@ -100,4 +101,4 @@ def measure(case, backend, repeats, warmup=1):
     times, faults = time_case(case, backend, repeats, 0)
     return {"times_s": times, "faults": faults, "baseline_rss_bytes": baseline,
             "peak_extra_bytes": max(0, peak_rss_bytes() - baseline),
-            "peak_reset": was_reset, "syncs": backend.syncs - syncs}
+            "peak_reset": was_reset, "syncs": backend.syncs - syncs, "clock": backend.clock}

@@ -99,10 +99,20 @@ def _run_line(doc):
 
 
 def _floor_lines(doc):
-    return [(f"Memory floor [{be}]: a copy of {r['copy_bytes'] / 2**20:.0f} MiB moves "
-             f"{r['reused_gbps']:.1f} GB/s into a reused buffer and {r['fresh_gbps']:.1f} GB/s "
-             f"into a fresh one (bytes read + written, median of {r['samples']}).")
-            for be, r in doc["floors"].items()]
+    lines = [(f"Memory floor [{be}]: a copy of {r['copy_bytes'] / 2**20:.0f} MiB moves "
+              f"{r['reused_gbps']:.1f} GB/s into a reused buffer and {r['fresh_gbps']:.1f} GB/s "
+              f"into a fresh one (bytes read + written, median of {r['samples']}).")
+             for be, r in doc["floors"].items()]
+    clocks = doc.get("clocks", {})
+    if clocks:
+        lines.append("Clock: " + "; ".join(f"[{be}] {CLOCKS.get(c, c)}"
+                                            for be, c in clocks.items()) + ".")
+    return lines
+
+
+CLOCKS = {"perf_counter": "the host's perf_counter between two barriers",
+          "cuda events": "CUDA events recorded on the current stream before and after "
+                         "each call (device time)"}
 
 
 def _method(cfg):
@@ -157,26 +167,36 @@ def _reusers(doc, workload, be):
 
 
 def _details(doc, be, alloc):
+    """Every ok row of (be, alloc); device rows also show the share of copy bandwidth."""
+    device = be != "cpu"
     rows = []
     for r in doc["results"]:
         if (r["backend"], r.get("alloc"), r["status"]) != (be, alloc, "ok"):
             continue
-        rows.append([r["workload"], f"{r['peer']} ({r['impl']})", ms(r["median_s"]),
-                     ms(r["min_s"]), ratio(r["ratio_to_fastest"]), ratio(r.get("ratio_to_floor")),
-                     f"{r['peak_extra_bytes'] / 2**20:.0f}", r["observed_mode"]])
-    head = ["workload", "peer (impl)", "median ms", "min ms", "× fastest", "× floor",
-            "peak extra MiB", "seen"]
+        row = [r["workload"], f"{r['peer']} ({r['impl']})", ms(r["median_s"]),
+               ms(r["min_s"]), ratio(r["ratio_to_fastest"]), ratio(r.get("ratio_to_floor"))]
+        row += [_bandwidth(r.get("ratio_to_floor"))] if device else []
+        rows.append(row + [f"{r['peak_extra_bytes'] / 2**20:.0f}", r["observed_mode"]])
+    head = ["workload", "peer (impl)", "median ms", "min ms", "× fastest", "× floor"]
+    head += ["% of copy bandwidth"] if device else []
+    head += ["peak extra MiB", "seen"]
     return [f"## All figures [{be}, {alloc} outputs]", ""] + _table(head, rows)
 
 
-def _workloads(doc):
+def _bandwidth(floor_ratio):
+    """The floor ratio as the share of copy bandwidth the row achieved."""
+    return "—" if not floor_ratio else f"{100 / floor_ratio:.0f}%"
+
+
+def _workloads(doc, be):
+    """The workloads with their sizes and floors on backend ``be`` (gpu sizes on 'gpu')."""
     rows = []
     for name, w in doc["workloads"].items():
-        fl = w["floor"].get("cpu") or next(iter(w["floor"].values()), None)
-        rows.append([name, w["description"],
-                     f"{w['read_bytes'] / 1e6:.1f} + {w['write_bytes'] / 1e6:.1f}",
+        size, fl = w.get(be, w), w["floor"].get(be)
+        rows.append([name, size["description"],
+                     f"{size['read_bytes'] / 1e6:.1f} + {size['write_bytes'] / 1e6:.1f}",
                      ms(fl["fresh_s"]) if fl else "—", ms(fl["reused_s"]) if fl else "—"])
-    return ["## Workloads", ""] + _table(
+    return [f"## Workloads [{be}]" if be != "cpu" else "## Workloads", ""] + _table(
         ["workload", "what", "MB read + written", "floor ms", "floor reused ms"], rows)
 
 
@@ -184,6 +204,8 @@ def _not_measured(doc):
     lines = [f"- backend {be}: {why}" for be, why in doc["skipped_backends"].items()]
     lines += [f"- peer {n}: {p['reason']}" for n, p in doc["peers"].items()
               if p["status"] != "ok"]
+    lines += [f"- peer {n} [{be}]: {why}" for n, p in doc["peers"].items()
+              for be, why in p.get("skipped_backends", {}).items()]
     grouped = {}
     for r in doc["results"]:
         if r["status"] != "ok":
@@ -208,5 +230,7 @@ def markdown(doc):
         parts += [_summary(doc, *g), [""]]
     for g in groups:
         parts += [_details(doc, *g), [""]]
-    parts += [_workloads(doc), [""], _not_measured(doc), [""], _peers(doc)]
+    for be in doc["config"]["backends"]:
+        parts += [_workloads(doc, be), [""]]
+    parts += [_not_measured(doc), [""], _peers(doc)]
     return "\n".join(line for part in parts for line in part) + "\n"

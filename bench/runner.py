@@ -118,7 +118,7 @@ def _tail(stderr, code):
 
 
 # ------------------------------------------------------------------ peers
-def probe_peer(name, opts, names):
+def probe_peer(name, opts, names, backends):
     """A dict describing peer ``name``: status 'ok' with its workloads, or 'skipped'."""
     spec = PEERS[name]
     python = spec.interpreter()
@@ -127,17 +127,18 @@ def probe_peer(name, opts, names):
                 "reason": f"interpreter {python} not found (set {spec.env_var}, "
                           f"or install it as {RECIPE} shows)"}
     text, err = launch(python, "probe", {"peer": name, "workloads": names,
-                                         "quick": opts.quick},
+                                         "backends": backends, "quick": opts.quick},
                        worker_env("fresh", opts.threads), 300)
     if err:
         return {"status": "skipped", "python": python, "reason": f"cannot load: {err}"}
     return {"status": "ok", **json.loads(text), "python": python}
 
 
-def probe_peers(opts, names):
-    """Probe every peer of ``opts``, as many at once as there are cores (imports only)."""
+def probe_peers(opts, names, backends):
+    """Probe every peer of ``opts`` on ``backends``, as many at once as there are cores
+    (imports only)."""
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
-        found = pool.map(lambda p: probe_peer(p, opts, names), opts.peers)
+        found = pool.map(lambda p: probe_peer(p, opts, names, backends), opts.peers)
         return dict(zip(opts.peers, found))
 
 
@@ -158,7 +159,7 @@ def plan(workloads, backends, peers, allocs):
             for name, info in peers.items():
                 if info["status"] != "ok" or be not in info["backends"]:
                     continue
-                entry = info["workloads"].get(w.name)
+                entry = info["workloads"][be].get(w.name)
                 if entry is None:
                     continue
                 if "reason" in entry:
@@ -214,7 +215,7 @@ def run_batch(batch, opts, peers):
 def measure_floor(backend, opts):
     """Copy timings for the floor (always in the fresh mode), or an error reason."""
     request = {"backend": backend, "repeats": 3 if opts.quick else 5,
-               "bytes": floor.QUICK_BYTES if opts.quick else floor.FULL_BYTES}
+               "bytes": floor.copy_bytes(backend, opts.quick)}
     text, err = launch(sys.executable, "floor", request, worker_env("fresh", opts.threads),
                        300)
     return (json.loads(text), None) if not err else (None, err)
@@ -248,10 +249,12 @@ def _execute(opts, progress, say):
     for be, why in no_backend.items():
         say(f"backend {be}: skipped — {why}")
     progress.step(f"loading {len(opts.peers)} peers")
-    peers = probe_peers(opts, [w.name for w in workloads])
+    peers = probe_peers(opts, [w.name for w in workloads], backends)
     for name, info in peers.items():
         if info["status"] != "ok":
             say(f"peer {name}: skipped — {info['reason']}")
+        for be, why in info.get("skipped_backends", {}).items():
+            say(f"peer {name} [{be}]: skipped — {why}")
     jobs, notes = plan(workloads, backends, peers, opts.allocs)
     for n in notes:
         say(f"{n['workload']} [{n['backend']}] {n['peer']}: skipped — {n['reason']}")

@@ -3,9 +3,10 @@
 Ratios compare rows of one (workload, backend, allocation mode): to the
 fastest median there, and to the memory floor of that mode (the fresh-output
 floor for ``fresh`` rows, the warm-buffer floor for ``reused`` rows); both
-floor ratios are kept.  A row's observed mode is ``fresh`` when its peak
-memory rose by at least half the bytes the op writes (its output was new
-memory), else ``reused``.
+floor ratios are kept.  A gpu row is compared with the gpu floor (a device
+copy timed by the same clock) at the gpu size of its workload.  A row's
+observed mode is ``fresh`` when its peak memory rose by at least half the
+bytes the op writes (its output was new memory), else ``reused``.
 """
 import dataclasses
 import math
@@ -34,6 +35,7 @@ def _pool(raw):
         p["times_s"] += r["times_s"]
         p["faults"] += r["faults"]
         p["syncs"] += r["syncs"]
+        p["clock"] = r["clock"]
         p["peak_reset"] &= r["peak_reset"]
         for k in ("peak_extra_bytes", "baseline_rss_bytes"):
             p[k] = max(p[k], r[k])
@@ -59,7 +61,7 @@ def _row(p, w, quick):
     return {**p, "median_s": statistics.median(p["times_s"]), "min_s": min(p["times_s"]),
             "repeats": len(p["times_s"]), "faults_per_call": statistics.median(p["faults"]),
             "observed_mode": observed_mode(p["backend"], p["peak_extra_bytes"],
-                                           w.traffic(quick)[1])}
+                                           w.traffic(quick, p["backend"])[1])}
 
 
 def _ratios(rows, info):
@@ -77,14 +79,22 @@ def _ratios(rows, info):
             r["ratio_to_floor"] = r[f"ratio_to_floor_{FLOOR_OF[r['alloc']]}"]
 
 
-def _workload_info(workloads, rates, quick):
+def _workload_info(workloads, backends, rates, quick):
+    """Per workload: its description and traffic at the cpu size, the floor on each
+    backend at that backend's size, and under ``gpu`` the size the gpu rows ran at
+    where it differs from the cpu one."""
     info = {}
     for w in workloads:
         read, write = w.traffic(quick)
-        fl = {be: dict(zip(("reused_s", "fresh_s"), floor.floor_seconds(read, write, r)))
+        fl = {be: dict(zip(("reused_s", "fresh_s"),
+                           floor.floor_seconds(*w.traffic(quick, be), r)))
               for be, r in rates.items()}
         info[w.name] = {"op": w.op, "description": w.describe(quick),
                         "read_bytes": read, "write_bytes": write, "floor": fl}
+        if "gpu" in backends and w.params(quick, "gpu") is not w.params(quick):
+            g_read, g_write = w.traffic(quick, "gpu")
+            info[w.name]["gpu"] = {"description": w.describe(quick, "gpu"),
+                                   "read_bytes": g_read, "write_bytes": g_write}
     return info
 
 
@@ -110,10 +120,16 @@ def _versus(rows, workloads, backends, allocs):
     return out
 
 
+def _clocks(rows, rates):
+    """The clock each backend's timings were read with ('cuda events', 'perf_counter')."""
+    clocks = {r["backend"]: r["clock"] for r in rows}
+    return {**clocks, **{be: r["clock"] for be, r in rates.items()}}
+
+
 def document(parts, opts, machine):
     """The JSON document of the run."""
     rates = {be: floor.model(s) for be, s in parts["floors"].items() if s}
-    info = _workload_info(parts["workloads"], rates, opts.quick)
+    info = _workload_info(parts["workloads"], parts["backends"], rates, opts.quick)
     by_name = {w.name: w for w in parts["workloads"]}
     rows = [_row(p, by_name[p["workload"]], opts.quick) for p in _pool(parts["raw"])]
     ok = [r for r in rows if r["status"] == "ok"]
@@ -129,6 +145,7 @@ def document(parts, opts, machine):
                    "repeats_per_process": math.ceil(opts.repeats / opts.rounds),
                    "alloc_env": {a: ALLOC_ENV[a] for a in opts.allocs}},
         "skipped_backends": parts["no_backend"],
+        "clocks": _clocks(ok, rates),
         "floors": rates, "peers": parts["peers"], "workloads": info,
         "results": rows + parts["notes"],
         "versus": _versus(ok, parts["workloads"], parts["backends"], opts.allocs),

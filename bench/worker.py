@@ -2,8 +2,8 @@
 
 Modes:
 
-- ``probe``: import a peer and report its version, backends and which
-  workloads it runs (or why not);
+- ``probe``: import a peer and report its version, backends and, per
+  backend, which workloads it runs (or why not);
 - ``floor``: time the copies of :mod:`bench.floor` on one backend;
 - ``run``: time a list of jobs of one peer on one backend, appending one JSON
   line per job to RESULT as soon as it is done.
@@ -42,28 +42,46 @@ def load_peer(name):
 
 
 def probe(req):
-    """Version, backends and per-workload impls (or reasons) of one peer."""
+    """Version, backends and per-backend, per-workload impls (or reasons) of one peer.
+
+    Of the requested backends the peer runs on, those its ``backend_missing``
+    names a reason for (torch without a CUDA device) are skipped with it.
+    """
     module = load_peer(req["peer"])
-    unsupported = getattr(module, "unsupported", lambda op, p: None)
-    workloads = {}
+    unsupported = getattr(module, "unsupported", lambda op, p, backend: None)
+    missing = getattr(module, "backend_missing", lambda backend: None)
+    wanted = [be for be in module.BACKENDS if be in req["backends"]]
+    skipped = {be: why for be in wanted if (why := missing(be))}
+    workloads = {be: _probe_workloads(module, unsupported, req, be)
+                 for be in wanted if be not in skipped}
+    return {"version": module.version(), "python": sys.executable,
+            "backends": list(workloads), "skipped_backends": skipped,
+            "workloads": workloads}
+
+
+def _probe_workloads(module, unsupported, req, backend):
+    out = {}
     for name in req["workloads"]:
         w = BY_NAME[name]
-        reason = unsupported(w.op, w.params(req["quick"]))
+        reason = unsupported(w.op, w.params(req["quick"], backend), backend)
         if reason:
-            workloads[name] = {"reason": reason}
+            out[name] = {"reason": reason}
         elif w.op in module.IMPLS:
-            workloads[name] = {"impls": list(module.IMPLS[w.op])}
-    return {"version": module.version(), "python": sys.executable,
-            "backends": list(module.BACKENDS), "workloads": workloads}
+            out[name] = {"impls": list(module.IMPLS[w.op])}
+    return out
 
 
 def run_job(module, job, req, backend):
-    """Build one workload's inputs, prepare the peer's case and measure it."""
+    """Build one workload's inputs, prepare the peer's case and measure it.
+
+    An exception of a type in the peer's ``SKIP_ERRORS`` (no kernel for this
+    backend) makes a skipped result with its message; any other, an error.
+    """
     w = BY_NAME[job["workload"]]
     head = {"workload": w.name, "peer": req["peer"], "impl": job["impl"],
             "backend": backend.name}
     try:
-        inputs = w.inputs(req["quick"])
+        inputs = w.inputs(req["quick"], backend.name)
         case = module.IMPLS[w.op][job["impl"]](inputs, backend)
         del inputs
         gc.collect()
@@ -72,7 +90,8 @@ def run_job(module, job, req, backend):
         result["times_s"] = [t / calls for t in result["times_s"]]
         return {**head, "status": "ok", "calls_per_sample": calls, **result}
     except Exception as exc:  # noqa: BLE001 (a peer's failure is a result, not a crash)
-        return {**head, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+        status = "skipped" if isinstance(exc, getattr(module, "SKIP_ERRORS", ())) else "error"
+        return {**head, "status": status, "reason": f"{type(exc).__name__}: {exc}"[:500]}
 
 
 def batched(case, calls):

@@ -24,29 +24,37 @@ I64 = 8
 
 @dataclasses.dataclass(frozen=True)
 class Workload:
-    """One benchmark case at its full and its ``--quick`` size."""
+    """One benchmark case at its full and its ``--quick`` size, and optionally a
+    larger ``gpu`` size that replaces ``full`` on the gpu backend (not under
+    ``--quick``): the CPU sizes leave a GPU idle most of a call.
+
+    Every size-dependent method takes the ``backend`` name ('cpu' by default).
+    """
 
     name: str
     op: str
     full: dict
     quick: dict
     calls: int = 1
+    gpu: dict = None
 
-    def params(self, quick):
+    def params(self, quick, backend="cpu"):
         """The parameters at the chosen size."""
-        return self.quick if quick else self.full
+        if quick:
+            return self.quick
+        return self.gpu if backend == "gpu" and self.gpu else self.full
 
     def calls_per_sample(self, quick):
         """Calls of the op per timed sample (a tenth under ``--quick``)."""
         return max(1, self.calls // 10) if quick else self.calls
 
-    def describe(self, quick):
+    def describe(self, quick, backend="cpu"):
         """A one-line description with the shapes."""
-        return DESCRIBE[self.op.removesuffix("_grad")](self.params(quick))
+        return DESCRIBE[self.op.removesuffix("_grad")](self.params(quick, backend))
 
-    def inputs(self, quick):
+    def inputs(self, quick, backend="cpu"):
         """The input arrays and attributes, built with the fixed seed."""
-        p = self.params(quick)
+        p = self.params(quick, backend)
         rng = np.random.default_rng(SEED)
         base = self.op.removesuffix("_grad")
         inp = {**p, **BUILD[base](p, rng)}
@@ -54,9 +62,9 @@ class Workload:
             inp["out_grad"] = rng.random(OUT_SHAPE[base](p), dtype=np.float32)
         return inp
 
-    def traffic(self, quick):
+    def traffic(self, quick, backend="cpu"):
         """(read, write) bytes the op must move at the chosen size."""
-        p = self.params(quick)
+        p = self.params(quick, backend)
         base = self.op.removesuffix("_grad")
         if base in OUT_SHAPE:
             return _dense_traffic(base, p, grad=self.op.endswith("_grad"))
@@ -65,11 +73,28 @@ class Workload:
 
 # ------------------------------------------------------------------ index helpers
 def unique_flat(size, nnz, rng):
-    """``nnz`` distinct sorted positions in [0, size): one per equal stratum."""
-    if nnz > size or nnz * size >= 2**63:
+    """``nnz`` distinct sorted positions in [0, size): one per equal stratum.
+
+    The stratum edges ``k * size // nnz`` are computed as
+    ``k * (size // nnz) + k * (size % nnz) // nnz``, which is exact and stays in
+    int64 while ``nnz ** 2`` does (a GPU size has ``nnz * size`` far past it).
+    """
+    if nnz > size or nnz * nnz >= 2**63 or size >= 2**62:
         raise ValueError(f"bench: cannot draw {nnz} distinct positions below {size}")
-    edges = np.arange(nnz + 1, dtype=np.int64) * size // nnz
+    k = np.arange(nnz + 1, dtype=np.int64)
+    edges = k * (size // nnz) + k * (size % nnz) // nnz
     return edges[:-1] + (rng.random(nnz) * np.diff(edges)).astype(np.int64)
+
+
+def unravel(flat, shape):
+    """``np.unravel_index(flat, shape)`` as an int64 [ndim, n] array, by floor divisions
+    (numpy divides by a scalar an order of magnitude faster than unravel_index does)."""
+    out = np.empty((len(shape), flat.size), dtype=np.int64)
+    rest = flat
+    for d in range(len(shape) - 1, 0, -1):
+        rest, out[d] = np.divmod(rest, shape[d])
+    out[0] = rest
+    return out
 
 
 def _sparse_shape(p):
@@ -79,7 +104,7 @@ def _sparse_shape(p):
 # ------------------------------------------------------------------ COO reshape
 def _coo_build(p, rng):
     flat = unique_flat(math.prod(p["shape"]), p["nnz"], rng)
-    indices = np.stack(np.unravel_index(flat, p["shape"])).astype(np.int64)
+    indices = unravel(flat, p["shape"])
     values = rng.random((p["nnz"], *p["dense"]), dtype=np.float32)
     return {"indices": indices, "values": values, "shape": _sparse_shape(p),
             "new_shape": tuple(p["new_shape"]) + tuple(p["dense"])}
@@ -130,7 +155,7 @@ def _arith_build(p, rng):
     out = {"shape": tuple(p["shape"]), "fmt": p["fmt"]}
     for name in ("x", "y"):
         flat = unique_flat(math.prod(p["shape"]), p["nnz"], rng)
-        out[name + "_indices"] = np.stack(np.unravel_index(flat, p["shape"])).astype(np.int64)
+        out[name + "_indices"] = unravel(flat, p["shape"])
         out[name + "_values"] = rng.random(p["nnz"], dtype=np.float32)
     return out
 
@@ -297,6 +322,14 @@ DESCRIBE.update({op: (lambda p, op=op: _arith_describe(op, p)) for op in SPARSE_
 
 
 # ------------------------------------------------------------------ the set
+#: GPU sizes of the largest COO reshapes: nnz 1e8 (2.4 GB of 3-D indices in, 1.6 GB
+#: of 2-D out), by the tag of the case whose ``full`` size they replace.
+COO_GPU = {("3d-2d", "1e7"): {"shape": (10**4, 10**4, 10**4), "new_shape": (10**8, 10**4),
+                              "nnz": 10**8},
+           ("2d-3d", "1e7"): {"shape": (65536, 65536), "new_shape": (4096, 1024, 1024),
+                              "nnz": 10**8}}
+
+
 def _coo_workloads():
     cases = [("3d-2d", (1000, 1000, 1000), (1000000, 1000), (20, 30, 40), (600, 40)),
              ("2d-3d", (4096, 4096), (256, 256, 256), (64, 64), (16, 16, 16))]
@@ -305,10 +338,12 @@ def _coo_workloads():
         for nnz, qnnz, tag in ((10**6, 300, "1e6"), (10**7, 1000, "1e7")):
             for dense in ((), (4,)):
                 suffix = "/dense4" if dense else ""
+                gpu = COO_GPU.get((label, tag)) if not dense else None
                 out.append(Workload(
                     f"coo_reshape/{label}/nnz{tag}{suffix}", "coo_reshape",
                     {"shape": shape, "new_shape": new, "nnz": nnz, "dense": dense},
-                    {"shape": qshape, "new_shape": qnew, "nnz": qnnz, "dense": dense}))
+                    {"shape": qshape, "new_shape": qnew, "nnz": qnnz, "dense": dense},
+                    gpu=gpu and {**gpu, "dense": dense}))
     return out
 
 
@@ -317,27 +352,36 @@ def _csr_workloads():
         Workload("csr_reshape/2d/nnz1e7", "csr_reshape",
                  {"batch": 0, "shape": (20000, 20000), "new_shape": (40000, 10000),
                   "nnz": 10**7},
-                 {"batch": 0, "shape": (200, 200), "new_shape": (400, 100), "nnz": 2000}),
+                 {"batch": 0, "shape": (200, 200), "new_shape": (400, 100), "nnz": 2000},
+                 gpu={"batch": 0, "shape": (100000, 100000), "new_shape": (200000, 50000),
+                      "nnz": 10**8}),
         Workload("csr_reshape/3d/nnz5e6", "csr_reshape",
                  {"batch": 8, "shape": (8, 4000, 4000), "new_shape": (8, 8000, 2000),
                   "nnz": 5 * 10**6},
-                 {"batch": 2, "shape": (2, 40, 40), "new_shape": (2, 80, 20), "nnz": 400}),
+                 {"batch": 2, "shape": (2, 40, 40), "new_shape": (2, 80, 20), "nnz": 400},
+                 gpu={"batch": 8, "shape": (8, 40000, 40000), "new_shape": (8, 80000, 20000),
+                      "nnz": 10**8}),
     ]
 
 
 def _dense_workloads():
+    """Full, quick and GPU sizes; the GPU outputs (and out_grads) are 1.5-4 GiB of f32."""
     sizes = {
         "expand": ({"shape": (4096, 1, 1024), "new_shape": (4096, 64, 1024)},
-                   {"shape": (64, 1, 32), "new_shape": (64, 8, 32)}),
+                   {"shape": (64, 1, 32), "new_shape": (64, 8, 32)},
+                   {"shape": (16384, 1, 1024), "new_shape": (16384, 64, 1024)}),
         "repeat": ({"shape": (256, 256, 64), "repeats": (2, 3, 4)},
-                   {"shape": (16, 16, 8), "repeats": (2, 3, 4)}),
+                   {"shape": (16, 16, 8), "repeats": (2, 3, 4)},
+                   {"shape": (512, 512, 64), "repeats": (2, 3, 4)}),
         "gather": ({"shape": (1024, 4096, 64), "axis": 1, "n_index": 2048},
-                   {"shape": (16, 64, 8), "axis": 1, "n_index": 32}),
+                   {"shape": (16, 64, 8), "axis": 1, "n_index": 32},
+                   {"shape": (2048, 4096, 64), "axis": 1, "n_index": 4096}),
         "batch_gather": ({"shape": (64, 4096, 128), "index_shape": (64, 512)},
-                         {"shape": (8, 64, 16), "index_shape": (8, 16)}),
+                         {"shape": (8, 64, 16), "index_shape": (8, 16)},
+                         {"shape": (256, 8192, 256), "index_shape": (256, 4096)}),
     }
-    return [Workload(op + grad, op + grad, full, quick)
-            for op, (full, quick) in sizes.items() for grad in ("", "_grad")]
+    return [Workload(op + grad, op + grad, full, quick, gpu=gpu)
+            for op, (full, quick, gpu) in sizes.items() for grad in ("", "_grad")]
 
 
 # ------------------------------------------------------------------ sparse matmul

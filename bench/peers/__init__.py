@@ -8,7 +8,12 @@ worker subprocess running the peer's own interpreter, and provides:
 - ``IMPLS``: ``{op: {label: factory}}``, where ``factory(inputs, backend)``
   returns a :class:`bench.measure.Case` (inputs as built by
   :mod:`bench.workloads`);
-- optionally ``unsupported(op, params)``: why it cannot run a workload, or None.
+- optionally ``unsupported(op, params, backend)``: why it cannot run a workload
+  on that backend ('cpu', 'gpu'), or None;
+- optionally ``backend_missing(backend)``: why it cannot run on a backend at
+  all here (torch without a CUDA device), or None;
+- optionally ``SKIP_ERRORS``: exception types a call raises where the library
+  has no kernel for the backend; the job is then skipped with the message.
 
 The interpreter of peer ``name`` is ``$PHISPARSE_BENCH_<NAME>`` (upper case,
 '-' as '_'), else ``<peers dir>/<venv>/bin/python`` for the heavy peers, where

@@ -15,7 +15,7 @@ def version():
     return paddle.__version__
 
 
-def unsupported(op, p):
+def unsupported(op, p, backend="cpu"):
     """Why Paddle cannot run this workload on the CPU, or None."""
     if op in ("spmm", "spgemm", "sddmm", "spmv"):
         return ("Paddle's sparse matmul family has no CPU kernel ('Not support CPU kernel "

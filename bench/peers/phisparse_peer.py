@@ -4,17 +4,22 @@ SpGEMM), sparse.masked_matmul (SDDMM) and sparse.mv.
 
 Gradients run through phisparse's autograd: ``out.backward(out_grad)`` on a
 graph built once, untimed (``retain_graph=True``), with ``x.grad`` cleared
-between calls, as for torch and Paddle.  On the gpu backend the inputs are
-cupy arrays, so the ops dispatch to the gpu kernels.
+between calls, as for torch and Paddle.  On the gpu backend every array a
+factory hands phisparse (indices, values, index arrays and ``out_grad``
+included) is a cupy array (``be.asarray``), so the tensors' place is 'gpu' and
+the ops dispatch to the gpu kernels with no host copy; an op without one is a
+skipped job (:data:`SKIP_ERRORS`).
 """
 import importlib.metadata
 
 import dense
 import sparse
+from kernels import KernelNotFoundError
 
 from ..measure import Case
 
 BACKENDS = ("cpu", "gpu")
+SKIP_ERRORS = (KernelNotFoundError,)
 NEEDS = {
     "reshape": ("dense.reshape",),
     "coo_reshape": ("sparse.sparse_coo_tensor", "sparse.reshape"),
@@ -54,7 +59,7 @@ def version():
         return "this checkout"
 
 
-def unsupported(op, p):
+def unsupported(op, p, backend="cpu"):
     """Why this checkout cannot run ``op`` yet (a public name it lacks), or None."""
     names = NEEDS[op.removesuffix("_grad")]
     missing = [n for n in names if not hasattr(_MODULES[n.split(".")[0]], n.split(".")[1])]

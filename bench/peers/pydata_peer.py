@@ -19,7 +19,7 @@ def version():
     return sparse.__version__
 
 
-def unsupported(op, p):
+def unsupported(op, p, backend="cpu"):
     """Why pydata sparse cannot run this workload, or None."""
     if op == "coo_reshape" and p["dense"]:
         return "pydata sparse COO has no dense dims (every dim is sparse)"

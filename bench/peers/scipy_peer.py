@@ -22,7 +22,7 @@ def version():
     return scipy.__version__
 
 
-def unsupported(op, p):
+def unsupported(op, p, backend="cpu"):
     """Why scipy cannot run this workload, or None."""
     if op == "coo_reshape" and p["dense"]:
         return "scipy.sparse COO has no dense dims (values must be 1-D)"

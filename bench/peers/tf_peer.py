@@ -18,7 +18,7 @@ def version():
     return tf.__version__
 
 
-def unsupported(op, p):
+def unsupported(op, p, backend="cpu"):
     """Why TensorFlow cannot run this workload, or None."""
     if op == "coo_reshape" and p["dense"]:
         return "tf.SparseTensor values are 1-D (no dense dims)"

@@ -1,22 +1,49 @@
-"""PyTorch (CPU): expand().contiguous(), repeat, index_select, take_along_dim; sparse COO
-``permute`` and CSR ``t().to_sparse_csr()``; torch.sparse COO add and sum; torch.sparse.mm,
-bmm, sampled_addmm and mv on sparse CSR (COO for bmm).
+"""PyTorch (CPU and CUDA): expand().contiguous(), repeat, index_select, take_along_dim;
+sparse COO ``permute`` and CSR ``t().to_sparse_csr()``; torch.sparse COO add and sum;
+torch.sparse.mm, bmm, sampled_addmm and mv on sparse CSR (COO for bmm).
 
 Gradients run through torch's autograd: ``out.backward(out_grad)`` on a graph
 built once, untimed, with ``x.grad`` cleared between calls.
+
+On the gpu backend every tensor a factory builds is copied to ``cuda``
+(untimed, :func:`_t`).  The harness times a gpu call with CUDA events on
+cupy's current stream, the null stream, on which torch's default (legacy)
+stream queues its kernels too, so this interpreter needs cupy as well.  A
+call torch has no CUDA kernel for raises NotImplementedError ("Could not run
+'aten::...' with arguments from the 'SparseCUDA' backend"): a skipped job.
 """
 import torch
 
+from ..backends import fake_gpu, gpu_status
 from ..measure import Case
 
-BACKENDS = ("cpu",)
+BACKENDS = ("cpu", "gpu")
+SKIP_ERRORS = (NotImplementedError,)
 
 
 def version():
     return torch.__version__
 
 
-def unsupported(op, p):
+def backend_missing(backend):
+    """Why torch cannot run on ``backend`` here, or None."""
+    if backend != "gpu":
+        return None
+    if fake_gpu():
+        return "torch: no CUDA device (the gpu backend is the numpy stand-in)"
+    if not torch.cuda.is_available():
+        return "torch: no CUDA device"
+    ok, why = gpu_status()
+    return None if ok else f"torch: the gpu clock needs cupy in torch's interpreter: {why}"
+
+
+def _t(a, be):
+    """numpy array ``a`` as a torch tensor on ``be`` ('cuda' on the gpu backend)."""
+    t = torch.from_numpy(a)
+    return t.to("cuda") if be.name == "gpu" else t
+
+
+def unsupported(op, p, backend="cpu"):
     """Why torch cannot run this workload, or None."""
     if op in ("coo_reshape", "csr_reshape"):
         return "torch has no reshape for sparse tensors ('not implemented for sparse tensors')"
@@ -37,23 +64,23 @@ CSR_MISSING = {
 
 
 def coo_transpose(inp, be):
-    x = torch.sparse_coo_tensor(torch.from_numpy(inp["indices"]), torch.from_numpy(inp["values"]),
+    x = torch.sparse_coo_tensor(_t(inp["indices"], be), _t(inp["values"], be),
                                 tuple(inp["shape"]))
     perm = tuple(inp["perm"])
     return Case(lambda: x.permute(*perm))
 
 
 def csr_transpose(inp, be):
-    x = torch.sparse_csr_tensor(torch.from_numpy(inp["crows"]), torch.from_numpy(inp["cols"]),
-                                torch.from_numpy(inp["values"]), tuple(inp["shape"]))
+    x = torch.sparse_csr_tensor(_t(inp["crows"], be), _t(inp["cols"], be),
+                                _t(inp["values"], be), tuple(inp["shape"]))
     # t() gives CSC sharing the buffers; to_sparse_csr() does the transpose's real work
     return Case(lambda: x.t().to_sparse_csr())
 
 
-def _operand(inp, name):
-    return torch.sparse_coo_tensor(torch.from_numpy(inp[name + "_indices"]),
-                                   torch.from_numpy(inp[name + "_values"]),
-                                   inp["shape"], is_coalesced=True)
+def _operand(inp, name, be):
+    return torch.sparse_coo_tensor(_t(inp[name + "_indices"], be),
+                                   _t(inp[name + "_values"], be), inp["shape"],
+                                   is_coalesced=True)
 
 
 ARITH = {"sparse_add": ("x + y", lambda x, y: x + y),
@@ -62,16 +89,16 @@ ARITH = {"sparse_add": ("x + y", lambda x, y: x + y),
 
 def arith(op):
     def factory(inp, be):
-        x, y, fn = _operand(inp, "x"), _operand(inp, "y"), ARITH[op][1]
+        x, y, fn = _operand(inp, "x", be), _operand(inp, "y", be), ARITH[op][1]
         return Case(lambda: fn(x, y))
     return factory
 
 
-def _forwards(inp):
+def _forwards(inp, be):
     """The forward of each dense op as a function of x."""
     new_shape, repeats, axis = inp.get("new_shape"), inp.get("repeats"), inp.get("axis")
-    index = torch.from_numpy(inp["index"]) if "index" in inp else None
-    y = torch.from_numpy(inp["y"]) if "y" in inp else None
+    index = _t(inp["index"], be) if "index" in inp else None
+    y = _t(inp["y"], be) if "y" in inp else None
     return {
         "add": lambda x: torch.add(x, y),
         "matmul": lambda x: torch.matmul(x, y),
@@ -93,7 +120,7 @@ def _forwards(inp):
 def forward(op):
     """A factory timing the forward of ``op``."""
     def factory(inp, be):
-        x, fn = torch.from_numpy(inp["x"]), _forwards(inp)[op]
+        x, fn = _t(inp["x"], be), _forwards(inp, be)[op]
         return Case(lambda: fn(x))
     return factory
 
@@ -101,8 +128,8 @@ def forward(op):
 def backward(op):
     """A factory timing ``out.backward(out_grad)`` of ``op``."""
     def factory(inp, be):
-        x = torch.from_numpy(inp["x"]).requires_grad_()
-        out, g = _forwards(inp)[op](x), torch.from_numpy(inp["out_grad"])
+        x = _t(inp["x"], be).requires_grad_()
+        out, g = _forwards(inp, be)[op](x), _t(inp["out_grad"], be)
 
         def run():
             out.backward(g, retain_graph=True)
@@ -114,12 +141,12 @@ def backward(op):
     return factory
 
 
-def _csr(inp, prefix=""):
+def _csr(inp, be, prefix=""):
     """A CSR tensor; a batched one as torch lays it out (crows [B, m + 1], cols and
     values [B, nnz per batch]: the workloads give every batch the same nnz)."""
     shape = inp["shape"]
     lead = (shape[0], -1) if len(shape) == 3 else (-1,)
-    parts = [torch.from_numpy(inp[prefix + k]).reshape(lead) for k in ("crows", "cols", "values")]
+    parts = [_t(inp[prefix + k], be).reshape(lead) for k in ("crows", "cols", "values")]
     return torch.sparse_csr_tensor(*parts, shape, check_invariants=True)
 
 
@@ -127,21 +154,21 @@ def matmul(inp, be):
     """torch.sparse.mm on CSR (SpMM, SpGEMM); torch.bmm on a COO batch (batched CSR
     products are missing, pytorch#98675)."""
     if len(inp["shape"]) == 3:
-        x = _csr(inp).to_sparse_coo().coalesce()
-        y = torch.from_numpy(inp["y"])
+        x = _csr(inp, be).to_sparse_coo().coalesce()
+        y = _t(inp["y"], be)
         return Case(lambda: torch.bmm(x, y))
-    x = _csr(inp)
-    y = _csr(inp, "b_") if "b_crows" in inp else torch.from_numpy(inp["y"])
+    x = _csr(inp, be)
+    y = _csr(inp, be, "b_") if "b_crows" in inp else _t(inp["y"], be)
     return Case(lambda: torch.sparse.mm(x, y))
 
 
 def sddmm(inp, be):
-    mask, x, y = _csr(inp), torch.from_numpy(inp["x"]), torch.from_numpy(inp["y"])
+    mask, x, y = _csr(inp, be), _t(inp["x"], be), _t(inp["y"], be)
     return Case(lambda: torch.sparse.sampled_addmm(mask, x, y, beta=0.0))
 
 
 def spmv(inp, be):
-    x, v = _csr(inp), torch.from_numpy(inp["y"])
+    x, v = _csr(inp, be), _t(inp["y"], be)
     return Case(lambda: torch.mv(x, v))
 
 
