@@ -40,16 +40,18 @@ def test_with_a_gpu_require_gpu_passes():
 
 def expand_args(**changes):
     """Valid arguments of expand_u32 for a 2-element copy, with ``changes``."""
-    args = {"in": np.zeros(2, np.uint32), "out": np.zeros(2, np.uint32), "n": np.int64(2),
-            "ndim": np.int32(1), "out_shape": np.array([2]), "in_strides": np.array([1])}
+    args = {"in": np.zeros(2, np.uint32), "out": np.zeros(2, np.uint32),
+            "n_rows": np.int64(2), "row_words": np.int64(1), "team_shift": np.int32(0),
+            "ndim": np.int32(1), "outer_shape": np.array([2]), "outer_strides": np.array([1])}
     return tuple({**args, **changes}.values())
 
 
 def test_emulator_is_strict_where_cupy_would_misbehave():
     kernel = EmuBackend().function("expand.cu", "expand_u32")
     kernel((1,), (1,), expand_args())
-    with pytest.raises(TypeError, match=r"argument n \(i64 n\) needs a numpy int64 scalar, got in"):
-        kernel((1,), (1,), expand_args(n=2))
+    with pytest.raises(TypeError,
+                       match=r"argument n_rows \(i64 n_rows\) needs a numpy int64 scalar, got in"):
+        kernel((1,), (1,), expand_args(n_rows=2))
     with pytest.raises(TypeError, match=r"argument ndim \(i32 ndim\) needs a numpy int32 scalar"):
         kernel((1,), (1,), expand_args(ndim=np.int64(1)))
     with pytest.raises(TypeError, match=r"argument in .* needs a uint32 array, got ndarray of f"):
@@ -58,8 +60,8 @@ def test_emulator_is_strict_where_cupy_would_misbehave():
         kernel((1,), (1,), expand_args(out=np.zeros(4, np.uint32)[::2]))
     with pytest.raises(ValueError, match="grid 0 is not in"):
         kernel((0,), (1,), expand_args())
-    with pytest.raises(TypeError, match="takes 6 arguments, 5 given"):
-        kernel((1,), (1,), expand_args()[:5])
+    with pytest.raises(TypeError, match="takes 8 arguments, 7 given"):
+        kernel((1,), (1,), expand_args()[:7])
     with pytest.raises(AttributeError, match="has no kernel expand_f32"):
         EmuBackend().function("expand.cu", "expand_f32")
 
@@ -80,7 +82,7 @@ def test_every_kernel_is_reachable_from_a_launcher():
     view = gather_view((2, 3), (2,), 1)
     for dtype in ["bool", "float16", "float32", "float64"]:
         x = np.ones((2, 3), dtype)
-        expand.expand(rec, x, (2, 2, 3), (0, 3, 1))
+        expand.expand(rec, x, (2, 2, 3), (3, 0, 1))   # rows of 3: every word width
         for index_dtype in ["int32", "int64"]:
             gather.gather(rec, x, np.array([0, 2], index_dtype), view)
     for index_dtype in ["int32", "int64"]:

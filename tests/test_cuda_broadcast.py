@@ -88,3 +88,20 @@ def test_repeat_non_contiguous_input(engine, geometry):
     x = sample((4, 6), "int32").T[::2]
     got = repeat(engine, engine.xp.asarray(x), (2, 3), **geometry)
     np.testing.assert_array_equal(to_host(got), np.tile(x, (2, 3)))
+
+
+@pytest.mark.parametrize("start, word", [(0, 8), (1, 4)])
+def test_rows_move_in_the_widest_words_x_is_aligned_for(engine, geometry, start, word):
+    """Rows of 4 float32 (16 bytes) move as 8-byte words, unless x starts 4 bytes into
+    an 8-byte word; then as 4-byte ones (an 8-byte load there would be misaligned)."""
+    base = engine.xp.asarray(np.arange(13, dtype=np.float32))
+    x = base[start:start + 12].reshape(3, 1, 4)
+    launched = []
+    fetch = engine.function
+    engine.function = lambda file, name: launched.append(name) or fetch(file, name)
+    try:
+        got = expand(engine, x, (3, 5, 4), **geometry)
+    finally:
+        del engine.function
+    np.testing.assert_array_equal(to_host(got), np.broadcast_to(to_host(x), (3, 5, 4)))
+    assert launched == [f"expand_u{8 * word}"]

@@ -1,26 +1,37 @@
 // expand: broadcast a contiguous input to a larger contiguous output.
 //
 // Loaded by cupy.RawModule (NVRTC) after preamble.cuh: extern "C" kernels only.
-// The stride-0 mapping of OneFlow's expand/repeat article: in_strides[d] is
-// the input's stride for output dim d, 0 on broadcast and new leading dims,
-// so output element i with coordinates c reads in[sum(c_d * in_strides[d])].
-// Kernels work on raw words (u8/u16/u32/u64); wider dtypes get a trailing
-// word dim.
+// The stride-0 mapping of OneFlow's expand/repeat article, by rows: the
+// launcher folds the output's trailing dims that x holds contiguously into
+// one row of row_words words (as wide as the row's bytes and x's alignment
+// allow), so the output is [n_rows, row_words] and row r, with outer
+// coordinates c, copies the row at x + sum(c_d * outer_strides[d]); strides
+// are 0 on broadcast and new leading dims.  A team of 2**team_shift
+// consecutive threads copies one row, so a warp's stores are contiguous and
+// the row's offset costs one set of divisions per team member, not per word.
 
 #define EXPAND(NAME, T)                                                     \
 extern "C" __global__ void NAME(                                            \
-    const T* __restrict__ in, T* __restrict__ out, i64 n, i32 ndim,         \
-    const i64* __restrict__ out_shape, const i64* __restrict__ in_strides)  \
+    const T* __restrict__ in, T* __restrict__ out, i64 n_rows,              \
+    i64 row_words, i32 team_shift, i32 ndim,                                \
+    const i64* __restrict__ outer_shape,                                    \
+    const i64* __restrict__ outer_strides)                                  \
 {                                                                           \
-    GRID_STRIDE_LOOP(i, n) {                                                \
-        i64 rest = i;                                                       \
+    const i64 team = (i64)1 << team_shift;                                  \
+    GRID_STRIDE_LOOP(t, n_rows << team_shift) {                             \
+        const i64 r = t >> team_shift;                                      \
+        i64 rest = r;                                                       \
         i64 src = 0;                                                        \
         for (i32 d = ndim - 1; d >= 0; --d) {                               \
-            const i64 size = out_shape[d];                                  \
-            src += (rest % size) * in_strides[d];                           \
+            const i64 size = outer_shape[d];                                \
+            src += (rest % size) * outer_strides[d];                        \
             rest /= size;                                                   \
         }                                                                   \
-        out[i] = in[src];                                                   \
+        const T* row = in + src;                                            \
+        T* dst = out + r * row_words;                                       \
+        for (i64 j = t & (team - 1); j < row_words; j += team) {            \
+            dst[j] = row[j];                                                \
+        }                                                                   \
     }                                                                       \
 }
 

@@ -1,7 +1,7 @@
-"""Launcher of ``expand.cu``: a broadcast copy through stride-0 output strides."""
+"""Launcher of ``expand.cu``: a broadcast copy through stride-0 output strides, by rows."""
 import numpy as np
 
-from .launch import from_words, i64, launch, words
+from .launch import i64, launch, row_words, team_shift
 
 
 def expand(backend, x, out_shape, strides, grid=None, block=None):
@@ -10,12 +10,19 @@ def expand(backend, x, out_shape, strides, grid=None, block=None):
     ``strides`` holds, per output dim, x's C-contiguous element stride for
     that dim, 0 on grown and new dims (expand's ``output_stride``, see
     :func:`kernels.funcs.broadcast.expand_output_stride`); the caller has
-    checked the shapes.
+    checked the shapes.  The trailing dims x holds contiguously become one
+    row, copied in the widest words its bytes allow (:func:`row_words`).
     """
-    w, suffix = words(backend.xp, x)
-    k = w.shape[-1]
-    out = backend.xp.empty(tuple(out_shape) + (k,), dtype=w.dtype)
-    args = (w, out, np.int64(out.size), np.int32(out.ndim),
-            i64(backend, out.shape), i64(backend, [s * k for s in strides] + [1]))
-    launch(backend, "expand.cu", f"expand_{suffix}", out.size, args, grid, block)
-    return from_words(out, x.dtype, tuple(out_shape))
+    shape, row, d = tuple(out_shape), 1, len(out_shape)
+    while d and (strides[d - 1] == row or shape[d - 1] == 1):
+        row *= shape[d - 1]
+        d -= 1
+    w, word = row_words(backend.xp, x, row)
+    size = x.dtype.itemsize
+    per, n_rows = row * size // word, int(np.prod(shape[:d], dtype=np.int64))
+    out = backend.xp.empty(n_rows * per, dtype=w.dtype)
+    shift = team_shift(per)
+    args = (w, out, np.int64(n_rows), np.int64(per), np.int32(shift), np.int32(d),
+            i64(backend, shape[:d]), i64(backend, [s * size // word for s in strides[:d]]))
+    launch(backend, "expand.cu", f"expand_u{8 * word}", n_rows << shift, args, grid, block)
+    return out.view(x.dtype).reshape(shape)

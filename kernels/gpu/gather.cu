@@ -1,59 +1,69 @@
 // gather / batch_gather and their scatter-add gradients.
 //
 // Loaded by cupy.RawModule (NVRTC) after preamble.cuh: extern "C" kernels only.
-// The Gather primitive of OneFlow's gather-primitive article: x is viewed as
-// [batch, outer, local_size, inner], index as [batch, n_index], out as
-// [batch, outer, n_index, inner]. The host has checked and wrapped the index
-// into [0, gather size); x holds the slice [offset, offset + local_size) of
-// the gathered axis, and an index outside it gives 0 (forward) or
-// contributes nothing (gradient), as a split gather axis needs. Forward
-// kernels move raw words (u8..u64).
+// The Gather primitive of OneFlow's gather-primitive article, by rows: x is
+// viewed as [batch, outer, local_size, row_words], index as [batch, n_index],
+// out as [batch, outer, n_index, row_words]; output row r = (b, o, p) is x's
+// row (b, o, index[b, p] - offset).  The host has checked and wrapped the
+// index into [0, gather size); x holds the slice [offset, offset +
+// local_size) of the gathered axis, and an index outside it gives a row of 0
+// (forward) or contributes nothing (gradient), as a split gather axis needs.
+// A team of 2**team_shift consecutive threads moves one row, so a row's
+// source costs one index load and one set of divisions per team member.
+// Forward kernels move raw words (u8..u64, as wide as a row allows).
 
-// Splits output offset i into the x offset it reads (or -1 when the index
-// falls outside the local slice).
+// x's row for output row r, or -1 when its index falls outside the local slice.
 template <typename TI>
-__device__ __forceinline__ i64 gather_source(
-    const TI* index, i64 i, i64 outer, i64 n_index, i64 inner,
-    i64 local_size, i64 offset)
+__device__ __forceinline__ i64 gather_row(
+    const TI* index, i64 r, i64 outer, i64 n_index, i64 local_size, i64 offset)
 {
-    const i64 c = i % inner;
-    i64 rest = i / inner;
-    const i64 p = rest % n_index;
-    rest /= n_index;
-    const i64 o = rest % outer;
+    const i64 p = r % n_index;
+    const i64 rest = r / n_index;
     const i64 b = rest / outer;
     const i64 g = (i64)index[b * n_index + p] - offset;
     if (g < 0 || g >= local_size) {
         return -1;
     }
-    return ((b * outer + o) * local_size + g) * inner + c;
+    return rest * local_size + g;
 }
 
 #define GATHER(NAME, T, TI)                                                 \
 extern "C" __global__ void NAME(                                            \
     const T* __restrict__ x, const TI* __restrict__ index,                  \
-    T* __restrict__ out, i64 n, i64 outer, i64 n_index, i64 inner,          \
-    i64 local_size, i64 offset)                                             \
+    T* __restrict__ out, i64 n_rows, i64 row_words, i32 team_shift,         \
+    i64 outer, i64 n_index, i64 local_size, i64 offset)                     \
 {                                                                           \
-    GRID_STRIDE_LOOP(i, n) {                                                \
-        const i64 src = gather_source(index, i, outer, n_index, inner,      \
-                                      local_size, offset);                  \
-        out[i] = src < 0 ? (T)0 : x[src];                                   \
+    const i64 team = (i64)1 << team_shift;                                  \
+    GRID_STRIDE_LOOP(t, n_rows << team_shift) {                             \
+        const i64 r = t >> team_shift;                                      \
+        const i64 src = gather_row(index, r, outer, n_index, local_size,    \
+                                   offset);                                 \
+        T* dst = out + r * row_words;                                       \
+        const T* row = x + src * row_words;                                 \
+        for (i64 j = t & (team - 1); j < row_words; j += team) {            \
+            dst[j] = src < 0 ? (T)0 : row[j];                               \
+        }                                                                   \
     }                                                                       \
 }
 
-// x_grad [batch, outer, local_size, inner] is zeroed by the host.
+// x_grad [batch, outer, local_size, row_words] is zeroed by the host.
 #define GATHER_GRAD(NAME, T, TI)                                            \
 extern "C" __global__ void NAME(                                            \
     const T* __restrict__ out_grad, const TI* __restrict__ index,           \
-    T* __restrict__ x_grad, i64 n, i64 outer, i64 n_index, i64 inner,       \
-    i64 local_size, i64 offset)                                             \
+    T* __restrict__ x_grad, i64 n_rows, i64 row_words, i32 team_shift,      \
+    i64 outer, i64 n_index, i64 local_size, i64 offset)                     \
 {                                                                           \
-    GRID_STRIDE_LOOP(i, n) {                                                \
-        const i64 dst = gather_source(index, i, outer, n_index, inner,      \
-                                      local_size, offset);                  \
+    const i64 team = (i64)1 << team_shift;                                  \
+    GRID_STRIDE_LOOP(t, n_rows << team_shift) {                             \
+        const i64 r = t >> team_shift;                                      \
+        const i64 dst = gather_row(index, r, outer, n_index, local_size,    \
+                                   offset);                                 \
         if (dst >= 0) {                                                     \
-            atomicAdd(x_grad + dst, out_grad[i]);                           \
+            const T* g = out_grad + r * row_words;                          \
+            T* row = x_grad + dst * row_words;                              \
+            for (i64 j = t & (team - 1); j < row_words; j += team) {        \
+                atomicAdd(row + j, g[j]);                                   \
+            }                                                               \
         }                                                                   \
     }                                                                       \
 }

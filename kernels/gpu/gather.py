@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .launch import INDEX_SUFFIX, from_words, launch, words
+from .launch import INDEX_SUFFIX, launch, row_words, team_shift
 
 # gather_grad's accumulation dtype and components per item; see gather_grad.
 GRAD_WORK = {
@@ -26,20 +26,25 @@ _REAL_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 def gather(backend, x, index, view, offset=0, grid=None, block=None):
     """Output rows ``(b, o, p)`` = x rows ``(b, o, index[b, p] - offset)``, 0 outside x.
 
+    Rows move in the widest words their bytes allow (:func:`row_words`).
+
     Returns
     -------
     xp array of ``view.out_shape`` and x's dtype
     """
     xp = backend.xp
-    w, suffix = words(xp, x)
-    k = w.shape[-1]
-    out = xp.empty(view.out_shape + (k,), dtype=w.dtype)
+    w, word = row_words(xp, x, view.inner)
+    per = view.inner * x.dtype.itemsize // word
+    n_rows = math.prod(view.out_shape) // view.inner if view.inner else 0
+    out = xp.empty(n_rows * per, dtype=w.dtype)
     index = xp.ascontiguousarray(index)
-    args = (w, index, out, np.int64(out.size), np.int64(view.outer), np.int64(view.per_batch),
-            np.int64(view.inner * k), np.int64(view.size), np.int64(offset))
-    launch(backend, "gather.cu", f"gather_{suffix}_{INDEX_SUFFIX[index.dtype]}",
-           out.size, args, grid, block)
-    return from_words(out, x.dtype, view.out_shape)
+    shift = team_shift(per)
+    args = (w, index, out, np.int64(n_rows), np.int64(per), np.int32(shift),
+            np.int64(view.outer), np.int64(view.per_batch), np.int64(view.size),
+            np.int64(offset))
+    launch(backend, "gather.cu", f"gather_u{8 * word}_{INDEX_SUFFIX[index.dtype]}",
+           n_rows << shift, args, grid, block)
+    return out.view(x.dtype).reshape(view.out_shape)
 
 
 def gather_grad(backend, out_grad, index, view, x_shape, offset=0, grid=None, block=None):
@@ -61,10 +66,13 @@ def gather_grad(backend, out_grad, index, view, x_shape, offset=0, grid=None, bl
     grad = grad.view(work) if k == 2 else grad.astype(work, copy=False)
     x_grad = xp.zeros(math.prod(x_shape) * k, dtype=work)
     index = xp.ascontiguousarray(index)
-    args = (grad, index, x_grad, np.int64(grad.size), np.int64(view.outer),
-            np.int64(view.per_batch), np.int64(view.inner * k), np.int64(view.size),
+    per = view.inner * k
+    n_rows = grad.size // per if per else 0
+    shift = team_shift(per)
+    args = (grad, index, x_grad, np.int64(n_rows), np.int64(per), np.int32(shift),
+            np.int64(view.outer), np.int64(view.per_batch), np.int64(view.size),
             np.int64(offset))
     name = f"gather_grad_{_REAL_SUFFIX[work]}_{INDEX_SUFFIX[index.dtype]}"
-    launch(backend, "gather.cu", name, grad.size, args, grid, block)
+    launch(backend, "gather.cu", name, n_rows << shift, args, grid, block)
     x_grad = x_grad.view(out_grad.dtype) if k == 2 else x_grad.astype(out_grad.dtype, copy=False)
     return x_grad.reshape(tuple(x_shape))
