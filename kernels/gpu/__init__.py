@@ -12,7 +12,8 @@ This package holds only what those kernels launch through:
   tests plug in a CPU emulator of the same sources), and launch geometry.
 - :mod:`.launch`: what every launcher shares (launch, raw words, metadata arrays).
 - one thin launcher per ``.cu``, named after it: :mod:`.expand`,
-  :mod:`.repeat`, :mod:`.gather`, :mod:`.coo_restride`, :mod:`.csr_coo`.
+  :mod:`.gather`, :mod:`.coo_restride`, :mod:`.csr_coo`, :mod:`.sddmm`,
+  :mod:`.sum_axis` (repeat launches expand.cu).
 """
 from pathlib import Path
 
