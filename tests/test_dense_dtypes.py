@@ -222,7 +222,7 @@ def test_arange_refuses_bool():
 
 
 # ------------------------------------------------------------ 6. == None and other objects
-@pytest.mark.parametrize("other", [None, "a", object()], ids=repr)
+@pytest.mark.parametrize("other", [None, "a", object()], ids=["None", "str", "object"])
 def test_equality_with_a_non_operand_is_python_identity(other):
     """As torch and Paddle: ``t == None`` is False and ``t != None`` is True (Python bools)."""
     t = dense.to_tensor(np.array([1.0, 2.0]))
