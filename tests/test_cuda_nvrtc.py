@@ -28,9 +28,22 @@ def nvrtc():
         pytest.skip(why)
 
 
+def _cupy_nvrtc_version():
+    """(major, minor) of the NVRTC cupy loads; (0, 0) when it cannot tell."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+        return tuple(nvrtc.getVersion())
+    except Exception:  # noqa: BLE001 (no loadable NVRTC: the compile itself reports it)
+        return (0, 0)
+
+
 @pytest.fixture(scope="module", params=ARCHS, ids=lambda a: f"sm_{a}")
 def options(request, nvrtc):
     """cupy's RawModule options for one architecture."""
+    version = _cupy_nvrtc_version()
+    if request.param < 75 and version[0] >= 13:   # seen with cupy-cuda13x on an H200
+        pytest.skip(f"cupy's NVRTC {version[0]}.{version[1]} has no sm_{request.param} "
+                    "(CUDA 13 dropped Volta); [test]'s CUDA 12 NVRTC compiles it")
     return request.param, cupy_options(request.param)
 
 
