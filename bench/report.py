@@ -116,7 +116,8 @@ CLOCKS = {"perf_counter": "the host's perf_counter between two barriers",
 
 
 def _method(cfg):
-    envs = "; ".join(f"`{a}`: " + ", ".join(f"{k}={v}" for k, v in env.items())
+    envs = "; ".join(f"`{a}`: " + (", ".join(f"{k}={v}" for k, v in env.items())
+                                   or "no variables set")
                      for a, env in cfg["alloc_env"].items())
     where = "" if cfg["isolate"] else " (here: one process per peer and round)"
     return (f"Each figure is the median (and min) of {cfg['repeats']} timed calls after a "
