@@ -585,13 +585,18 @@ def _outputs(spec, ins, attrs, result, out_metas):
 def _arrays_follow(values):
     """numpy arrays given beside tensors that are all on the GPU go there too, as scalars
     do (an index built on the host); tensors on two places still raise in :func:`_place`."""
+    if not any(isinstance(v, (np.ndarray, list, tuple)) for v in values):
+        return values
     flat = _flat(values)
     if not any(isinstance(v, np.ndarray) for v in flat) \
             or {t.place for t in flat if isinstance(t, TensorBase)} != {"gpu"}:
         return values
-    def move(v):
-        return to_place(v, "gpu") if isinstance(v, np.ndarray) else v
-    return [[move(u) for u in v] if isinstance(v, (list, tuple)) else move(v) for v in values]
+    return [[_to_gpu(u) for u in v] if isinstance(v, (list, tuple)) else _to_gpu(v)
+            for v in values]
+
+
+def _to_gpu(v):
+    return to_place(v, "gpu") if isinstance(v, np.ndarray) else v
 
 
 def _no_data(spec, ins):
