@@ -10,12 +10,15 @@ cupy primitives (stable argsort of the index, rows gathered in that order,
 ``add.reduceat`` over equal indices).  The float64 row's error compares two
 float64 atomic sums, so it says nothing about float64's accuracy.
 """
-import cupy as cp
+import argparse
+
 import numpy as np
 
 from kernels.funcs.gather_view import gather_view
 from kernels.gpu import gather as cu
 from kernels.gpu.backend import device
+
+cp = None   # cupy, imported by main(): --help needs no GPU
 
 ROWS, N, COLS = 2**16, 2**20, 256
 DTYPES = ("float16", "float32", "float64", "complex64")
@@ -74,7 +77,13 @@ def row(dtype, idx, view, rng):
             f"| {err:.2e} | {ts:.3f} | {ts / t - 1:+.0%} |")
 
 
-def main():
+def main(argv=None):
+    global cp
+    argparse.ArgumentParser(prog="python -m bench.gpu_atomics", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter
+                            ).parse_args(argv)
+    import cupy
+    cp = cupy
     rng = np.random.default_rng(0)
     idx = cp.asarray(rng.integers(0, ROWS, N))
     view = gather_view((ROWS, COLS), idx.shape, 0)
