@@ -62,3 +62,21 @@ def test_scatter_back_sums_repeats():
 def test_doctests():
     res = doctest.testmod(segments)
     assert res.failed == 0 and res.attempted > 0
+
+
+@pytest.mark.parametrize("per_row", [0.5, 3, 40, 200])
+@pytest.mark.parametrize("shape", [(7, 5), (3, 4, 5)])
+@pytest.mark.parametrize("key_dtype", [np.int32, np.int64])
+def test_crows_from_keys_by_search_and_by_count_match_cumulative_bincount(per_row, shape,
+                                                                           key_dtype):
+    """Both paths (binary search of row starts above SEARCH_PER_ROW entries per row,
+    bincount below) give each batch's cumulative row counts."""
+    from kernels.sparse.data import SEARCH_PER_ROW, crows_from_keys
+    batch, rows = (shape[0] if len(shape) == 3 else 1), shape[-2]
+    nnz = int(per_row * batch * rows)
+    keys = np.sort(np.random.default_rng(2).integers(0, batch * rows, nnz)).astype(key_dtype)
+    counts = np.bincount(keys, minlength=batch * rows).reshape(batch, rows)
+    want = np.concatenate([np.zeros((batch, 1), int), np.cumsum(counts, axis=1)], axis=1)
+    got = crows_from_keys(keys, shape, np.int64)
+    assert (nnz > SEARCH_PER_ROW * batch * rows) == (per_row > SEARCH_PER_ROW)
+    np.testing.assert_array_equal(got, want.reshape(-1))
