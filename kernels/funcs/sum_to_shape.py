@@ -65,9 +65,10 @@ def sum_to_shape(g, shape):
 
     Notes
     -----
-    On cupy, see :func:`_sum_gpu`.  On numpy the dims are coalesced into alternating summed and kept runs,
-    and the innermost summed run is reduced first, repeatedly.  A summed run
-    at or next to the end is a product with a ones vector (BLAS streams
+    The dims are coalesced into alternating summed and kept runs, and the
+    innermost summed run is reduced first, repeatedly (on cupy, see
+    :func:`_sum_gpu`).  On numpy, a summed run at or next to the end is a
+    product with a ones vector (BLAS streams
     memory faster than ``np.add.reduce`` does) for float and complex dtypes
     where :func:`_use_blas` measured a win and threadpoolctl can hold BLAS
     to one thread; the rest use ``np.add.reduce``.  Work is split over
@@ -91,16 +92,30 @@ def sum_to_shape(g, shape):
     acc = _ACCUMULATE.get(g.dtype, g.dtype)
     if acc != g.dtype and prod(g.shape[d] for d in axes) <= FEW_TERMS:
         return _sum_once(g, axes).reshape(shape)
+    dims, strides, summed = _runs(g, axes)
+    v = np.lib.stride_tricks.as_strided(g, dims, strides, writeable=False)
+    return _innermost_first(v, summed, lambda v, p: _sum_dim(v, p, acc)) \
+        .reshape(shape).astype(g.dtype, copy=False)
+
+
+def _runs(g, axes):
+    """g's dims coalesced into alternating summed and kept runs: (dims, byte strides,
+    which dims are summed)."""
     keep = [1 if d in axes else n for d, n in enumerate(g.shape)]
     marks = [0 if d in axes else s for d, s in enumerate(c_strides(keep))]
     dims, (strides, marks) = coalesce_dims(g.shape, g.strides, marks)
-    v = np.lib.stride_tricks.as_strided(g, dims, strides, writeable=False)
-    summed = [m == 0 for m in marks]
+    return dims, strides, [m == 0 for m in marks]
+
+
+def _innermost_first(v, summed, sum_dim):
+    """``v`` summed over its ``summed`` dims, the innermost first: ``sum_dim(v, p)`` drops
+    dim ``p``."""
+    summed = list(summed)
     while any(summed):
         p = max(d for d, s in enumerate(summed) if s)
-        v = _sum_dim(v, p, acc)
+        v = sum_dim(v, p)
         del summed[p]
-    return v.reshape(shape).astype(g.dtype, copy=False)
+    return v
 
 
 #: Narrow floats accumulate in double: np.add.reduce adds pairwise only along a
@@ -131,18 +146,19 @@ def _sum_gpu(g, axes):
     acc = _ACCUMULATE.get(g.dtype, g.dtype)
     if g.dtype not in SUM_WORK or g.size == 0:
         return xp.sum(g, axis=axes, dtype=acc).astype(g.dtype, copy=False)
-    keep = [1 if d in axes else n for d, n in enumerate(g.shape)]
-    marks = [0 if d in axes else s for d, s in enumerate(c_strides(keep))]
-    dims, (marks,) = coalesce_dims(g.shape, marks)
-    dims, summed = list(dims), [m == 0 for m in marks]
-    v = xp.ascontiguousarray(g)
-    while any(summed):
-        p = max(d for d, s in enumerate(summed) if s)
-        v = v.reshape(prod(dims[:p]), dims[p], prod(dims[p + 1:]))
-        v = sum_axis(device(), v) if v.shape[2] >= MIN_GPU_ROW \
-            else xp.sum(v, axis=1, dtype=acc).astype(g.dtype, copy=False)
-        del dims[p], summed[p]
-    return v
+    g = xp.ascontiguousarray(g)
+    dims, _, summed = _runs(g, axes)
+    return _innermost_first(g.reshape(dims), summed, lambda v, p: _sum_gpu_dim(v, p, acc))
+
+
+def _sum_gpu_dim(v, p, acc):
+    """Contiguous cupy ``v`` summed over dim ``p``, by sum_axis.cu where the dims after
+    ``p`` hold at least MIN_GPU_ROW values, else by cupy's sum in ``acc``."""
+    shape = v.shape[:p] + v.shape[p + 1:]
+    v = v.reshape(prod(v.shape[:p]), v.shape[p], prod(v.shape[p + 1:]))
+    out = sum_axis(device(), v) if v.shape[2] >= MIN_GPU_ROW \
+        else xp_of(v).sum(v, axis=1, dtype=acc).astype(v.dtype, copy=False)
+    return out.reshape(shape)
 
 
 def _sum_once(g, axes):

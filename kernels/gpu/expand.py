@@ -1,4 +1,6 @@
 """Launcher of ``expand.cu``: a broadcast copy through stride-0 output strides, by rows."""
+import math
+
 import numpy as np
 
 from .launch import i64, launch, row_words, team_shift
@@ -19,7 +21,7 @@ def expand(backend, x, out_shape, strides, grid=None, block=None):
         d -= 1
     w, word = row_words(backend.xp, x, row)
     size = x.dtype.itemsize
-    per, n_rows = row * size // word, int(np.prod(shape[:d], dtype=np.int64))
+    per, n_rows = row * size // word, math.prod(shape[:d])
     out = backend.xp.empty(n_rows * per, dtype=w.dtype)
     shift = team_shift(per)
     args = (w, out, np.int64(n_rows), np.int64(per), np.int32(shift), np.int32(d),
