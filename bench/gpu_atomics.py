@@ -18,6 +18,8 @@ from kernels.funcs.gather_view import gather_view
 from kernels.gpu import gather as cu
 from kernels.gpu.backend import device
 
+from .backends import get_backend
+
 cp = None   # cupy, imported by main(): --help needs no GPU
 
 ROWS, N, COLS = 2**16, 2**20, 256
@@ -25,17 +27,16 @@ DTYPES = ("float16", "float32", "float64", "complex64")
 
 
 def event_ms(f, reps=10):
-    """Median milliseconds of ``f()`` between CUDA events, after one warm-up call."""
+    """Median milliseconds of ``f()`` on the gpu backend's CUDA-event clock, after one
+    warm-up call."""
+    backend = get_backend("gpu")
     f()
-    cp.cuda.Device().synchronize()
     times = []
     for _ in range(reps):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
+        start, stop = backend.timer()
+        start()
         f()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
+        times.append(stop() * 1e3)
     return float(np.median(times))
 
 
