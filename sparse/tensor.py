@@ -37,7 +37,9 @@ def _locked(data):
     """A data bundle whose arrays are locked (:func:`kernels.core.owned.lock`); rebuilt
     only when an array comes back as another object (a pooled block's read-only view)."""
     for v in data:
-        if isinstance(v, np.ndarray) and lock(v) is not v:
+        if type(v) is np.ndarray and v.base is None:
+            v.setflags(False)               # lock's whole work for an array with no base
+        elif isinstance(v, np.ndarray) and lock(v) is not v:
             return type(data)(*[lock(v) for v in data])
     return data
 

@@ -83,24 +83,29 @@ def index_dtype(shape, dtype, extent=0, xp=np):
     return xp.int64 if big else dtype
 
 
-def _restride_few(rows, old_shape, new_shape, order, dtype):
-    """Few entries: the flat offsets as one dot product of the index matrix with the
-    old shape's strides, and the new coordinates by ``np.unravel_index`` (two compiled
-    calls beat the dim grouping and threads of :func:`restride`'s general path on a
-    few entries); a new matrix in ``dtype``."""
-    flat = _strides(tuple(old_shape), order).dot(rows)
-    if len(new_shape) == 1:
-        return flat.astype(dtype, copy=False).reshape(1, -1)
-    return np.array(np.unravel_index(flat, new_shape, order), dtype=dtype)
-
-
 @functools.lru_cache(maxsize=256)
-def _strides(shape, order):
-    """``shape``'s element strides in ``order`` as a read-only int64 array."""
-    strides = c_strides(shape) if order == "C" else c_strides(shape[::-1])[::-1]
-    out = np.array(strides, np.int64)
-    out.setflags(write=False)
-    return out
+def _few_plan(old_shape, new_shape, order):
+    """How :func:`restride` maps a few entries from ``old_shape`` to ``new_shape`` (tuples),
+    or None when a flat offset may not fit int64: (the old shape's element strides in
+    ``order`` as a read-only ``(1, ndim)`` int64 row, whether the new coordinates need
+    int64)."""
+    if prod(old_shape) > INT64_SAFE:
+        return None
+    strides = c_strides(old_shape) if order == "C" else c_strides(old_shape[::-1])[::-1]
+    row = np.array([strides], np.int64)
+    row.setflags(write=False)
+    return row, max(new_shape, default=0) > INT32_MAX
+
+
+def _restride_few(rows, strides, new_shape, order, dtype):
+    """Few entries: the flat offsets as one product of the old strides' row with the index
+    matrix, and the new coordinates by ``np.unravel_index`` (two compiled calls beat the
+    dim grouping and threads of :func:`restride`'s general path on a few entries); a new
+    matrix in ``dtype``."""
+    flat = strides.dot(rows)                       # (1, nnz) int64, a new array
+    if len(new_shape) == 1:
+        return flat.astype(dtype, copy=False)
+    return np.array(np.unravel_index(flat[0], new_shape, order), dtype=dtype)
 
 
 def group_dims(old_shape, new_shape):
@@ -177,16 +182,22 @@ def restride(rows, old_shape, new_shape, order="C", dtype=None, out=None):
     >>> restride(rows, (2, 4), (4, 2), order="F").tolist()
     [[0, 1, 3], [1, 0, 1]]
     """
+    matrix = type(rows) is np.ndarray
+    if matrix or type(rows[0]) is np.ndarray:
+        nnz = rows.shape[1] if matrix else rows[0].shape[0]
+        plan = _few_plan(tuple(old_shape), tuple(new_shape), order) if 0 < nnz <= SMALL_NNZ else None
+        if plan is not None:
+            if out is not None:
+                dtype = out[0].dtype
+            elif dtype is None:
+                dtype = np.int64 if plan[1] else (rows if matrix else rows[0]).dtype
+            few = _restride_few(rows, plan[0], new_shape, order, dtype)
+            if out is None:
+                return few
+            for dst, coord in zip(out, few):
+                dst[...] = coord
+            return out
     nnz = rows[0].shape[0]
-    if type(rows[0]) is np.ndarray and 0 < nnz <= SMALL_NNZ and prod(old_shape) <= INT64_SAFE:
-        dtype = out[0].dtype if out is not None else \
-            index_dtype(new_shape, rows[0].dtype) if dtype is None else dtype
-        few = _restride_few(rows, old_shape, new_shape, order, dtype)
-        if out is None:
-            return few
-        for dst, coord in zip(out, few):
-            dst[...] = coord
-        return out
     xp = namespace(rows[0])
     if out is None:
         dtype = index_dtype(new_shape, rows[0].dtype, xp=xp) if dtype is None else dtype

@@ -44,9 +44,12 @@ def reshape_coo_by(remap, x, shape, order):
     new, old = tuple(shape), x.shape
     if new == old:
         return x
+    if x.values.ndim == 1:                  # no dense dims: every dim is remapped
+        return CooData(remap(x.indices, old, new, order), x.values, new,
+                       x.coalesced and order == "C")
     k = x.indices.shape[0]
-    sparse_dim = coo_reshape_sparse_dim(old, k, new) if x.values.ndim > 1 else len(new)
-    if sparse_dim == len(new) and x.values.ndim > 1:
+    sparse_dim = coo_reshape_sparse_dim(old, k, new)
+    if sparse_dim == len(new):
         x = fold_dense(x)
         old, k = x.shape, x.indices.shape[0]
     indices = remap(x.indices, old[:k], new[:sparse_dim], order)
