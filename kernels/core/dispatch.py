@@ -157,13 +157,17 @@ def _scalar_pair(spec, ins):
     if type(b) in _PY_SCALARS and type(a) in LOCAL_CLASSES:
         if spec.index_args:
             _index_scalar(spec, 1, b)
-        m = a.meta
-        key = (type(b), b, repr(b) if b == 0 else None, m)     # inline: a per-call path
-        return [a, _scalar_tensor(b, (m.dtype,), m.place, spec, key)]
+        m = a._meta or a.meta
+        key = (type(b), b, repr(b) if b == 0 else None, m._key)     # inline: a per-call path
+        made = _SCALAR_TENSORS.get(key)
+        return [a, made if made is not None else
+                _scalar_tensor(b, (m.dtype,), m.place, spec, key)]
     if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
-        m = b.meta
-        key = (type(a), a, repr(a) if a == 0 else None, m)
-        return [_scalar_tensor(a, (m.dtype,), m.place, spec, key), b]
+        m = b._meta or b.meta
+        key = (type(a), a, repr(a) if a == 0 else None, m._key)
+        made = _SCALAR_TENSORS.get(key)
+        return [made if made is not None else
+                _scalar_tensor(a, (m.dtype,), m.place, spec, key), b]
     return ins
 
 
@@ -617,7 +621,7 @@ _KEY_TYPES = frozenset({int, bool, str, type(None), type, Ints})
 
 
 def _memo_key(metas, attrs):
-    """The memo key of a call: the metas, then each attribute with its type.
+    """The memo key of a call: the metas' ``_key`` tuples, then each attribute with its type.
 
     None when an attribute has no exact immutable key: the key must tell
     apart what ``==`` does not (``2`` and ``2.0``, ``0.0`` and ``-0.0``, a
@@ -625,9 +629,12 @@ def _memo_key(metas, attrs):
     The checks run cheapest and commonest first (``isinstance`` against
     ``np.dtype`` costs more than the rest together, so it comes last).
     """
+    if len(metas) == 1:                 # the commonest case first (a per-call path)
+        key = [metas[0]._key]
+    else:
+        key = [m._key for m in metas]
     if not attrs:
-        return tuple(metas)
-    key = list(metas)
+        return tuple(key)
     for v in attrs:
         t = type(v)
         if t in _KEY_TYPES:

@@ -28,6 +28,8 @@ class MetaTensor:
             object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
         if type(self.dtype) is not np.dtype and not isinstance(self.dtype, np.dtype):
             object.__setattr__(self, "dtype", np.dtype(self.dtype))
+        self.__dict__["_key"] = (self.shape, self.dtype, self.layout, self.place,
+                                 self.sparse_dim)
 
     @property
     def ndim(self):
@@ -43,29 +45,24 @@ class MetaTensor:
     #: Metadata is never global; dispatch asks every input.
     is_global = False
 
-    def __hash__(self):
-        """The fields' hash, computed once (dispatch keys its per-call memo on metas)."""
-        h = self.__dict__.get("_hash")
-        if h is None:
-            h = hash((self.shape, self.dtype, self.layout, self.place, self.sparse_dim))
-            object.__setattr__(self, "_hash", h)
-        return h
+    #: ``_key``: the fields as a plain tuple, made with the meta.  Dispatch keys its
+    #: per-call memo on it: a tuple hashes and compares in C, where this class's
+    #: ``__hash__`` and ``__eq__`` are Python calls.
 
-    def __getstate__(self):
-        """The fields only: a hash is per process (str hashes are salted)."""
-        state = dict(self.__dict__)
-        state.pop("_hash", None)
-        return state
+    def __hash__(self):
+        return hash(self._key)
 
     def with_(self, **changes):
         """A copy with some fields changed; a shape that is not a tuple is normalised."""
         new = object.__new__(MetaTensor)
         fields = new.__dict__
         fields.update(self.__dict__)
-        fields.pop("_hash", None)
         fields.update(changes)
         if not isinstance(fields["shape"], tuple) or not isinstance(fields["dtype"], np.dtype):
             new.__post_init__()
+        else:
+            fields["_key"] = (fields["shape"], fields["dtype"], fields["layout"],
+                              fields["place"], fields["sparse_dim"])
         return new
 
     @property
