@@ -84,3 +84,47 @@ def test_sum_to_shape_of_many_float32_terms_accumulates_in_double():
     got = sum_to_shape(g, (1, 2))
     exact = np.float64(np.float32(0.1)) * (1 << 22)
     np.testing.assert_allclose(got, [[exact, exact]], rtol=1e-6)
+
+
+# ------------------------------------------------- sum_flat: a sparse tensor's full sum
+@pytest.mark.parametrize("threads_", [1, 4])
+@pytest.mark.parametrize("n", [2 * 64 * 4096 - 1, 2 * 64 * 4096, 5 * 64 * 4096 + 12345])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sum_flat_is_exact_where_every_order_is(n, dtype, threads_, monkeypatch):
+    """Small integers in float add up exactly in any order: the blocked, threaded sum must
+    give numpy's value exactly, chunk tails included."""
+    from kernels.funcs.sum_to_shape import sum_flat
+    monkeypatch.setattr(threads, "_num_threads", threads_)
+    v = np.random.default_rng(n).integers(0, 4, n).astype(dtype)
+    got = sum_flat(v, np.dtype(dtype))
+    assert type(got) is np.dtype(dtype).type
+    assert got == np.add.reduce(v, dtype=np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sum_flat_rounding_is_bounded_like_a_pairwise_sum(dtype, four_threads):
+    """Each element passes through at most 64 sequential additions and two pairwise sums:
+    the error against a float64 (for float64: math.fsum) sum stays within a few hundred
+    ulps of the total's magnitude, as numpy's does."""
+    import math
+
+    from kernels.funcs.sum_to_shape import sum_flat
+    v = (np.random.default_rng(7).standard_normal(3 * 10**6) + 0.5).astype(dtype)
+    exact = math.fsum(v.astype(np.float64))
+    eps = np.finfo(dtype).eps
+    bound = (64 + 2 * math.log2(v.size)) * eps * float(np.abs(v).astype(np.float64).sum())
+    assert abs(float(sum_flat(v, np.dtype(dtype))) - exact) <= bound
+    assert abs(float(np.add.reduce(v)) - exact) <= bound     # the bound holds numpy too
+
+
+def test_sum_flat_takes_numpys_path_for_other_inputs():
+    """Strided, integer, float16 and cast sums are one np.add.reduce: numpy's bits."""
+    from kernels.funcs.sum_to_shape import sum_flat
+    rng = np.random.default_rng(2)
+    v = rng.standard_normal(4 * 64 * 4096).astype(np.float32)
+    assert sum_flat(v[::2], np.dtype(np.float32)) == np.add.reduce(v[::2])
+    assert sum_flat(v, np.dtype(np.float64)) == np.add.reduce(v, dtype=np.float64)
+    h = v.astype(np.float16)
+    assert sum_flat(h, np.dtype(np.float16)) == np.add.reduce(h)
+    i = rng.integers(-9, 9, v.size)
+    assert sum_flat(i, np.dtype(np.int64)) == i.sum()

