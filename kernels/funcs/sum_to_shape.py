@@ -216,8 +216,9 @@ REDUCE_BYTES_PER_THREAD = 1 << 20
 #: vectorised add loop, where its pairwise reduction of one row is not vectorised),
 #: the accumulator is summed pairwise, and so are the chunks' sums: no element passes
 #: through more than FLAT_ROWS sequential additions, as against 16 in numpy's pairwise
-#: sum (blocks of 128 over 8 accumulators).  1e7 float32 values took 2.4-3.5 ms on one
-#: thread with np.add.reduce and 1.0-1.4 ms this way on two.
+#: sum (blocks of 128 over 8 accumulators).  1e7 float32 values, timed interleaved:
+#: 2.3-3.1 ms (best calls) with np.add.reduce on one thread, 1.3-1.8 this way on two;
+#: 1e6 values take the same time both ways.
 FLAT_ROWS, FLAT_COLS = 64, 4096
 FLAT_CHUNK = FLAT_ROWS * FLAT_COLS
 
