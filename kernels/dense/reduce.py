@@ -71,8 +71,8 @@ def _grad_as(g, x):
 @register_kernel("mean", backends=BACKENDS, dtypes=ALL)
 def mean(x, axis, keepdim=False):
     """numpy's mean over the normalised ``axis`` tuple (from the infer-meta)."""
-    fast = x.dtype.char in _SUM_THEN_DIVIDE and x.size and xp_of(x) is np
-    if fast and small(x):
+    fast = x.dtype.char in _SUM_THEN_DIVIDE and x.size and type(x) is np.ndarray
+    if fast and x.nbytes < 2 * MIN_BYTES_PER_THREAD:     # small(x), inline: a per-call path
         return _sum_then_divide(x, axis, keepdim)
     return reduce(_sum_then_divide if fast else xp_of(x).mean, x, axis, keepdim)
 
