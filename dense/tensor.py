@@ -86,7 +86,14 @@ class Tensor(TensorBase):
         if type(data) is not np.ndarray:    # a numpy scalar (a full reduction), cupy, ...
             data = (np if isinstance(data, (np.generic, numbers.Number)) else
                     xp_of(data)).asarray(data)
-        return cls._own(data)
+            return cls._own(data)
+        t = cls.__new__(cls)                # _own, inline for a fresh numpy array
+        if data.base is None:
+            data.setflags(False)            # lock's whole work for an array with no base
+            t._array = data
+        else:
+            t._array = lock(data)
+        return t
 
     def __reduce__(self):
         """Pickle and deepcopy keep the data and stop_gradient, not the graph (as a leaf)."""

@@ -629,8 +629,11 @@ def _memo_key(metas, attrs):
     The checks run cheapest and commonest first (``isinstance`` against
     ``np.dtype`` costs more than the rest together, so it comes last).
     """
-    if len(metas) == 1:                 # the commonest case first (a per-call path)
+    n = len(metas)                      # one and two inputs spelled out: a per-call path
+    if n == 1:
         key = [metas[0]._key]
+    elif n == 2:
+        key = [metas[0]._key, metas[1]._key]
     else:
         key = [m._key for m in metas]
     if not attrs:
