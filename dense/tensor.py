@@ -86,8 +86,9 @@ class Tensor(TensorBase):
         if type(data) is not np.ndarray:    # a numpy scalar (a full reduction), cupy, ...
             data = (np if isinstance(data, (np.generic, numbers.Number)) else
                     xp_of(data)).asarray(data)
-            return cls._own(data)
-        t = cls.__new__(cls)                # _own, inline for a fresh numpy array
+            if type(data) is not np.ndarray:
+                return cls._own(data)
+        t = cls.__new__(cls)                # _own, inline for a numpy array
         if data.base is None:
             data.setflags(False)            # lock's whole work for an array with no base
             t._array = data

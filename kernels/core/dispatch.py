@@ -507,7 +507,8 @@ def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
     take :func:`_run_any`.
     """
     if spec.direct and grad_mask is None:
-        if len(tensors) == 2:
+        if len(tensors) == 2 and (type(tensors[1]) in _PY_SCALARS
+                                  or type(tensors[0]) in _PY_SCALARS):
             tensors = _scalar_pair(spec, tensors)          # ``x * 2.0``
         metas, datas = [], []
         for t in tensors:

@@ -53,26 +53,19 @@ def _local(view, index, offset):
 
 
 def _forward_cpu(x, index, axis, batch_dims, offset, bound, op):
-    ax = _small_axis(x, index, axis, batch_dims, offset, bound)
-    if ax is not None:
+    """A small plain call (no batch dims, x whole, at most :data:`SMALL_BYTES` out,
+    ``axis`` the infer-meta's non-negative int) is one ``ndarray.take``; the rest
+    take whole rows in threaded blocks."""
+    if not (batch_dims or offset) and bound is None and type(axis) is int \
+            and 0 <= axis < x.ndim and x.shape[axis] \
+            and index.size * (x.size // x.shape[axis]) * x.itemsize <= SMALL_BYTES:
         try:          # numpy's take checks the bounds as checked_index does, negatives wrapped
-            return x.take(index, axis=ax)
+            return x.take(index, axis=axis)
         except IndexError:
-            checked_index(index, x.shape[ax], ax, op)      # raises, naming the op
+            checked_index(index, x.shape[axis], axis, op)      # raises, naming the op
             raise
     view, index, split = _prepare(x.shape, index, axis, batch_dims, offset, bound, op)
     return take_rows(x, view, _local(view, index, offset), split)
-
-
-def _small_axis(x, index, axis, batch_dims, offset, bound):
-    """The gathered axis of a small plain call (no batch dims, x whole, at most
-    :data:`SMALL_BYTES` out), which one ``ndarray.take`` serves; else None."""
-    if batch_dims or offset or bound is not None or x.ndim == 0:
-        return None
-    ax = 0 if axis is None else axis + x.ndim if axis < 0 else axis
-    if not 0 <= ax < x.ndim or x.shape[ax] == 0:
-        return None
-    return ax if index.size * (x.size // x.shape[ax]) * x.itemsize <= SMALL_BYTES else None
 
 
 def _forward_gpu(x, index, axis, batch_dims, offset, bound, op):
