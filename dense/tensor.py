@@ -399,10 +399,24 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
     """
     place = canonical_place(place, "to_tensor")
     array = _host_or_device(data, dtype)
+    if _big_python_ints(data, array):
+        raise ValueError(f"to_tensor: data holds a Python int out of the range of int64 "
+                         f"[{np.iinfo(np.int64).min}, {np.iinfo(np.int64).max}] (numpy "
+                         f"makes it {array.dtype.name}); expected ints in that range, or a "
+                         "dtype that holds them (dtype='float64')")
     native = canonical_dtype(array.dtype)
     array = array if array.dtype == native else array.astype(native)
     array = to_place(array, place or place_of(array))
     return Tensor._own(array, stop_gradient=stop_gradient)
+
+
+def _big_python_ints(data, array):
+    """Whether Python ints in ``data`` (a scalar, or nested lists or tuples) beyond int64
+    made numpy's ``array`` of them uint64 or object."""
+    if not isinstance(data, (int, list, tuple)) or array.dtype.kind not in "uO" \
+            or array.dtype == np.uint8:
+        return False
+    return all(type(v) is int for v in array.reshape(-1).tolist())
 
 
 def _rebuild(array, place, stop_gradient):

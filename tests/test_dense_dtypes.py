@@ -191,6 +191,33 @@ def test_to_tensor_of_a_value_out_of_the_dtypes_range_raises_value_error():
             dense.to_tensor(data, dtype="uint8")
 
 
+
+@pytest.mark.parametrize("value", [2 ** 63, 2 ** 70, -2 ** 63 - 1])
+def test_a_python_int_fill_beyond_int64_names_the_range_not_numpys_dtype(value):
+    """numpy makes such an int uint64 or object; the error says what was wrong with it."""
+    assert np.asarray(value).dtype in (np.uint64, object)
+    with pytest.raises(ValueError, match=rf"^full: fill_value {value} is out of the range of "
+                                         r"int64 \(the dtype a Python int takes\)"):
+        dense.full([2], value)
+    np.testing.assert_array_equal(dense.full([2], value, dtype="float64").numpy(),
+                                  np.full(2, float(value)))
+    assert dense.full([1], 2 ** 63 - 1).numpy()[0] == 2 ** 63 - 1
+
+
+@pytest.mark.parametrize("data", [2 ** 63, [2 ** 64], [[1], [2 ** 70]], (-2 ** 63 - 1,)])
+def test_to_tensor_of_python_ints_beyond_int64_names_the_range(data):
+    with pytest.raises(ValueError, match=r"^to_tensor: data holds a Python int out of the "
+                                         r"range of int64 \[-9223372036854775808, "):
+        dense.to_tensor(data)
+    want = np.array(data, dtype=np.float64)
+    np.testing.assert_array_equal(dense.to_tensor(data, dtype="float64").numpy(), want)
+
+
+def test_to_tensor_of_items_of_no_numeric_dtype_keeps_its_type_error():
+    for data in ([1, None], np.array([1], np.uint64)):
+        with pytest.raises(TypeError, match=r"^to_tensor: dtype (object|uint64) is not supported"):
+            dense.to_tensor(data)
+
 # ------------------------------------------------------------ 4. negative integer powers
 @pytest.mark.parametrize("call", [
     lambda: dense.to_tensor(np.array([2])) ** -1,

@@ -17,7 +17,15 @@ def _shape(shape, op):
     return tuple(shape)
 
 
+#: The range of int64, the dtype a Python int takes.
+INT64 = np.iinfo(np.int64)
+
+
 def _fill_dtype(fill_value, dtype, op):
+    if dtype is None and type(fill_value) is int and not INT64.min <= fill_value <= INT64.max:
+        raise ValueError(f"{op}: fill_value {fill_value} is out of the range of int64 (the "
+                         f"dtype a Python int takes); expected a value in [{INT64.min}, "
+                         f"{INT64.max}], or a dtype that holds it (dtype='float64')")
     dt = canonical_dtype(np.asarray(fill_value).dtype if dtype is None else dtype, op)
     check_fill(fill_value, dt, op)
     return dt
