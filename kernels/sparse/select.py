@@ -36,10 +36,6 @@ from .segments import (compiled_values, crows_of_lengths, expand_ranges, row_ran
 COO, CSR = "sparse_coo", "sparse_csr"
 #: Entries from which a CSR row gather goes through scipy's compiled loop on the CPU.
 SCIPY_MIN_NNZ = 1 << 16
-#: Output bytes per thread of a row gather: its reads are scattered, so threads pay
-#: off sooner than for a copy (10000 rows of a 1e6-entry CSR: 0.53-0.54 ms on two
-#: threads against 0.64-0.75 on one and scipy's 0.66-0.69).
-ROW_GATHER_BYTES_PER_THREAD = 1 << 20
 
 
 def _cut(window, shape, axis):
@@ -155,8 +151,7 @@ def _row_gather(x, starts, grows, out_lengths):
     out_cols = pool.empty((int(offsets[-1]),), cols.dtype)
     out_values = pool.empty((int(offsets[-1]),), x.values.dtype)
     values, out = compiled_values(x.values), compiled_values(out_values)
-    cuts = balanced_cuts(offsets, out_cols.nbytes + out.nbytes,
-                         per_thread=ROW_GATHER_BYTES_PER_THREAD)
+    cuts = balanced_cuts(offsets, out_cols.nbytes + out.nbytes)
 
     def block(i):
         r0, r1 = cuts[i], cuts[i + 1]
