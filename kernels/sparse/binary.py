@@ -27,6 +27,7 @@ import numpy as np
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import add_at, place_of, xp_of
+from ..funcs import pool
 from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
 from ..funcs.threads import run_parallel
@@ -35,6 +36,7 @@ from ..infermeta.elementwise import broadcast_shape
 from . import merge
 from .align import Aligned, align, coords, flatten, reduce_to, to_grid, unflatten
 from .data import CooData, CsrData, crows_from_keys, index_rows
+from .segments import row_ids
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
 BACKENDS = ("cpu", "gpu")
@@ -237,10 +239,15 @@ def _from_rows(like, mg, values, shape, idt):
         return CsrData(_batched_crows(mg.indptr, shape).astype(idt, copy=False),
                        mg.cols.astype(idt, copy=False), values, tuple(shape))
     k = like.sparse_dim
-    row = np.repeat(np.arange(mg.indptr.shape[0] - 1, dtype=idt), np.diff(mg.indptr))
-    lead = unflatten(row, shape[:k - 1], np, idt) if k > 1 else []
-    return CooData(np.stack(lead + [mg.cols.astype(idt, copy=False)]), values, tuple(shape),
-                   True)
+    indices = pool.empty((k, n), idt)          # written once, no fresh pages
+    np.copyto(indices[k - 1], mg.cols, casting="unsafe")
+    if k == 2:
+        row_ids(mg.indptr, indices[0])
+    elif k > 2:
+        rows = unflatten(row_ids(mg.indptr, np.empty(n, np.int64)), shape[:k - 1], np, idt)
+        for d, row in enumerate(rows):
+            indices[d] = row
+    return CooData(indices, values, tuple(shape), True)
 
 
 def _batched_crows(indptr, shape):
