@@ -9,6 +9,7 @@ import pytest
 
 import dense
 import sparse
+from kernels.core import owned
 from kernels.funcs import threads
 from kernels.sparse import binary, merge
 
@@ -108,9 +109,40 @@ def test_a_csr_found_canonical_is_checked_once_and_only_while_its_buffers_live()
     writable = np.array([0, 1]), np.array([1])
     merge.remember_canonical(*writable)                             # could still change
     assert not merge.known_canonical(*writable)
-    key = id(c._d.cols)
+    key = ("canonical", id(c._d.cols), id(c._d.crows))
+    assert key in owned._FACTS
     del c
-    assert key not in merge._CANONICAL
+    assert key not in owned._FACTS
+
+
+def test_a_coos_row_pointers_are_remembered_for_its_locked_index_matrix():
+    rng = np.random.default_rng(4)
+    dense_x = rng.standard_normal((6, 5)) * (rng.random((6, 5)) < 0.4)
+    dense_y = rng.standard_normal((6, 5)) * (rng.random((6, 5)) < 0.4)
+    x, y = (sparse.coalesce(dense.to_tensor(a).to_sparse_coo(2)) for a in (dense_x, dense_y))
+    key = ("rows", (6,))
+    assert owned.recall((x._d.indices,), key) is None
+    np.testing.assert_array_equal((x + y).to_dense().numpy(), dense_x + dense_y)
+    indptr = owned.recall((x._d.indices,), key)
+    np.testing.assert_array_equal(indptr, np.r_[0, np.cumsum((dense_x != 0).sum(1))])
+    assert not indptr.flags.writeable
+    np.testing.assert_array_equal((x * y).to_dense().numpy(), dense_x * dense_y)  # reused
+    z = sparse.coalesce(dense.to_tensor(dense_x[:, :4]).to_sparse_coo(2))
+    assert owned.recall((z._d.indices,), key) is None               # another index matrix
+
+
+def test_only_frozen_arrays_have_facts_remembered():
+    base = np.arange(4)
+    view = base[:2]
+    view.setflags(write=False)                  # read-only, but base can still change it
+    assert not owned.frozen(view) and not owned.frozen(base)
+    assert owned.remember((view,), "fact", 1) == 1
+    assert owned.recall((view,), "fact") is None
+    locked = owned.lock(np.arange(4))
+    assert owned.frozen(locked) and owned.frozen(locked[1:])
+    owned.remember((locked,), "fact", 2)
+    assert owned.recall((locked,), "fact") == 2
+    assert owned.recall((locked[1:],), "fact") is None              # these very arrays only
 
 
 def _forward_and_grads(op, x, y):

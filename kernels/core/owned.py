@@ -95,3 +95,42 @@ def owned(array):
     if type(array).__module__.startswith("cupy"):
         return array.copy()
     return array
+
+
+# ---------------------------------------------------------------- facts about locked arrays
+#: (what, ids of the arrays) -> (weak references to the arrays, value): what was derived
+#: from locked arrays (:func:`remember`), kept while the first of them lives.
+_FACTS = {}
+
+
+def frozen(array):
+    """True for a numpy array whose content can never change: it and every array it is
+    a view of are read-only (what :func:`lock` makes of a tensor's buffer)."""
+    if not isinstance(array, np.ndarray):
+        return False
+    while isinstance(array, np.ndarray):
+        if array.flags.writeable:
+            return False
+        array = array.base
+    return True
+
+
+def recall(arrays, what):
+    """The value :func:`remember` kept for these very ``arrays`` under ``what``, or None."""
+    hit = _FACTS.get((what,) + tuple(map(id, arrays)))
+    if hit is None or any(ref() is not a for ref, a in zip(hit[0], arrays)):
+        return None
+    return hit[1]
+
+
+def remember(arrays, what, value):
+    """Keep ``value``, derived from ``arrays`` (say, a CSR's row pointers from a COO's
+    index matrix), for :func:`recall` while the first array lives, as scipy caches
+    ``has_canonical_format`` on a matrix.  Only frozen arrays qualify (:func:`frozen`):
+    what is derived from them stays true.  Returns ``value``."""
+    if all(frozen(a) for a in arrays):
+        key = (what,) + tuple(map(id, arrays))
+        refs = [weakref.ref(arrays[0], lambda _: _FACTS.pop(key, None))]
+        refs += [weakref.ref(a) for a in arrays[1:]]
+        _FACTS[key] = (refs, value)
+    return value

@@ -27,6 +27,7 @@ import numpy as np
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import add_at, place_of, xp_of
+from ..core.owned import lock, recall, remember
 from ..funcs import pool
 from ..funcs.restride import index_dtype
 from ..funcs.sum_to_shape import sum_to_shape
@@ -159,10 +160,9 @@ def _k(x, y, out_shape):
 
 
 # ---------------------------------------------------------------- same shape on the CPU
-def _as_rows(s):
-    """(row pointers, columns) of s seen as one CSR matrix over its sparse dims, or None."""
-    if isinstance(s, CsrData):
-        return _global_indptr(s), s.cols
+def _coo_rows(s):
+    """(row pointers, columns) of COO s seen as one CSR matrix over its sparse dims, or
+    None when its rows are out of order."""
     k = s.sparse_dim
     n_rows = int(np.prod(s.shape[:k - 1]))
     keys = flatten(index_rows(s.indices)[:k - 1], s.shape[:k - 1], np) if k > 1 \
@@ -170,6 +170,22 @@ def _as_rows(s):
     if not s.coalesced and keys.shape[0] > 1 and bool(np.any(keys[1:] < keys[:-1])):
         return None                 # rows out of order (the walk checks each row's columns)
     return crows_from_keys(keys, (n_rows, 1), s.indices.dtype), s.indices[k - 1]
+
+
+def _as_rows(s):
+    """(row pointers, columns) of s seen as one CSR matrix over its sparse dims, or None;
+    a COO's row pointers are remembered for its (locked) index matrix, so that operands
+    used again (a loop's weight, a gradient on x's pattern) skip the search."""
+    if isinstance(s, CsrData):
+        return _global_indptr(s), s.cols
+    key = ("rows", s.shape[:s.sparse_dim - 1])
+    indptr = recall((s.indices,), key)
+    if indptr is None:
+        rows = _coo_rows(s)
+        if rows is None:
+            return None
+        indptr = remember((s.indices,), key, lock(rows[0]))
+    return indptr, s.indices[s.sparse_dim - 1]
 
 
 def _global_indptr(x):

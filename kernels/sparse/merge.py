@@ -32,11 +32,11 @@ turn, 40.5 on two threads; on written pages 24.2 and 16.0).  This serves the CPU
 of sparse-with-sparse add, subtract, multiply and divide of same-shape
 operands and their gradients (:mod:`kernels.sparse.binary`).
 """
-import weakref
 from typing import NamedTuple
 
 import numpy as np
 
+from ..core.owned import recall, remember
 from ..funcs import pool
 from ..funcs.threads import balanced_cuts, run_parallel
 
@@ -193,25 +193,16 @@ def _shared(flag, bit):
     return np.flatnonzero(own == 3)
 
 
-#: id(cols) -> (weakref to cols, weakref to row pointers): the locked CSR buffers that a
-#: walk found canonical (rows sorted, no duplicates); as scipy caches
-#: ``has_canonical_format`` on a matrix, the check then runs once per tensor.
-_CANONICAL = {}
-
-
 def known_canonical(indptr, cols):
     """True if :func:`remember_canonical` recorded these very (locked) buffers."""
-    entry = _CANONICAL.get(id(cols))
-    return entry is not None and entry[0]() is cols and entry[1]() is indptr
+    return recall((cols, indptr), "canonical") is True
 
 
 def remember_canonical(indptr, cols):
-    """Record CSR buffers found canonical; only read-only ones, whose content cannot change."""
-    if not isinstance(cols, np.ndarray) or cols.flags.writeable or indptr.flags.writeable:
-        return
-    key = id(cols)
-    _CANONICAL[key] = (weakref.ref(cols, lambda _: _CANONICAL.pop(key, None)),
-                       weakref.ref(indptr))
+    """Record CSR buffers a walk found canonical (rows sorted, no duplicates), as scipy
+    caches ``has_canonical_format`` on a matrix: the check then runs once per tensor.
+    Only locked buffers, whose content cannot change, are recorded."""
+    remember((cols, indptr), "canonical", True)
 
 
 def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
