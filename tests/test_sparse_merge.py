@@ -233,6 +233,36 @@ def test_products_that_could_vanish_take_the_flag_walk():
 
 
 @pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("inside", [False, True])
+def test_a_product_walk_that_may_lose_a_zero_is_counted(layout, inside, monkeypatch):
+    """Stored zeros fail products_nonzero; the product walk still serves unless a zero
+    lies in the intersection (then the walk on int8 ones counts more entries, and the
+    flags walk runs)."""
+    rng = np.random.default_rng(12)
+    x, y = pair(rng, layout, (30, 40), 2, nnz=(300, 250))
+    stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
+    vx = np.where(x.values().numpy() == 0, 1.5, x.values().numpy())
+    vy = np.where(y.values().numpy() == 0, -0.5, y.values().numpy())
+    both = stored[0] & stored[1]
+    coo_x = x.to_sparse_coo(2) if layout == "csr" else x
+    at_x = [tuple(c) for c in coo_x.indices().numpy().T]
+    ins = [i for i, c in enumerate(at_x) if both[c]]
+    outs = [i for i, c in enumerate(at_x) if not both[c]]
+    vx[(ins if inside else outs)[0]] = 0.0
+    x, y = _rebuild(x, vx), _rebuild(y, vy)
+    assert not merge.products_nonzero(x.values().numpy(), y.values().numpy())
+    flag_walks = []
+    real = merge._flags
+    monkeypatch.setattr(merge, "_flags", lambda *a: flag_walks.append(a) or real(*a))
+    monkeypatch.setattr(threads, "_num_threads", 4)
+    out = x * y
+    assert bool(flag_walks) == inside
+    dx, dy = x.to_dense().numpy(), y.to_dense().numpy()
+    np.testing.assert_array_equal(out.to_dense().numpy(), dx * dy)
+    assert out.nnz() == np.count_nonzero(both)              # the zero product stays stored
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_same_sign_sums_walk_on_the_values_and_keep_the_union(layout, sign):
     rng = np.random.default_rng(11)

@@ -244,7 +244,7 @@ def _computable(op, x, y):
     v, w = x.values, y.values
     if v.ndim != 1 or v.dtype != w.dtype or v.dtype not in (np.float32, np.float64):
         return False
-    return op in ("add", "subtract") or (op == "multiply" and merge.products_nonzero(v, w))
+    return op in ("add", "subtract", "multiply")
 
 
 def _from_rows(like, mg, values, shape, idt):

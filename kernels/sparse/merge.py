@@ -15,10 +15,11 @@ sums that are zero, so it is given values whose sums never are:
   ``v + 1j`` (a) and ``w + 2j`` (b): the imaginary part is never zero, and the
   real part is ``v + w`` (or ``v - w``) in the values' own precision, computed
   in the walk;
-- for a float product, the values themselves, when no product can be zero
-  (no stored zero, and the two smallest magnitudes' product is not below
-  the smallest subnormal): the compiled ``csr_elmul_csr`` walk writes the
-  intersection and its products.
+- for a float product, the values themselves: the compiled ``csr_elmul_csr``
+  walk writes the intersection and its products.  When a product may be
+  zero (a stored zero, or the two smallest magnitudes' product below the
+  smallest subnormal), a second walk of the block on int8 ones counts the
+  intersection; if the product walk kept fewer entries, the flags serve.
 
 Either way explicit zeros of the operands, and cancellations, stay stored.
 The walk releases the GIL, so blocks of rows, cut to equal shares of both
@@ -32,6 +33,7 @@ turn, 40.5 on two threads; on written pages 24.2 and 16.0).  This serves the CPU
 of sparse-with-sparse add, subtract, multiply and divide of same-shape
 operands and their gradients (:mod:`kernels.sparse.binary`).
 """
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -171,8 +173,36 @@ def products_nonzero(av, bv):
     """
     if av.shape[0] == 0 or bv.shape[0] == 0:
         return True
-    low = float(np.min(np.abs(av))) * float(np.min(np.abs(bv)))
+    low = min_abs(av) * min_abs(bv)
     return low >= 2 * float(np.finfo(av.dtype).smallest_subnormal)
+
+
+#: Values per step of :func:`min_abs`: its scratch stays in cache.
+_ABS_CHUNK = 1 << 16
+
+
+def min_abs(v):
+    """The least magnitude in 1-D float ``v`` (non-empty) as a float, NaN if one is stored;
+    chunk by chunk through one cache-sized scratch (``np.abs(v)`` whole would write a
+    temporary as large as v), and remembered for a locked v (a tensor's values).
+
+    Examples
+    --------
+    >>> min_abs(np.float32([3, -0.5, 2]))
+    0.5
+    """
+    known = recall((v,), "min_abs")
+    if known is not None:
+        return known
+    scratch = np.empty(min(v.shape[0], _ABS_CHUNK), v.dtype)
+    low = math.inf
+    for lo in range(0, v.shape[0], _ABS_CHUNK):
+        part = np.abs(v[lo:lo + _ABS_CHUNK], out=scratch[:min(_ABS_CHUNK, v.shape[0] - lo)])
+        m = float(part.min())
+        if math.isnan(m):
+            return m
+        low = min(low, m)
+    return remember((v,), "min_abs", low)
 
 
 def _tagged(av, bv):
@@ -218,8 +248,9 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
     values : tuple, optional
         ``(op, av, bv)``: the union's values ``av + bv`` (op ``'add'``) or
         ``av - bv`` (``'subtract'``), or the intersection's ``av * bv``
-        (``'multiply'``, where :func:`products_nonzero`), computed in the
-        walk, for 1-D float32 or float64 values of one dtype.
+        (``'multiply'``; checked by a count where :func:`products_nonzero`
+        fails), computed in the walk, for 1-D float32 or float64 values of
+        one dtype.
     known : (bool, bool)
         True for an operand whose rows are known sorted and free of duplicates
         (a coalesced COO, a CSR :func:`known_canonical` found): its check is skipped.
@@ -245,16 +276,37 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
     cuts = _cuts(ap, bp)
     data, fn = (_flags, _WALK["add"]) if values is None else (_payload(*values),
                                                               _WALK[values[0]])
+    count = values is not None and values[0] == "multiply" and not products_nonzero(*values[1:])
     blocks = [None] * (len(cuts) - 1)
 
     def walk(i):
-        block = _walk(ap, aj, bp, bj, ncols, cuts[i], cuts[i + 1], data, fn, known)
+        lo, hi = cuts[i], cuts[i + 1]
+        block = _walk(ap, aj, bp, bj, ncols, lo, hi, data, fn, known)
+        if count and block is not None and _dropped(ap, aj, bp, bj, ncols, lo, hi, block):
+            block = _DROPPED
         blocks[i] = block if block is None or values is not None else _sources(block, union)
 
     run_parallel(walk, list(range(len(blocks))))
     if any(b is None for b in blocks):
         return None
+    if any(b is _DROPPED for b in blocks):          # a zero product: the flags walk
+        return merge(ap, aj, bp, bj, ncols, union, None, (True, True))
     return _assemble(blocks, cuts, ap.dtype, union, values is not None)
+
+
+#: A product walk's block that lost a zero product.
+_DROPPED = object()
+
+
+def _dropped(ap, aj, bp, bj, ncols, lo, hi, block):
+    """True if the product walk's ``block`` of rows [lo, hi) kept fewer entries than the
+    intersection has: a walk on int8 ones, whose products are never zero, counts it."""
+    a0, a1, b0, b1 = block[3]
+    size = min(a1 - a0, b1 - b0)
+    cp, cj, cx = np.empty(hi - lo + 1, ap.dtype), np.empty(size, aj.dtype), np.empty(size, np.int8)
+    _WALK["multiply"](hi - lo, ncols, ap[lo:hi + 1] - ap[lo], aj[a0:a1], np.ones(a1 - a0, np.int8),
+                      bp[lo:hi + 1] - bp[lo], bj[b0:b1], np.ones(b1 - b0, np.int8), cp, cj, cx)
+    return int(cp[-1]) != block[1].shape[0]
 
 
 def _assemble(blocks, cuts, dtype, union, summed):
