@@ -304,9 +304,24 @@ def _dropped(ap, aj, bp, bj, ncols, lo, hi, block):
     a0, a1, b0, b1 = block[3]
     size = min(a1 - a0, b1 - b0)
     cp, cj, cx = np.empty(hi - lo + 1, ap.dtype), np.empty(size, aj.dtype), np.empty(size, np.int8)
-    _WALK["multiply"](hi - lo, ncols, ap[lo:hi + 1] - ap[lo], aj[a0:a1], np.ones(a1 - a0, np.int8),
-                      bp[lo:hi + 1] - bp[lo], bj[b0:b1], np.ones(b1 - b0, np.int8), cp, cj, cx)
+    _WALK["multiply"](hi - lo, ncols, ap[lo:hi + 1] - ap[lo], aj[a0:a1], _ones(a1 - a0),
+                      bp[lo:hi + 1] - bp[lo], bj[b0:b1], _ones(b1 - b0), cp, cj, cx)
     return int(cp[-1]) != block[1].shape[0]
+
+
+#: A read-only int8 array of ones, grown to the longest block asked for, so that the
+#: counting walks do not write (and fault in) new ones for every block of every call.
+_ONES = [np.ones(0, np.int8)]
+
+
+def _ones(n):
+    """``n`` int8 ones: a view of :data:`_ONES`."""
+    ones = _ONES[0]
+    if ones.shape[0] < n:
+        ones = np.ones(n, np.int8)
+        ones.setflags(write=False)
+        _ONES[0] = ones
+    return ones[:n]
 
 
 def _assemble(blocks, cuts, dtype, union, summed):
