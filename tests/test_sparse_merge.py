@@ -275,3 +275,27 @@ def test_same_sign_sums_walk_on_the_values_and_keep_the_union(layout, sign):
     assert out.nnz() == np.count_nonzero((dx != 0) | (dy != 0))     # the whole union
     mixed = _rebuild(y, -y.values().numpy())
     assert not merge.sums_nonzero(x.values().numpy(), mixed.values().numpy())
+
+
+def test_a_stored_zero_makes_only_its_own_block_tag_its_sums(monkeypatch):
+    """Positive values with one stored zero: that block walks tagged values and keeps the
+    zero (scipy's walk would drop it), the others walk the plain values."""
+    rng = np.random.default_rng(6)
+    x, y = pair(rng, "csr", (400, 300), 2, nnz=(20000, 15000))
+    vx, vy = np.abs(x.values().numpy()) + 0.25, np.abs(y.values().numpy()) + 0.25
+    vx[123] = 0.0
+    x, y = _rebuild(x, vx), _rebuild(y, vy)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
+    monkeypatch.setattr(threads, "_num_threads", 4)
+    assert len(merge._cuts(x._d.crows, y._d.crows)) > 3
+    tagged = []
+    real = merge._tagged
+    monkeypatch.setattr(merge, "_tagged", lambda av, bv: (lambda *a: tagged.append(a)
+                                                          or real(av, bv)(*a)))
+    out = x + y
+    assert len(tagged) == 1 and tagged[0][0] <= 123 < tagged[0][1]
+    stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
+    assert out.nnz() == np.count_nonzero(stored[0] | stored[1])        # the zero is kept
+    np.testing.assert_array_equal(out.to_dense().numpy(),
+                                  x.to_dense().numpy() + y.to_dense().numpy())

@@ -14,7 +14,8 @@ sums that are zero, so it is given values whose sums never are:
 - for a float sum or difference, the values *tagged* as complex numbers
   ``v + 1j`` (a) and ``w + 2j`` (b): the imaginary part is never zero, and the
   real part is ``v + w`` (or ``v - w``) in the values' own precision, computed
-  in the walk;
+  in the walk; a block of a sum whose values are all positive or all
+  negative walks on them untagged (a quarter less time);
 - for a float product, the values themselves: the compiled ``csr_elmul_csr``
   walk writes the intersection and its products.  When a product may be
   zero (a stored zero, or the two smallest magnitudes' product below the
@@ -134,10 +135,18 @@ def _sources(block, union):
 
 def _payload(op, av, bv):
     """Walk data computing ``op``'s values: the values themselves for a product, and for a
-    sum that cannot be zero (:func:`sums_nonzero`); else tagged (:func:`_tagged`)."""
-    if op == "multiply" or (op == "add" and sums_nonzero(av, bv)):
+    block whose sums cannot be zero (:func:`sums_nonzero` of the block's values, so that
+    a stored zero makes only its own block pay for tags); else tagged (:func:`_tagged`)."""
+    if op == "multiply":
         return lambda a0, a1, b0, b1: (av[a0:a1], bv[b0:b1])
-    return _tagged(av, bv)
+    tagged = _tagged(av, bv)
+    if op == "subtract":
+        return tagged
+
+    def data(a0, a1, b0, b1):
+        a, b = av[a0:a1], bv[b0:b1]
+        return (a, b) if sums_nonzero(a, b) else tagged(a0, a1, b0, b1)
+    return data
 
 
 def sums_nonzero(av, bv):
