@@ -186,6 +186,14 @@ def products_nonzero(av, bv):
     return low >= 2 * float(np.finfo(av.dtype).smallest_subnormal)
 
 
+def _block_products_nonzero(av, bv):
+    """:func:`products_nonzero` of one block's values (slices: nothing remembered)."""
+    if av.shape[0] == 0 or bv.shape[0] == 0:
+        return True
+    low = _scan_min_abs(av) * _scan_min_abs(bv)
+    return low >= 2 * float(np.finfo(av.dtype).smallest_subnormal)
+
+
 #: Values per step of :func:`min_abs`: its scratch stays in cache.
 _ABS_CHUNK = 1 << 16
 
@@ -201,8 +209,11 @@ def min_abs(v):
     0.5
     """
     known = recall((v,), "min_abs")
-    if known is not None:
-        return known
+    return known if known is not None else remember((v,), "min_abs", _scan_min_abs(v))
+
+
+def _scan_min_abs(v):
+    """:func:`min_abs`'s scan."""
     scratch = np.empty(min(v.shape[0], _ABS_CHUNK), v.dtype)
     low = math.inf
     for lo in range(0, v.shape[0], _ABS_CHUNK):
@@ -211,7 +222,7 @@ def min_abs(v):
         if math.isnan(m):
             return m
         low = min(low, m)
-    return remember((v,), "min_abs", low)
+    return low
 
 
 def _tagged(av, bv):
@@ -291,7 +302,8 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
     def walk(i):
         lo, hi = cuts[i], cuts[i + 1]
         block = _walk(ap, aj, bp, bj, ncols, lo, hi, data, fn, known)
-        if count and block is not None and _dropped(ap, aj, bp, bj, ncols, lo, hi, block):
+        if count and block is not None and _may_drop(values, block) \
+                and _dropped(ap, aj, bp, bj, ncols, lo, hi, block):
             block = _DROPPED
         blocks[i] = block if block is None or values is not None else _sources(block, union)
 
@@ -305,6 +317,12 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
 
 #: A product walk's block that lost a zero product.
 _DROPPED = object()
+
+
+def _may_drop(values, block):
+    """Whether a product of the block's own values may be zero (then it is counted)."""
+    a0, a1, b0, b1 = block[3]
+    return not _block_products_nonzero(values[1][a0:a1], values[2][b0:b1])
 
 
 def _dropped(ap, aj, bp, bj, ncols, lo, hi, block):
