@@ -110,10 +110,22 @@ def _walk(ap, aj, bp, bj, ncols, lo, hi, data, fn, known):
     da, db = data(a0, a1, b0, b1)
     size = (a1 - a0) + (b1 - b0)
     cp = np.empty(rows + 1, la.dtype)
-    cj, cx = pool.empty((size,), la.dtype), pool.empty((size,), da.dtype)
+    cj, cx = _outputs(size, la.dtype, da.dtype)
     fn(rows, ncols, la, aj[a0:a1], da, lb, bj[b0:b1], db, cp, cj, cx)
     n = int(cp[-1])
+    if 2 * n < size:                  # an intersection far smaller than its buffers
+        return cp, cj[:n].copy(), cx[:n].copy(), (a0, a1, b0, b1)
     return cp, cj[:n], cx[:n], (a0, a1, b0, b1)
+
+
+def _outputs(size, index_dtype, value_dtype):
+    """A walk's column and value outputs for ``size`` entries, carved from one pooled
+    buffer: together they reach the pool's size where the values alone (float32 of
+    a few million entries) would come from fresh pages."""
+    cols = size * np.dtype(index_dtype).itemsize
+    cut = -(-cols // 16) * 16         # the values start aligned for any dtype
+    buf = pool.empty((cut + size * np.dtype(value_dtype).itemsize,), np.uint8)
+    return buf[:cols].view(index_dtype), buf[cut:].view(value_dtype)
 
 
 def _flags(a0, a1, b0, b1):
@@ -355,8 +367,6 @@ def _assemble(blocks, cuts, dtype, union, summed):
     """One Merged from the blocks' local results (copied into place on threads)."""
     if len(blocks) == 1:                     # the walk's own arrays, the values made real
         cp, cj, extra = blocks[0][:3]
-        if cj.base is not None and 2 * cj.nbytes < cj.base.nbytes:
-            cj = cj.copy()                   # an intersection far smaller than its buffer
         if summed:
             return Merged(cp, cj, [], union, np.ascontiguousarray(extra.real))
         return Merged(cp, cj, [extra], union)
