@@ -180,9 +180,11 @@ def sums_nonzero(av, bv):
     return bool(max(np.max(av), np.max(bv)) < 0)
 
 
-def products_nonzero(av, bv):
+def products_nonzero(av, bv, least=None):
     """True if no product of a value of ``av`` and one of ``bv`` can be zero, and no NaN
-    is stored (then the answer is False, to be safe).
+    is stored (then the answer is False, to be safe).  ``least`` finds a least magnitude:
+    :func:`min_abs` by default, remembered for locked arrays; a block's slices pass the
+    bare scan.
 
     Examples
     --------
@@ -194,15 +196,8 @@ def products_nonzero(av, bv):
     """
     if av.shape[0] == 0 or bv.shape[0] == 0:
         return True
-    low = min_abs(av) * min_abs(bv)
-    return low >= 2 * float(np.finfo(av.dtype).smallest_subnormal)
-
-
-def _block_products_nonzero(av, bv):
-    """:func:`products_nonzero` of one block's values (slices: nothing remembered)."""
-    if av.shape[0] == 0 or bv.shape[0] == 0:
-        return True
-    low = _scan_min_abs(av) * _scan_min_abs(bv)
+    least = least or min_abs
+    low = least(av) * least(bv)
     return low >= 2 * float(np.finfo(av.dtype).smallest_subnormal)
 
 
@@ -334,7 +329,7 @@ _DROPPED = object()
 def _may_drop(values, block):
     """Whether a product of the block's own values may be zero (then it is counted)."""
     a0, a1, b0, b1 = block[3]
-    return not _block_products_nonzero(values[1][a0:a1], values[2][b0:b1])
+    return not products_nonzero(values[1][a0:a1], values[2][b0:b1], _scan_min_abs)
 
 
 def _dropped(ap, aj, bp, bj, ncols, lo, hi, block):
