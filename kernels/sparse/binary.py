@@ -36,8 +36,7 @@ from ..funcs.elementwise import BINARY, BOTH, quiet, result_dtype
 from ..infermeta.elementwise import broadcast_shape
 from . import merge
 from .align import Aligned, align, coords, flatten, reduce_to, to_grid, unflatten
-from .data import CooData, CsrData, crows_from_keys, index_rows
-from .segments import row_ids
+from .data import CooData, CsrData, crows_from_keys, index_rows, row_ids
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
 BACKENDS = ("cpu", "gpu")

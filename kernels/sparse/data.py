@@ -16,6 +16,9 @@ inputs: arrays inside tensors are read-only.
 """
 from typing import NamedTuple
 
+import numpy as np
+from scipy.sparse import _sparsetools
+
 from ..core.xp import place_of, xp_of
 from ..funcs.restride import index_dtype, restride
 from ..funcs.shape import INT64_LIMIT, prod
@@ -75,9 +78,31 @@ def csr_row_ids(x):
         ids = csr_indices_cuda(x)
         flat = ids[0] if len(x.shape) == 2 else ids[0].astype(dtype) * rows + ids[1]
         return flat.astype(dtype, copy=False)
+    if len(x.shape) == 2 and xp is np:
+        return row_ids(x.crows, np.empty(x.nnz, dtype))
     c2 = x.crows.reshape(x.batch, rows + 1)
     counts = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
     return xp.repeat(xp.arange(x.batch * rows, dtype=dtype), counts)
+
+
+def row_ids(indptr, out):
+    """Write into numpy ``out`` (``indptr[-1]`` entries) the row of each entry under the
+    validated row pointers ``indptr`` (1-D, from 0): scipy's compiled ``expandptr``, one
+    sequential pass, where both fit one index dtype; else numpy's repeat.  Returns out.
+
+    Examples
+    --------
+    >>> row_ids(np.array([0, 2, 2, 3]), np.empty(3, np.int64)).tolist()
+    [0, 0, 2]
+    """
+    n_row = indptr.shape[0] - 1
+    if out.dtype in (np.int32, np.int64) and out.flags.c_contiguous and n_row >= 0 \
+            and int(indptr[0]) == 0 and int(indptr[-1]) == out.shape[0] \
+            and out.shape[0] <= np.iinfo(out.dtype).max:
+        _sparsetools.expandptr(n_row, indptr.astype(out.dtype, copy=False), out)
+    else:
+        out[...] = np.repeat(np.arange(n_row), np.diff(indptr))
+    return out
 
 
 def csr_coords(x):

@@ -36,25 +36,6 @@ def expand_ranges(starts, lengths):
     return xp.cumsum(steps)
 
 
-def row_ids(indptr, out):
-    """Write into numpy ``out`` (``indptr[-1]`` entries) the row of each entry under the
-    validated row pointers ``indptr`` (1-D, from 0): scipy's compiled ``expandptr``, one
-    sequential pass, where both fit one index dtype; else numpy's repeat.  Returns out.
-
-    Examples
-    --------
-    >>> row_ids(np.array([0, 2, 2, 3]), np.empty(3, np.int64)).tolist()
-    [0, 0, 2]
-    """
-    n_row = indptr.shape[0] - 1
-    if out.dtype in (np.int32, np.int64) and out.flags.c_contiguous \
-            and int(indptr[-1]) <= np.iinfo(out.dtype).max:
-        _sparsetools.expandptr(n_row, indptr.astype(out.dtype, copy=False), out)
-    else:
-        out[...] = np.repeat(np.arange(n_row), np.diff(indptr))
-    return out
-
-
 def row_ranges(crows, batch, rows):
     """Global start and length of every row of a CSR (``batch * rows`` of each), int64."""
     xp = xp_of(crows)
