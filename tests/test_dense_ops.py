@@ -253,6 +253,34 @@ def test_arg_reductions_over_a_zero_length_axis_raise_naming_the_op(name, shape,
         getattr(dense, name)(dense.to_tensor(np.zeros(shape)), axis=axis)
 
 
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_arg_reductions_of_a_large_locked_tensor_match_numpy_and_leave_it_locked(name, axis):
+    """numpy copies a read-only argmax input; the kernel reads the tensor's locked buffer
+    through an alias (kernels.core.owned.readable) and must give numpy's answer."""
+    from kernels.core.owned import READ_ALIAS_BYTES
+    a = np.random.default_rng(5).standard_normal((64, READ_ALIAS_BYTES // 8))
+    x = dense.to_tensor(a)
+    got = getattr(dense, name)(x, axis=axis).numpy()
+    np.testing.assert_array_equal(got, getattr(np, name)(a, axis=axis))
+    assert not np.asarray(x).flags.writeable
+    np.testing.assert_array_equal(x.numpy(), a)
+
+
+def test_readable_aliases_only_large_read_only_arrays():
+    from kernels.core.owned import READ_ALIAS_BYTES, frozen, lock, readable
+    big = lock(np.arange(READ_ALIAS_BYTES // 8 * 3, dtype=np.float64))
+    alias = readable(big[::3])
+    assert alias.flags.writeable and np.shares_memory(alias, big)
+    assert alias.strides == big[::3].strides and alias.base.array is not None
+    np.testing.assert_array_equal(alias, big[::3])
+    assert frozen(big) and not big.flags.writeable       # the tensor's buffer is untouched
+    small = lock(np.arange(4.0))
+    writable = np.arange(READ_ALIAS_BYTES)
+    assert readable(small) is small and readable(writable) is writable
+    assert readable([1, 2]) == [1, 2]
+
+
 def test_max_min_keep_int_dtypes_and_send_the_gradient_to_one_extremum():
     assert dense.max(dense.to_tensor(np.array([3, 1], np.int8))).dtype == np.int8
     a = np.array([[1.0, 7.0, 7.0], [9.0, -1.0, 9.0]])

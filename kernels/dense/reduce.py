@@ -8,6 +8,7 @@ cumulative products on both sides, so zeros need no division.
 import numpy as np
 
 from ..core.dtypes import ALL
+from ..core.owned import readable
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.broadcast import expand_copy
@@ -152,7 +153,7 @@ def _extreme_grad(name, arg):
         xp = xp_of(x)
         axes = _axes(x.ndim, axis, name)
         v, kept = _slices(x, axes)
-        pick = getattr(xp, arg)(v, axis=-1)[..., None]
+        pick = getattr(xp, arg)(readable(v), axis=-1)[..., None]
         g = _grad_as(out_grad.reshape(pick.shape), x)
         grad = xp.where(xp.arange(v.shape[-1]) == pick, g, xp.zeros((), x.dtype))
         return _unslice(grad, x, axes, kept)
@@ -197,10 +198,10 @@ def _arg(name):
     def forward(x, axis=None, keepdim=False):
         xp = xp_of(x)
         if axis is None:
-            flat = getattr(xp, name)(x.reshape(-1))
+            flat = getattr(xp, name)(readable(x).reshape(-1))
             return xp.asarray(flat, dtype=xp.int64).reshape(reduced_shape(
                 x.shape, tuple(range(x.ndim)), keepdim))
-        out = getattr(x, name)(axis=axis, keepdims=keepdim)    # the array's own method
+        out = getattr(readable(x), name)(axis=axis, keepdims=keepdim)    # the array's own
         return out if out.dtype == np.int64 else out.astype(np.int64)
     forward.__name__ = name
     forward.__doc__ = f"numpy's {name} as int64; axis None gives the flat index."

@@ -12,6 +12,7 @@ contribute nothing.  Work runs in threaded blocks of rows
 import numpy as np
 from scipy.sparse import csr_array
 
+from ..core.owned import readable
 from .row_blocks import RowMap, in_parallel, lanes, rectangles, row_items, step, zeros
 from .shape import prod
 
@@ -94,7 +95,7 @@ def _element_grad(view, local, out_grad):
     contribute nothing."""
     groups = np.arange(view.batch * view.outer).reshape(view.batch, view.outer, 1)
     keys = (groups * view.size + local[:, None, :]).reshape(-1)
-    weights = np.asarray(out_grad).reshape(-1)
+    weights = readable(np.asarray(out_grad)).reshape(-1)
     keep = ((local >= 0) & (local < view.size))[:, None, :]
     if not keep.all():
         keep = np.broadcast_to(keep, (view.batch, view.outer, view.per_batch)).reshape(-1)

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse import _sparsetools
 
+from ..core.owned import readable
 from ..core.xp import place_of, xp_of
 from ..funcs.restride import index_dtype, restride
 from ..funcs.shape import INT64_LIMIT, prod
@@ -182,7 +183,7 @@ def crows_from_keys(keys, shape, dtype):
         bounds = xp.searchsorted(keys, _row_numbers(xp, batch * rows + 1, keys.dtype))
         crows[:, 1:] = bounds[1:].reshape(batch, rows) - bounds[:-1:rows, None]
     elif rows and keys.shape[0]:
-        crows[:, 1:] = xp.bincount(keys, minlength=batch * rows).reshape(batch, rows)
+        crows[:, 1:] = xp.bincount(readable(keys), minlength=batch * rows).reshape(batch, rows)
         xp.cumsum(crows, axis=1, out=crows)
     return crows.reshape(-1)
 
@@ -332,6 +333,7 @@ def sum_by_key(keys, values, size=None):
 
 def _bucket_sum(keys, values, size, xp):
     """:func:`sum_by_key` by counting into ``size`` buckets (no sort)."""
+    keys, values = readable(keys), readable(values)
     present = xp.bincount(keys, minlength=size) > 0
     ukeys = xp.flatnonzero(present)
     sums = xp.bincount(keys, weights=values, minlength=size)[ukeys].astype(values.dtype)

@@ -11,6 +11,7 @@ where an entry was repeated.  All are xp-generic (numpy or cupy) except
 import numpy as np
 from scipy.sparse import _sparsetools
 
+from ..core.owned import readable
 from ..core.xp import add_at, xp_of
 from ..funcs import pool
 from .blas import index_arrays
@@ -98,7 +99,7 @@ def select_expansion(coord, index, size):
         keys = index[order]
         starts = xp.searchsorted(keys, coord, side="left")
         return _images(xp, xp.searchsorted(keys, coord, side="right") - starts, starts, order)
-    hits = xp.bincount(index, minlength=size)
+    hits = xp.bincount(readable(index), minlength=size)
     if index.shape[0] == 0 or int(hits.max()) <= 1:
         where = xp.full(size, -1, dtype=xp.int64)
         where[index] = xp.arange(index.shape[0])
