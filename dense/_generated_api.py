@@ -862,7 +862,8 @@ pow.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 
 
 def maximum(x: _t.TensorLike, y: _t.TensorLike) -> _dense.Tensor:
-    r"""Elementwise the larger of x and y; a tie sends the gradient to y (Paddle).
+    r"""Elementwise the larger of x and y; a tie splits the gradient evenly between x
+    and y, and a NaN passes it to neither (Paddle 3.3, torch).
 
     x and y broadcast as in numpy; the dtype is numpy's promotion of theirs.
     Either may be a Python scalar, which is weak (NEP 50): ``float32`` stays
@@ -901,7 +902,8 @@ maximum.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 
 
 def minimum(x: _t.TensorLike, y: _t.TensorLike) -> _dense.Tensor:
-    r"""Elementwise the smaller of x and y; a tie sends the gradient to y (Paddle).
+    r"""Elementwise the smaller of x and y; a tie splits the gradient evenly between x
+    and y, and a NaN passes it to neither (Paddle 3.3, torch).
 
     x and y broadcast as in numpy; the dtype is numpy's promotion of theirs.
     Either may be a Python scalar, which is weak (NEP 50): ``float32`` stays
@@ -1146,7 +1148,7 @@ greater_equal.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 def clip(x: _t.TensorLike, min: _t.Optional[_t.Scalar] = None, max: _t.Optional[_t.Scalar] = None) -> _dense.Tensor:
     r"""Limit x to ``[min, max]`` elementwise (Paddle's clip); None leaves that side open.
 
-    The gradient passes where ``min < x < max`` strictly, as Paddle's.
+    The gradient passes where ``min <= x <= max``, bounds included, as Paddle's.
 
     Parameters
     ----------
@@ -1664,8 +1666,8 @@ mean.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 def max(x: _t.TensorLike, axis: _t.Optional[_t.IntArray] = None, keepdim: bool = False) -> _dense.Tensor:
     r"""The largest element over ``axis``; x's dtype is kept.
 
-    The gradient of each slice goes to one element, the first arg-maximum in
-    C order (as Paddle: ties do not share it).
+    The elements equal to a slice's maximum share its gradient evenly (Paddle
+    3.3, torch's amax); where the maximum is NaN, the NaNs share it.
 
     Parameters
     ----------
@@ -1701,8 +1703,8 @@ max.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 def min(x: _t.TensorLike, axis: _t.Optional[_t.IntArray] = None, keepdim: bool = False) -> _dense.Tensor:
     r"""The smallest element over ``axis``; x's dtype is kept.
 
-    The gradient of each slice goes to one element, the first arg-minimum in
-    C order (as Paddle: ties do not share it).
+    The elements equal to a slice's minimum share its gradient evenly (Paddle
+    3.3, torch's amin); where the minimum is NaN, the NaNs share it.
 
     Parameters
     ----------

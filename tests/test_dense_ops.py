@@ -281,17 +281,48 @@ def test_readable_aliases_only_large_read_only_arrays():
     assert readable([1, 2]) == [1, 2]
 
 
-def test_max_min_keep_int_dtypes_and_send_the_gradient_to_one_extremum():
+def test_max_min_keep_int_dtypes_and_share_the_gradient_among_ties():
+    """Hand-worked, as Paddle 3.3 gives (torch's amax too): the elements equal to the
+    extreme share its gradient evenly; a NaN extreme sends it to the NaNs."""
     assert dense.max(dense.to_tensor(np.array([3, 1], np.int8))).dtype == np.int8
     a = np.array([[1.0, 7.0, 7.0], [9.0, -1.0, 9.0]])
     x = dense.to_tensor(a, stop_gradient=False)
     dense.max(x, axis=1).backward(dense.to_tensor([10.0, 20.0]))
-    np.testing.assert_array_equal(x.grad.numpy(), [[0, 10, 0], [20, 0, 0]])
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 5, 5], [10, 0, 10]])
     x.clear_grad()
     dense.min(x).backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 0], [0, 1, 0]])
+    x = dense.to_tensor(np.array([[2.0, 2.0], [1.0, 2.0]], np.float32), stop_gradient=False)
+    dense.max(x).backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(x.grad.numpy(), [[1 / 3, 1 / 3], [0, 1 / 3]], rtol=1e-7)
+    x = dense.to_tensor([[1.0, np.nan, 3.0, np.nan]], stop_gradient=False)
+    dense.max(x, axis=1).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0.5, 0, 0.5]])
     with pytest.raises(ValueError, match="max: cannot reduce"):
         dense.max(dense.to_tensor(np.zeros((2, 0))), axis=1)
+
+
+@pytest.mark.parametrize("op, x_grad, y_grad", [
+    ("maximum", [0.5, 1, 0.5, 0, 0, 0], [0.5, 0, 0.5, 1, 0, 0]),
+    ("minimum", [0.5, 0, 0.5, 1, 0, 0], [0.5, 1, 0.5, 0, 0, 0])])
+def test_maximum_minimum_split_a_tie_and_pass_nothing_through_nan(op, x_grad, y_grad):
+    """Hand-worked, as Paddle 3.3 and torch give."""
+    x = dense.to_tensor([1.0, 2.0, 0.0, -1.0, np.nan, 1.0], stop_gradient=False)
+    y = dense.to_tensor([1.0, 1.0, 0.0, 2.0, 1.0, np.nan], stop_gradient=False)
+    dense.sum(getattr(dense, op)(x, y)).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), x_grad)
+    np.testing.assert_array_equal(y.grad.numpy(), y_grad)
+
+
+def test_clip_passes_the_gradient_at_its_bounds():
+    """Paddle 3.3 and torch: the bounds are inside (relu and relu6 stay strict)."""
+    x = dense.to_tensor([1.0, 2.0, 0.0, -1.0, 0.5], stop_gradient=False)
+    dense.sum(dense.clip(x, 0.0, 1.0)).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 0, 1, 0, 1])
+    x = dense.to_tensor([0.0, 6.0, 3.0], stop_gradient=False)
+    dense.sum(dense.relu(x) + dense.clip(x, max=6.0)).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 2, 2])
 
 
 def test_sum_with_empty_axis_reduces_everything():

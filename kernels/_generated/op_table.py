@@ -674,7 +674,7 @@ def _meta_dense_maximum_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.minimum  (yaml/ops.yaml:868)
+# dense.minimum  (yaml/ops.yaml:869)
 def _meta_dense_minimum(x, y):
     return _im.binary_infer_meta('minimum', x, y)
 
@@ -701,12 +701,12 @@ _sbp_dense_minimum = _r.SbpTable(
     physical=None)
 
 
-# dense.minimum_grad  (yaml/ops.yaml:868)
+# dense.minimum_grad  (yaml/ops.yaml:869)
 def _meta_dense_minimum_grad(x, y, out, out_grad):
     return _im.binary_grad_infer_meta(x, y)
 
 
-# dense.equal  (yaml/ops.yaml:903)
+# dense.equal  (yaml/ops.yaml:905)
 def _meta_dense_equal(x, y):
     return _im.binary_infer_meta('equal', x, y)
 
@@ -726,7 +726,7 @@ _sbp_dense_equal = _r.SbpTable(
     physical=None)
 
 
-# dense.not_equal  (yaml/ops.yaml:933)
+# dense.not_equal  (yaml/ops.yaml:935)
 def _meta_dense_not_equal(x, y):
     return _im.binary_infer_meta('not_equal', x, y)
 
@@ -746,7 +746,7 @@ _sbp_dense_not_equal = _r.SbpTable(
     physical=None)
 
 
-# dense.less_than  (yaml/ops.yaml:963)
+# dense.less_than  (yaml/ops.yaml:965)
 def _meta_dense_less_than(x, y):
     return _im.binary_infer_meta('less_than', x, y)
 
@@ -766,7 +766,7 @@ _sbp_dense_less_than = _r.SbpTable(
     physical=None)
 
 
-# dense.less_equal  (yaml/ops.yaml:993)
+# dense.less_equal  (yaml/ops.yaml:995)
 def _meta_dense_less_equal(x, y):
     return _im.binary_infer_meta('less_equal', x, y)
 
@@ -786,7 +786,7 @@ _sbp_dense_less_equal = _r.SbpTable(
     physical=None)
 
 
-# dense.greater_than  (yaml/ops.yaml:1023)
+# dense.greater_than  (yaml/ops.yaml:1025)
 def _meta_dense_greater_than(x, y):
     return _im.binary_infer_meta('greater_than', x, y)
 
@@ -806,7 +806,7 @@ _sbp_dense_greater_than = _r.SbpTable(
     physical=None)
 
 
-# dense.greater_equal  (yaml/ops.yaml:1053)
+# dense.greater_equal  (yaml/ops.yaml:1055)
 def _meta_dense_greater_equal(x, y):
     return _im.binary_infer_meta('greater_equal', x, y)
 
@@ -826,7 +826,7 @@ _sbp_dense_greater_equal = _r.SbpTable(
     physical=None)
 
 
-# dense.clip  (yaml/ops.yaml:1083)
+# dense.clip  (yaml/ops.yaml:1085)
 def _meta_dense_clip(x, min, max):
     return _im.unary_infer_meta('clip', x, min, max)
 
@@ -847,12 +847,12 @@ _sbp_dense_clip = _r.SbpTable(
     physical=None)
 
 
-# dense.clip_grad  (yaml/ops.yaml:1083)
+# dense.clip_grad  (yaml/ops.yaml:1085)
 def _meta_dense_clip_grad(x, out, out_grad, min, max):
     return _im.unchanged_infer_meta(x)
 
 
-# dense.where  (yaml/ops.yaml:1110)
+# dense.where  (yaml/ops.yaml:1112)
 def _meta_dense_where(condition, x, y):
     return _im.where_infer_meta(condition, x, y)
 
@@ -876,7 +876,7 @@ _sbp_dense_where = _r.SbpTable(
     physical=None)
 
 
-# dense.matmul  (yaml/ops.yaml:1154)
+# dense.matmul  (yaml/ops.yaml:1156)
 def _meta_dense_matmul(x, y, transpose_x, transpose_y):
     return _im.matmul_infer_meta(x, y, transpose_x, transpose_y)
 
@@ -912,7 +912,7 @@ _sbp_dense_matmul = _r.SbpTable(
     physical=None)
 
 
-# dense.transpose  (yaml/ops.yaml:1207)
+# dense.transpose  (yaml/ops.yaml:1209)
 def _meta_dense_transpose(x, perm):
     return _im.transpose_infer_meta(x, perm)
 
@@ -936,7 +936,7 @@ _sbp_dense_transpose = _r.SbpTable(
     physical=None)
 
 
-# dense.squeeze  (yaml/ops.yaml:1246)
+# dense.squeeze  (yaml/ops.yaml:1248)
 def _meta_dense_squeeze(x, axis):
     return _im.squeeze_infer_meta(x, axis)
 
@@ -960,7 +960,7 @@ _sbp_dense_squeeze = _r.SbpTable(
     physical=None)
 
 
-# dense.unsqueeze  (yaml/ops.yaml:1286)
+# dense.unsqueeze  (yaml/ops.yaml:1288)
 def _meta_dense_unsqueeze(x, axis):
     return _im.unsqueeze_infer_meta(x, axis)
 
@@ -984,7 +984,7 @@ _sbp_dense_unsqueeze = _r.SbpTable(
     physical=None)
 
 
-# dense.flatten  (yaml/ops.yaml:1326)
+# dense.flatten  (yaml/ops.yaml:1328)
 def _meta_dense_flatten(x, start_axis, stop_axis):
     return _im.flatten_infer_meta(x, start_axis, stop_axis)
 
@@ -1008,7 +1008,7 @@ _sbp_dense_flatten = _r.SbpTable(
     physical=None)
 
 
-# dense.concat  (yaml/ops.yaml:1366)
+# dense.concat  (yaml/ops.yaml:1368)
 def _meta_dense_concat(xs, axis):
     return _im.concat_infer_meta(xs, axis)
 
@@ -1032,7 +1032,7 @@ _sbp_dense_concat = _r.SbpTable(
     physical=None)
 
 
-# dense.stack  (yaml/ops.yaml:1409)
+# dense.stack  (yaml/ops.yaml:1411)
 def _meta_dense_stack(xs, axis):
     return _im.stack_infer_meta(xs, axis)
 
@@ -1056,7 +1056,7 @@ _sbp_dense_stack = _r.SbpTable(
     physical=None)
 
 
-# dense.slice  (yaml/ops.yaml:1449)
+# dense.slice  (yaml/ops.yaml:1451)
 def _meta_dense_slice(x, axes, starts, ends):
     return _im.slice_infer_meta(x, axes, starts, ends)
 
@@ -1080,7 +1080,7 @@ _sbp_dense_slice = _r.SbpTable(
     physical=None)
 
 
-# dense.strided_slice  (yaml/ops.yaml:1492)
+# dense.strided_slice  (yaml/ops.yaml:1494)
 def _meta_dense_strided_slice(x, axes, starts, ends, strides):
     return _im.strided_slice_infer_meta(x, axes, starts, ends, strides)
 
@@ -1104,7 +1104,7 @@ _sbp_dense_strided_slice = _r.SbpTable(
     physical=None)
 
 
-# dense.basic_index  (yaml/ops.yaml:1536)
+# dense.basic_index  (yaml/ops.yaml:1538)
 def _meta_dense_basic_index(x, axes, starts, ends, strides, decrease_axis, none_axis):
     return _im.basic_index_infer_meta(x, axes, starts, ends, strides, decrease_axis, none_axis)
 
@@ -1128,7 +1128,7 @@ _sbp_dense_basic_index = _r.SbpTable(
     physical=None)
 
 
-# dense.index_select  (yaml/ops.yaml:1591)
+# dense.index_select  (yaml/ops.yaml:1593)
 def _meta_dense_index_select(x, index, axis):
     return _im.index_select_infer_meta(x, index, axis)
 
@@ -1155,7 +1155,7 @@ _sbp_dense_index_select = _r.SbpTable(
     physical=None)
 
 
-# dense.mean  (yaml/ops.yaml:1640)
+# dense.mean  (yaml/ops.yaml:1642)
 def _meta_dense_mean(x, axis, keepdim):
     return _im.mean_infer_meta(x, axis, keepdim)
 
@@ -1179,7 +1179,7 @@ _sbp_dense_mean = _r.SbpTable(
     physical=None)
 
 
-# dense.max  (yaml/ops.yaml:1682)
+# dense.max  (yaml/ops.yaml:1684)
 def _meta_dense_max(x, axis, keepdim):
     return _im.max_infer_meta(x, axis, keepdim)
 
@@ -1200,7 +1200,7 @@ _sbp_dense_max = _r.SbpTable(
     physical=None)
 
 
-# dense.min  (yaml/ops.yaml:1724)
+# dense.min  (yaml/ops.yaml:1726)
 def _meta_dense_min(x, axis, keepdim):
     return _im.min_infer_meta(x, axis, keepdim)
 
@@ -1221,7 +1221,7 @@ _sbp_dense_min = _r.SbpTable(
     physical=None)
 
 
-# dense.prod  (yaml/ops.yaml:1766)
+# dense.prod  (yaml/ops.yaml:1768)
 def _meta_dense_prod(x, axis, keepdim):
     return _im.prod_infer_meta(x, axis, keepdim)
 
@@ -1242,7 +1242,7 @@ _sbp_dense_prod = _r.SbpTable(
     physical=None)
 
 
-# dense.argmax  (yaml/ops.yaml:1809)
+# dense.argmax  (yaml/ops.yaml:1811)
 def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
@@ -1256,7 +1256,7 @@ _sbp_dense_argmax = _r.SbpTable(
     physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1854)
+# dense.argmin  (yaml/ops.yaml:1856)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -1270,27 +1270,27 @@ _sbp_dense_argmin = _r.SbpTable(
     physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1897)
+# dense.zeros  (yaml/ops.yaml:1899)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1932)
+# dense.ones  (yaml/ops.yaml:1934)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1967)
+# dense.full  (yaml/ops.yaml:1969)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:2004)
+# dense.arange  (yaml/ops.yaml:2006)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:2041)
+# dense.zeros_like  (yaml/ops.yaml:2043)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1304,7 +1304,7 @@ _sbp_dense_zeros_like = _r.SbpTable(
     physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2078)
+# dense.ones_like  (yaml/ops.yaml:2080)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1318,7 +1318,7 @@ _sbp_dense_ones_like = _r.SbpTable(
     physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2115)
+# dense.full_like  (yaml/ops.yaml:2117)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1332,7 +1332,7 @@ _sbp_dense_full_like = _r.SbpTable(
     physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2156)
+# dense.cast  (yaml/ops.yaml:2158)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 

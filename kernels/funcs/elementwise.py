@@ -10,9 +10,11 @@ entries up by name and apply them to their values.
 Derivatives follow the usual convention for complex inputs (PyTorch's and
 Paddle's): the gradient of a holomorphic ``f`` is ``g * conj(f'(x))``.  A
 derivative reads x and/or the forward output ``out``, both fixed at forward
-time.  Where the table's rules differ from a textbook, they follow Paddle:
-``clip``, ``relu`` and ``relu6`` pass the gradient strictly inside the
-bounds; ``maximum`` sends a tie to y and ``minimum`` sends a tie to y.
+time.  Where the table's rules differ from a textbook, they follow Paddle
+3.3 (torch agrees): ``relu`` and ``relu6`` pass the gradient strictly inside
+their bounds and ``clip`` inside its bounds included; ``maximum`` and
+``minimum`` split a tie's gradient evenly between x and y, and give none to
+either where one is NaN.
 """
 import contextlib
 import functools
@@ -206,9 +208,9 @@ def _held(dtype, bound):
 def _inside(xp, x, lo=None, hi=None):
     keep = xp.ones(x.shape, bool)
     if lo is not None:
-        keep &= x > lo
+        keep &= x >= lo
     if hi is not None:
-        keep &= x < hi
+        keep &= x <= hi
     return keep
 
 
@@ -354,12 +356,12 @@ def _divide_grad(xp, x, y, out, g, need=BOTH):
 
 
 def _pick_grad(x_wins):
-    """maximum/minimum: g goes to x where ``x_wins(x, y)``, else to y (Paddle)."""
+    """maximum/minimum: g goes to x where ``x_wins(x, y)``, to y where ``x_wins(y, x)``,
+    half to each at a tie, and to neither where x or y is NaN (Paddle 3.3, torch)."""
     def grad(xp, x, y, out, g, need=BOTH):
-        zero = xp.zeros((), g.dtype)
-        win = x_wins(x, y)
-        return (xp.where(win, g, zero) if need[0] else None,
-                xp.where(win, zero, g) if need[1] else None)
+        half = xp.where(x == y, g * 0.5, xp.zeros((), g.dtype))
+        return (xp.where(x_wins(x, y), g, half) if need[0] else None,
+                xp.where(x_wins(y, x), g, half) if need[1] else None)
     return grad
 
 
