@@ -325,6 +325,18 @@ def test_clip_passes_the_gradient_at_its_bounds():
     np.testing.assert_array_equal(x.grad.numpy(), [1, 2, 2])
 
 
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod", "argmax", "argmin"])
+@pytest.mark.parametrize("axis", [0, -1])
+def test_reductions_of_a_0d_tensor_take_axis_0_and_minus_1(name, axis):
+    """numpy (mean aside) and Paddle reduce a 0-d array over axis 0 or -1 to itself."""
+    ref = getattr(np, name)(np.array(3.5), axis=axis) if name != "mean" else np.float64(3.5)
+    for keepdim in (False, True):
+        out = getattr(dense, name)(dense.to_tensor(3.5), axis=axis, keepdim=keepdim)
+        assert out.shape == [] and out.dtype == np.asarray(ref).dtype and out.item() == ref
+    with pytest.raises(ValueError, match=f"{name}: axis 1 is out of range"):
+        getattr(dense, name)(dense.to_tensor(3.5), axis=1)
+
+
 def test_sum_with_empty_axis_reduces_everything():
     x = dense.to_tensor(np.arange(6.0).reshape(2, 3))
     assert dense.sum(x, axis=[]).shape == [] and dense.sum(x, axis=[]).item() == 15.0

@@ -8,9 +8,12 @@ from ..funcs.shape import normalize_axis
 
 
 def _axes(ndim, axis, op):
-    """The reduced axes in [0, ndim); None and ``[]`` both mean every axis (Paddle)."""
+    """The reduced axes in [0, ndim); None and ``[]`` both mean every axis (Paddle), and
+    so do axis 0 and -1 of a 0-d tensor (numpy, Paddle)."""
     if axis is None or len(axis) == 0:
         return tuple(range(ndim))
+    if ndim == 0 and len(axis) == 1 and axis[0] in (0, -1):
+        return ()
     axes = tuple(normalize_axis(a, ndim, op) for a in axis)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{op}: axis {list(axis)} repeats an axis")
