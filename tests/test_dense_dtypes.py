@@ -141,6 +141,24 @@ def test_arithmetic_with_an_out_of_range_int_raises_naming_the_op_and_range(name
         call(x)
 
 
+@pytest.mark.parametrize("dtype", INT_DTYPES + [np.bool_])
+@pytest.mark.parametrize("value", [1000, -1, -129, 300, 2 ** 31, 2 ** 63, 2 ** 64, 2 ** 100])
+def test_true_division_by_any_python_int_is_numpys_float64(value, dtype):
+    """numpy divides integers in float64, so an int beyond the dtype takes part as one."""
+    a = np.array([1, 0, 1], dtype) if dtype == np.bool_ else _values(dtype)
+    x = dense.to_tensor(a)
+    with np.errstate(all="ignore"):
+        for got, want in ((x / value, a / value), (value / x, value / a),
+                          (dense.divide(x, value), a / value)):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.numpy(), want)
+    with pytest.raises(TypeError, match="^multiply: scalar"):
+        x * 2 ** 100                    # the float64 stand-in is never reused by arithmetic
+    s = sparse.sparse_coo_tensor([[0, 2]], a[:2], [3])
+    np.testing.assert_array_equal((s / value).to_dense().numpy(),
+                                  np.array([a[0], 0, a[1]]) / value)
+
+
 def test_bool_tensors_compare_with_python_ints_as_numpy_does():
     a = np.array([True, False])
     for v in (2, -1, 1000):

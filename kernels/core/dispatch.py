@@ -202,8 +202,10 @@ def _scalar_tensor(t, dtypes, place, spec, key=None):
 
     A Python int beyond the integer dtype it would take raises TypeError, except
     in a comparison: every value of the inputs then lies on one side of it, so
-    it compares as ``±inf`` (numpy 2 compares such ints exactly).  That stand-in
-    is not remembered, since arithmetic with the same int must raise.
+    it compares as ``±inf`` (numpy 2 compares such ints exactly); and in a
+    true division, which numpy computes in float64 for integer inputs anyway,
+    so the int takes part as a float64.  These stand-ins are not remembered,
+    since other arithmetic with the same int must raise.
     """
     if key is None:
         key = (type(t), t, _zero(t), dtypes, place)
@@ -213,10 +215,9 @@ def _scalar_tensor(t, dtypes, place, spec, key=None):
     try:
         array = _scalar_array(t, dtypes, spec)
     except OverflowError as exc:
-        if spec.name in _COMPARISONS and type(t) is int \
-                and all(np.dtype(d).kind in "iu" for d in dtypes):
-            return layout_class("dense")(to_place(np.asarray(np.inf if t > 0 else -np.inf),
-                                                  place))
+        stand_in = _int_stand_in(t, dtypes, spec.name)
+        if stand_in is not None:
+            return layout_class("dense")(to_place(stand_in, place))
         raise TypeError(f"{spec.name}: scalar {t!r} does not fit the dtype numpy's promotion "
                         f"gives it beside the inputs' dtypes {[d.name for d in dtypes]}"
                         f"{_range(dtypes)}: {exc}") from None
@@ -225,6 +226,20 @@ def _scalar_tensor(t, dtypes, place, spec, key=None):
         _SCALAR_TENSORS.clear()
     _SCALAR_TENSORS[key] = made
     return made
+
+
+def _int_stand_in(t, dtypes, op):
+    """What a Python int ``t`` beyond the integer or bool ``dtypes`` stands for in ``op``,
+    as numpy 2 computes it: ``±inf`` in a comparison, a float64 in a true division; else
+    None (the int must raise)."""
+    kinds = {np.dtype(d).kind for d in dtypes}
+    if type(t) is not int or not kinds <= set("biu"):
+        return None
+    if op in _COMPARISONS and "b" not in kinds:          # numpy: bool < 2**70 overflows
+        return np.asarray(np.inf if t > 0 else -np.inf)
+    if op == "divide" and abs(t) < 2.0 ** 1023:
+        return np.asarray(float(t))
+    return None
 
 
 #: Ops that compare a Python int beyond the inputs' integer dtype exactly, as numpy 2 does.
