@@ -538,3 +538,54 @@ def test_pow_zero_has_a_zero_gradient_at_a_stored_zero(layout):
         x = x.to_sparse_csr() if layout == "csr" else x
         sparse.sum(sparse.pow(x, factor)).backward()
         np.testing.assert_array_equal(v.grad.numpy(), want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, y: sparse.multiply(x, y), lambda x, y: sparse.add(x, y),
+    lambda x, y: sparse.divide(x, y), lambda x, y: sparse.sum(x, 2),
+    lambda x, y: sparse.sum(x, 0), lambda x, y: sparse.softmax(x),
+    lambda x, y: sparse.softmax(x, 1)])
+def test_sparse_dims_past_int64_offsets_raise_instead_of_merging_wrong_entries(call):
+    """Offsets in [2**40]^3 pass 2**63 and wrap in int64: an op matching entries by offset
+    could merge distinct ones, so it must refuse, naming itself."""
+    x = sparse.sparse_coo_tensor(np.array([[2 ** 40 - 1, 0], [0, 0], [1, 1]]),
+                                 np.array([3.0, 5.0]), [2 ** 40] * 3)
+    with pytest.raises(ValueError, match=r"^(multiply|add|divide|sum|softmax): .* more than "
+                                         "an int64 offset can address"):
+        call(x, x)
+
+
+def test_huge_sparse_dims_still_work_where_no_offsets_are_compared():
+    x = sparse.sparse_coo_tensor(np.array([[2 ** 40 - 1, 0], [0, 0], [1, 2]]),
+                                 np.array([3.0, 5.0]), [2 ** 40] * 3)
+    np.testing.assert_array_equal((x * 2.0).values().numpy(), [6.0, 10.0])
+    np.testing.assert_array_equal(sparse.sum(x).values().numpy(), [8.0])
+    s = sparse.sum(x, [0, 1])                       # one free dim: offsets below 2**40
+    np.testing.assert_array_equal(s.indices().numpy(), [[1, 2]])
+    np.testing.assert_array_equal(s.values().numpy(), [3.0, 5.0])
+    d = dense.to_tensor(np.arange(4.0))
+    y = sparse.sparse_coo_tensor(np.array([[2 ** 40 - 1], [3], [2]]), np.array([3.0]),
+                                 [2 ** 40, 4, 4])
+    np.testing.assert_array_equal(sparse.multiply(y, d).values().numpy(), [6.0])
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("index_dtype", [np.int8, np.int16, np.uint8])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
+def test_small_index_dtypes_from_cast_take_part_in_binary_ops(layout, index_dtype, op):
+    """cast accepts any integer index dtype; scipy's merge routines take int32 and int64
+    only, so smaller indices are widened (the result's are int64)."""
+    base = coo([[0, 1, 1], [1, 2, 0]], [1.0, 2.0, 4.0], [2, 3])
+    other = coo([[0, 1], [1, 1]], [3.0, 5.0], [2, 3])
+    if layout == "csr":
+        base, other = base.to_sparse_csr(), other.to_sparse_csr()
+    x = sparse.cast(base, index_dtype, None)
+    y = sparse.cast(other, index_dtype, None)
+    got = getattr(sparse, op)(x, y)
+    xd, yd = x.to_dense().numpy(), y.to_dense().numpy()
+    with np.errstate(all="ignore"):
+        want = getattr(np, op)(xd, yd)
+    want[(xd == 0) & (yd == 0)] = 0              # neither stores: the result stores nothing
+    dense_got = got.to_dense().numpy()
+    np.testing.assert_array_equal(np.isnan(dense_got), np.isnan(want))
+    np.testing.assert_array_equal(np.nan_to_num(dense_got), np.nan_to_num(want))

@@ -30,6 +30,7 @@ from ..core.xp import add_at, place_of, xp_of
 from ..core.owned import lock, recall, remember
 from ..funcs import pool
 from ..funcs.restride import index_dtype
+from ..funcs.shape import prod
 from ..funcs.sum_to_shape import sum_to_shape
 from ..funcs.threads import run_parallel
 from ..funcs.elementwise import BINARY, BOTH, quiet, result_dtype
@@ -200,7 +201,7 @@ def _global_indptr(x):
 def _eligible(x, y):
     """True for a CPU pair of one layout, shape and sparse structure that the walk can take."""
     if type(x) is not type(y) or tuple(x.shape) != tuple(y.shape) or not merge.usable(
-            x.nnz, y.nnz, int(np.prod(x.shape[:_sparse_dim(x) - 1]))):
+            x.nnz, y.nnz, prod(x.shape[:_sparse_dim(x) - 1])):
         return False
     if place_of(x.values) != "cpu" or place_of(y.values) != "cpu":
         return False
@@ -218,7 +219,7 @@ def provenance(op, x, y, forward=False):
         return None
     (ap, aj), (bp, bj) = rx, ry
     known = (_known_canonical(x), _known_canonical(y))
-    if aj.dtype != bj.dtype:
+    if aj.dtype != bj.dtype or aj.dtype not in (np.int32, np.int64):    # scipy's two
         ap, aj, bp, bj = (a.astype(np.int64) for a in (ap, aj, bp, bj))
     values = (op, x.values, y.values) if forward and _computable(op, x, y) else None
     mg = merge.merge(ap, aj, bp, bj, x.shape[_sparse_dim(x) - 1], union=op != "multiply",

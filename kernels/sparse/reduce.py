@@ -17,6 +17,7 @@ import numpy as np
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
+from ..funcs.shape import prod
 from ..funcs.sum_to_shape import sum_leading
 from ..infermeta.sparse_reduce import sparse_sum_dtype, sum_plan
 from .align import flatten, unflatten
@@ -50,7 +51,7 @@ def _sum(x, plan, dtype):
         n = min(values.shape[0], 1)
         return xp.zeros(n, dtype=xp.int64), sum_leading(values, dtype)[:n], None, free, shape
     keys = flatten([x.indices[d] for d in free], shape, xp)
-    ukeys, sums, group = sum_by_key(keys, values, int(np.prod(shape)))
+    ukeys, sums, group = sum_by_key(keys, values, prod(shape))
     return ukeys, sums, group, free, shape
 
 
