@@ -589,3 +589,25 @@ def test_small_index_dtypes_from_cast_take_part_in_binary_ops(layout, index_dtyp
     dense_got = got.to_dense().numpy()
     np.testing.assert_array_equal(np.isnan(dense_got), np.isnan(want))
     np.testing.assert_array_equal(np.nan_to_num(dense_got), np.nan_to_num(want))
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_sparse_with_dense_or_scalar_sums_duplicates_first(layout):
+    """The logical value at (0, 1) is 2 + -1 = 1: times inf it is inf and over 0 it is inf,
+    where entry by entry inf + -inf would be nan.  The gradient keeps x's pattern."""
+    v = dense.to_tensor(np.array([2.0, -1.0, 3.0]), stop_gradient=False)
+    x = sparse.sparse_coo_tensor(np.array([[0, 0, 1], [1, 1, 0]]), v, [2, 2])
+    if layout == "csr":
+        x = sparse.sparse_csr_tensor([0, 2, 3], [1, 1, 0], v, [2, 2])
+    logical = np.array([[0.0, 1.0], [3.0, 0.0]])
+    with np.errstate(all="ignore"):
+        cases = [(x / 0.0, np.where(logical != 0, logical / 0.0, 0)),
+                 (x * np.inf, np.where(logical != 0, logical * np.inf, 0)),
+                 (sparse.multiply(x, dense.to_tensor([[np.inf, 2.0]])),
+                  np.where(logical != 0, logical * [[np.inf, 2.0]], 0))]
+    for got, want in cases:
+        np.testing.assert_array_equal(got.to_dense().numpy(), want)
+    y = dense.to_tensor([[5.0, 7.0]], stop_gradient=False)
+    sparse.sum(sparse.multiply(x, y)).backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [7.0, 7.0, 5.0])   # one per stored entry
+    np.testing.assert_array_equal(y.grad.numpy(), [[3.0, 1.0]])

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core.xp import add_at, xp_of
+from ..funcs.shape import prod
 from ..funcs.sum_to_shape import sum_to_shape
 from .data import CsrData, csr_coords, fold_dense, index_rows, sum_by_key
 
@@ -80,7 +81,7 @@ def align(x, out_shape, k):
     if getattr(xf, "coalesced", False):
         values, group = xf.values, None
     else:
-        keys, values, group = sum_by_key(keys, xf.values, int(np.prod(ashape)))
+        keys, values, group = sum_by_key(keys, xf.values, prod(ashape))
     ukeys, src = keys, None
     sshape = tuple(out_shape[:k])
     if ashape != sshape:

@@ -30,7 +30,7 @@ from ..core.xp import add_at, place_of, xp_of
 from ..core.owned import lock, recall, remember
 from ..funcs import pool
 from ..funcs.restride import index_dtype
-from ..funcs.shape import prod
+from ..funcs.shape import INT64_LIMIT, prod
 from ..funcs.sum_to_shape import sum_to_shape
 from ..funcs.threads import run_parallel
 from ..funcs.elementwise import BINARY, BOTH, quiet, result_dtype
@@ -164,7 +164,7 @@ def _coo_rows(s):
     """(row pointers, columns) of COO s seen as one CSR matrix over its sparse dims, or
     None when its rows are out of order."""
     k = s.sparse_dim
-    n_rows = int(np.prod(s.shape[:k - 1]))
+    n_rows = prod(s.shape[:k - 1])
     keys = flatten(index_rows(s.indices)[:k - 1], s.shape[:k - 1], np) if k > 1 \
         else np.zeros(s.nnz, np.int64)
     if not s.coalesced and keys.shape[0] > 1 and bool(np.any(keys[1:] < keys[:-1])):
@@ -426,22 +426,37 @@ def _sparse_result(s, p, values, out_shape):
     return coo_out(p.a.keys, values, out_shape, p.k, idt, xp)
 
 
-def _linear(s):
-    """True if s's entries may be used one by one: duplicates add (bool ones saturate)."""
-    return s.values.dtype != np.bool_
+def _entrywise(s):
+    """True if s's entries may be used one by one: each coordinate is stored once (a
+    coalesced COO, or CPU entries in canonical row order), so the logical values are the
+    stored ones.  Otherwise duplicates are summed first: ``(2 - 1) / 0`` is inf where
+    entry by entry ``2/0 + -1/0`` is nan, and bool duplicates or, they do not add.
+    Sparse dims of 2**63 elements or more have no int64 offsets to sum duplicates by:
+    their entries are used one by one."""
+    if isinstance(s, CooData) and s.coalesced or prod(s.shape[:_sparse_dim(s)]) >= INT64_LIMIT:
+        return True
+    if s.values.dtype == np.bool_ or place_of(s.values) != "cpu":
+        return False
+    if isinstance(s, CsrData):
+        return merge.is_canonical(_global_indptr(s), s.cols)
+    known = recall((s.indices,), "rising")
+    if known is None:           # flat offsets rising strictly: each coordinate once
+        keys = flatten(index_rows(s.indices), s.shape[:s.sparse_dim], np)
+        known = remember((s.indices,), "rising", bool(np.all(keys[1:] > keys[:-1])))
+    return known
 
 
 def sparse_dense(op, x, y):
     """Sparse x times or divided by dense y: a sparse result on x's pattern."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(x, y, out_shape, coalesce=not _linear(x))
+    p = on_pattern(x, y, out_shape, coalesce=not _entrywise(x))
     return _sparse_result(x, p, apply(op, p.sv, p.dv, dtype), out_shape)
 
 
 def dense_sparse(op, x, y):
     """Dense x times or divided by sparse y: a sparse result on y's (summed) pattern."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _linear(y))
+    p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _entrywise(y))
     return _sparse_result(y, p, apply(op, p.dv, p.sv, dtype), out_shape)
 
 
@@ -469,7 +484,7 @@ def _dense_grad(d, p, t, out_shape):
 def sparse_dense_grad(op, x, y, out_grad, grad_mask=BOTH):
     """Sparse x's gradient on its pattern and dense y's gradient, as ``grad_mask`` asks."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(x, y, out_shape, coalesce=not _linear(x))
+    p = on_pattern(x, y, out_shape, coalesce=not _entrywise(x))
     tx, ty = partials(op, out_grad.values, p.sv, p.dv, dtype, grad_mask)
     return _sparse_grad(x, p, tx, out_shape), _dense_grad(y, p, ty, out_shape)
 
@@ -477,7 +492,7 @@ def sparse_dense_grad(op, x, y, out_grad, grad_mask=BOTH):
 def dense_sparse_grad(op, x, y, out_grad, grad_mask=BOTH):
     """Dense x's gradient and sparse y's gradient on its pattern, as ``grad_mask`` asks."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _linear(y))
+    p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _entrywise(y))
     tx, ty = partials(op, out_grad.values, p.dv, p.sv, dtype, grad_mask)
     return _dense_grad(x, p, tx, out_shape), _sparse_grad(y, p, ty, out_shape)
 

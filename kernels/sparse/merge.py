@@ -262,6 +262,22 @@ def remember_canonical(indptr, cols):
     remember((cols, indptr), "canonical", True)
 
 
+def is_canonical(indptr, cols):
+    """True if the rows (``indptr``, ``cols``) have strictly rising columns (sorted, no
+    duplicates): scipy's ``has_canonical_format``, remembered for locked buffers."""
+    if known_canonical(indptr, cols):
+        return True
+    if _WALK is None:
+        return False
+    p, j = indptr, cols
+    if j.dtype not in (np.int32, np.int64) or p.dtype != j.dtype:
+        p, j = p.astype(np.int64), j.astype(np.int64)
+    if not _WALK["canonical"](p.shape[0] - 1, p, j):
+        return False
+    remember_canonical(indptr, cols)
+    return True
+
+
 def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
     """The union (or intersection) of CSR patterns a (``ap``, ``aj``) and b (``bp``, ``bj``).
 
