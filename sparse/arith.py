@@ -46,7 +46,9 @@ def _divide():
 
     def fn(x, y):
         if is_scalar(x) and isinstance(y, TensorBase) and y.layout != "dense":
-            raise _dense_scalar_error("divide", x)
+            raise TypeError(f"divide: the scalar {x!r} divided by a sparse tensor would be "
+                            "dense (x / 0 at every coordinate y does not store); convert y "
+                            "with to_dense() first")
         return generated(x, y)
     return _wrap(fn, generated)
 
