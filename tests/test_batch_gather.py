@@ -79,7 +79,7 @@ def test_grad_with_many_repeats(backend):
                                rtol=1e-5, atol=1e-5)
 
 
-# ------------------------------------------------------------ errors, in OneFlow's order
+# ------------------------------------------ errors, in API.md's order: shapes, dtype, values
 @pytest.mark.parametrize("x_shape, index, error, match", [
     ((), np.array([0]), ValueError, r"batch_gather: x is 0-d"),
     ((), np.array(0.5), ValueError, r"batch_gather: x is 0-d"),
@@ -90,9 +90,11 @@ def test_grad_with_many_repeats(backend):
     ((3,), np.zeros((3, 1), np.float32), ValueError, r"batch_gather: index has rank 2"),
     ((3, 4), np.zeros((3, 2), np.int16), TypeError,
      r"batch_gather: index dtype int16 is not supported; expected int32 or int64"),
-    ((3, 4), np.zeros((2, 2), np.bool_), TypeError, r"batch_gather: index dtype bool"),
-    ((3, 4), np.zeros((2, 2), np.uint8), TypeError, r"batch_gather: index dtype uint8"),
+    ((3, 4), np.zeros((3, 2), np.bool_), TypeError, r"batch_gather: index dtype bool"),
+    ((3, 4), np.zeros((3, 2), np.uint8), TypeError, r"batch_gather: index dtype uint8"),
     ((3, 4), np.full((2, 2), 99), ValueError,
+     r"batch_gather: the batch dims of x \[3\] and of index \[2\] differ"),
+    ((3, 4), np.zeros((2, 2), np.float64), ValueError,      # shapes before the dtype
      r"batch_gather: the batch dims of x \[3\] and of index \[2\] differ"),
     ((3, 4), np.array([[0, 1], [2, 4], [0, 0]]), IndexError,
      r"batch_gather: index 4 at position \(1, 1\) is out of range for axis 1 of size 4"),

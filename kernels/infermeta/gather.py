@@ -28,7 +28,8 @@ def gather_infer_meta(x, index, axis=None, batch_dims=0):
 def batch_gather_infer_meta(x, index):
     """Output meta of batch_gather: gather on axis ``index.ndim - 1`` with as many batch dims.
 
-    Checks run in OneFlow's order: ranks, index dtype, batch prefixes.
+    Checks run in the contract's order (API.md): ranks and shapes, then the index
+    dtype (then, in the kernel, the index values).
     """
     if x.ndim == 0:
         raise ValueError("batch_gather: x is 0-d; expected a tensor of rank >= 1")
@@ -39,9 +40,9 @@ def batch_gather_infer_meta(x, index):
         raise ValueError(f"batch_gather: index has rank {index.ndim} (shape "
                          f"{list(index.shape)}), more than x's rank {x.ndim} (shape "
                          f"{list(x.shape)}); expected index rank <= x rank")
-    check_index_dtype(index, "batch_gather")
     bd = index.ndim - 1
     out = x.with_(shape=gather_view(x.shape, index.shape, bd, bd, "batch_gather").out_shape)
+    check_index_dtype(index, "batch_gather")
     return check_output_size("batch_gather", out)
 
 
