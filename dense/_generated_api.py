@@ -1666,8 +1666,9 @@ mean.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 def max(x: _t.TensorLike, axis: _t.Optional[_t.IntArray] = None, keepdim: bool = False) -> _dense.Tensor:
     r"""The largest element over ``axis``; x's dtype is kept.
 
-    The elements equal to a slice's maximum share its gradient evenly (Paddle
-    3.3, torch's amax); where the maximum is NaN, the NaNs share it.
+    The gradient of each slice goes to one element, its first arg-maximum in C
+    order (torch's ``max(dim)`` does the same; Paddle 3.3 shares it evenly
+    among tied elements).
 
     Parameters
     ----------
@@ -1703,8 +1704,9 @@ max.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 def min(x: _t.TensorLike, axis: _t.Optional[_t.IntArray] = None, keepdim: bool = False) -> _dense.Tensor:
     r"""The smallest element over ``axis``; x's dtype is kept.
 
-    The elements equal to a slice's minimum share its gradient evenly (Paddle
-    3.3, torch's amin); where the minimum is NaN, the NaNs share it.
+    The gradient of each slice goes to one element, its first arg-minimum in C
+    order (torch's ``min(dim)`` does the same; Paddle 3.3 shares it evenly
+    among tied elements).
 
     Parameters
     ----------

@@ -1200,7 +1200,7 @@ _sbp_dense_max = _r.SbpTable(
     physical=None)
 
 
-# dense.min  (yaml/ops.yaml:1726)
+# dense.min  (yaml/ops.yaml:1727)
 def _meta_dense_min(x, axis, keepdim):
     return _im.min_infer_meta(x, axis, keepdim)
 
@@ -1221,7 +1221,7 @@ _sbp_dense_min = _r.SbpTable(
     physical=None)
 
 
-# dense.prod  (yaml/ops.yaml:1768)
+# dense.prod  (yaml/ops.yaml:1770)
 def _meta_dense_prod(x, axis, keepdim):
     return _im.prod_infer_meta(x, axis, keepdim)
 
@@ -1242,7 +1242,7 @@ _sbp_dense_prod = _r.SbpTable(
     physical=None)
 
 
-# dense.argmax  (yaml/ops.yaml:1811)
+# dense.argmax  (yaml/ops.yaml:1813)
 def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
@@ -1256,7 +1256,7 @@ _sbp_dense_argmax = _r.SbpTable(
     physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1856)
+# dense.argmin  (yaml/ops.yaml:1858)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -1270,27 +1270,27 @@ _sbp_dense_argmin = _r.SbpTable(
     physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1899)
+# dense.zeros  (yaml/ops.yaml:1901)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1934)
+# dense.ones  (yaml/ops.yaml:1936)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1969)
+# dense.full  (yaml/ops.yaml:1971)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:2006)
+# dense.arange  (yaml/ops.yaml:2008)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:2043)
+# dense.zeros_like  (yaml/ops.yaml:2045)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1304,7 +1304,7 @@ _sbp_dense_zeros_like = _r.SbpTable(
     physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2080)
+# dense.ones_like  (yaml/ops.yaml:2082)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1318,7 +1318,7 @@ _sbp_dense_ones_like = _r.SbpTable(
     physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2117)
+# dense.full_like  (yaml/ops.yaml:2119)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1332,7 +1332,7 @@ _sbp_dense_full_like = _r.SbpTable(
     physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2158)
+# dense.cast  (yaml/ops.yaml:2160)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 

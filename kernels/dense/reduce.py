@@ -147,24 +147,23 @@ def _unslice(v, x, axes, kept):
     return xp.transpose(v, [order.index(d) for d in range(x.ndim)]).copy()
 
 
-def _extreme_grad(name):
+def _extreme_grad(name, arg):
     @register_kernel(name + "_grad", backends=BACKENDS, dtypes=ALL)
     def backward(x, out_grad, axis=None, keepdim=False):
         xp = xp_of(x)
         axes = _axes(x.ndim, axis, name)
         v, kept = _slices(x, axes)
-        top = getattr(xp, name)(v, axis=-1, keepdims=True)
-        hit = (v == top) | ((v != v) & (top != top))       # a NaN extreme: the NaNs
-        share = _grad_as(out_grad.reshape(top.shape), x)
-        share = share / hit.sum(axis=-1, keepdims=True).astype(share.dtype)
-        return _unslice(xp.where(hit, share, xp.zeros((), share.dtype)), x, axes, kept)
+        pick = getattr(xp, arg)(readable(v), axis=-1)[..., None]
+        g = _grad_as(out_grad.reshape(pick.shape), x)
+        grad = xp.where(xp.arange(v.shape[-1]) == pick, g, xp.zeros((), x.dtype))
+        return _unslice(grad, x, axes, kept)
     backward.__name__ = name + "_grad"
-    backward.__doc__ = (f"out_grad shared evenly by the elements equal to each slice's {name} "
-                        "(NaNs, where it is NaN), zeros elsewhere (Paddle 3.3, torch's amax).")
+    backward.__doc__ = (f"out_grad at the first arg{name} of each slice (the issue's rule; "
+                        "Paddle 3.3 shares it among ties), zeros elsewhere.")
     return backward
 
 
-max_grad, min_grad = _extreme_grad("max"), _extreme_grad("min")
+max_grad, min_grad = _extreme_grad("max", "argmax"), _extreme_grad("min", "argmin")
 
 
 @register_kernel("prod", backends=BACKENDS, dtypes=ALL)
