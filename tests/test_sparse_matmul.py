@@ -385,10 +385,15 @@ def test_errors_name_the_op_before_any_work():
         sparse.addmm(dense_t(np.ones((4, 2))), x, x.to_sparse_coo())
     with pytest.raises(ValueError, match="addmm: input has shape \\[1, 2\\].*not broadcast"):
         sparse.addmm(dense_t(np.ones((1, 2))), x, d)
-    with pytest.raises(TypeError, match="addmm: beta 0.5 is not a whole number"):
-        sparse.addmm(dense_t(np.ones((4, 2), np.int64)),
-                     sparse.sparse_coo_tensor([[0], [0]], np.array([1], np.int64), [4, 3]),
-                     dense_t(np.ones((3, 2), np.int64)), beta=0.5)
+    for dt, kw, text in [(np.int64, {"beta": 0.5}, "beta 0.5 is not a whole number"),
+                         (np.int64, {"beta": float("inf")}, "beta inf is not a whole"),
+                         (np.int64, {"alpha": float("nan")}, "alpha nan is not a whole"),
+                         (np.int64, {"alpha": 2 ** 70}, "alpha .* does not fit .* int64"),
+                         (np.int8, {"alpha": 300}, r"alpha 300.0 does not fit .* int8 \(?\[-128")]:
+        with pytest.raises(TypeError, match=f"^addmm: {text}"):    # before the product
+            sparse.addmm(dense_t(np.ones((4, 2), dt)),
+                         sparse.sparse_coo_tensor([[0], [0]], np.array([1], dt), [4, 3]),
+                         dense_t(np.ones((3, 2), dt)), **kw)
     with pytest.raises(TypeError, match="masked_matmul: x and y must be dense and mask sparse"):
         sparse.masked_matmul(d, d, dense_t(np.ones((3, 3))))
     with pytest.raises(ValueError, match="masked_matmul: mask has shape \\[4, 3\\]"):
@@ -568,3 +573,23 @@ def test_readme_sparse_linear_layer_example():
     printed = []
     exec(compile(code, "README.md", "exec"), {"print": lambda *args: printed.append(args)})
     assert printed == [(0, 31.345615), (20, 4.8e-05), (40, 0.0), (True,)]
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_masked_matmul_keeps_an_int32_mask_when_only_the_flattened_batch_needs_int64(layout):
+    """[65536, 2, 65536]: every index fits int32, though the block-diagonal matrix the
+    kernel works in has 2**32 columns."""
+    b, m, n = 65536, 2, 65536
+    mask = sparse.sparse_coo_tensor(np.array([[0, b - 1], [0, 1], [5, n - 1]], np.int32),
+                                    [1.0, 1.0], [b, m, n])
+    if layout == "csr":
+        mask = mask.to_sparse_csr()
+    x = dense_t(np.zeros((b, m, 0)))
+    y = dense_t(np.zeros((b, 0, n)))
+    z = sparse.masked_matmul(x, y, mask)
+    if layout == "coo":
+        assert z.indices().dtype == np.int32
+        np.testing.assert_array_equal(z.indices().numpy(), [[0, b - 1], [0, 1], [5, n - 1]])
+    else:
+        assert z.crows().dtype == np.int32 and z.cols().dtype == np.int32
+        np.testing.assert_array_equal(z.cols().numpy(), [5, n - 1])

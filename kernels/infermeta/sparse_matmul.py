@@ -1,5 +1,8 @@
 """Shape rules of the sparse matmul family: matmul, mv, addmm, masked_matmul (2-D and
 batched 3-D operands of one rank, no broadcasting)."""
+import math
+import numbers
+
 import numpy as np
 
 from ..core.dtypes import COMPLEX, INTS
@@ -116,10 +119,29 @@ def sparse_addmm_infer_meta(input, x, y, beta=1.0, alpha=1.0):
                          f"{list(shape)}; input is not broadcast")
     dtype = np.result_type(input.dtype, x.dtype, y.dtype)
     for name, v in (("beta", beta), ("alpha", alpha)):
-        if dtype.kind in "iu" and float(v) != int(v):
-            raise TypeError(f"addmm: {name} {v} is not a whole number, but the result has "
-                            f"integer dtype {dtype}")
+        _check_factor(name, v, dtype)
     return _out(shape, dtype, input.layout, x.place)
+
+
+def _check_factor(name, v, dtype):
+    """addmm's beta or alpha must be a number the result's integer ``dtype`` holds exactly
+    (numpy raises OverflowError for an int beyond it; a fraction would be truncated)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Number):
+        raise TypeError(f"addmm: {name} must be a number, got {type(v).__name__}")
+    if isinstance(v, complex) and dtype.kind != "c":
+        raise TypeError(f"addmm: {name} {v!r} is complex, but the result has real dtype "
+                        f"{dtype}")
+    if dtype.kind not in "iu":
+        return
+    whole = isinstance(v, numbers.Integral) or (isinstance(v, numbers.Real)
+                                                and math.isfinite(v) and float(v).is_integer())
+    if not whole:
+        raise TypeError(f"addmm: {name} {v!r} is not a whole number, but the result has "
+                        f"integer dtype {dtype}")
+    info = np.iinfo(dtype)
+    if not info.min <= int(v) <= info.max:
+        raise TypeError(f"addmm: {name} {v!r} does not fit the result's integer dtype "
+                         f"{dtype} ([{info.min}, {info.max}])")
 
 
 def masked_matmul_infer_meta(x, y, mask):

@@ -307,15 +307,16 @@ def masked_matmul(ops, x, y, mask):
     b, (m, n) = _batch(mask.shape), mask.shape[-2:]
     shape = (b * m, b * n)
     rows, cols = flat_coords(mask)
-    dtype = index_dtype(shape, rows.dtype, extent=rows.shape[0], xp=xp)
+    wide = index_dtype(shape, rows.dtype, extent=rows.shape[0], xp=xp)   # block-diagonal
+    dtype = index_dtype(mask.shape, _index(mask).dtype, extent=rows.shape[0], xp=xp)
     if rows.shape[0] > 1:
         keys = rows.astype(xp.int64) * shape[1] + cols
         if bool(xp.any(keys[1:] <= keys[:-1])):
             keys = xp.unique(keys)
             rows, cols = keys // shape[1], keys % shape[1]
     values = ops.sddmm(rows, cols, _stack(x), _stack_t(y))
-    crows = crows_from_keys(rows, shape, dtype)
-    flat = CsrData(crows, cols.astype(dtype, copy=False), values, shape)
+    crows = crows_from_keys(rows, shape, wide)
+    flat = CsrData(crows, cols.astype(wide, copy=False), values, shape)
     return from_flat(flat, tuple(mask.shape), _layout(mask), dtype, coalesced=True)
 
 
