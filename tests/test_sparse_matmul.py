@@ -593,3 +593,30 @@ def test_masked_matmul_keeps_an_int32_mask_when_only_the_flattened_batch_needs_i
     else:
         assert z.crows().dtype == np.int32 and z.cols().dtype == np.int32
         np.testing.assert_array_equal(z.cols().numpy(), [5, n - 1])
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_batched_sparse_products_scratch_spans_one_batch_not_all(layout, monkeypatch):
+    """[65536, 2, 1] @ [65536, 1, 65536]: the right operand is multiplied as the stacked
+    [B*k, n] matrix, so SpGEMM's scratch row spans 65536 columns (the block-diagonal one's
+    2**32 made scipy raise std::bad_alloc).  Its gradients walk y^H's 2**32 rows: with too
+    little memory for their row pointers, a named ValueError comes before any work."""
+    import kernels.core.size as size
+    b, n = 65536, 65536
+    x = sparse.sparse_coo_tensor(np.array([[0, b - 1], [0, 1], [0, 0]], np.int32),
+                                 np.array([1.0, 2.0]), [b, 2, 1])
+    y = sparse.sparse_coo_tensor(np.array([[0, b - 1], [0, 0], [5, n - 1]], np.int32),
+                                 np.array([3.0, 4.0]), [b, 1, n])
+    if layout == "csr":
+        x, y = x.to_sparse_csr(), y.to_sparse_csr()
+    out = sparse.matmul(x, y).to_sparse_coo(3) if layout == "csr" else sparse.matmul(x, y)
+    np.testing.assert_array_equal(out.indices().numpy(), [[0, b - 1], [0, 1], [5, n - 1]])
+    np.testing.assert_array_equal(out.values().numpy(), [3.0, 8.0])
+    monkeypatch.setattr(size, "_LIMIT", [1 << 30])
+    xv = dense_t(np.array([1.0, 2.0]), grad=True)
+    xg = sparse.sparse_coo_tensor(np.array([[0, b - 1], [0, 1], [0, 0]]), xv, [b, 2, 1])
+    yg = sparse.sparse_coo_tensor(np.array([[0, b - 1], [0, 0], [5, n - 1]]),
+                                  np.array([3.0, 4.0]), [b, 1, n])
+    with pytest.raises(ValueError, match=r"^matmul_grad: the gradient walks the transpose "
+                                         r"of y \[65536, 1, 65536\].* GB\) of row pointers"):
+        sparse.sum(sparse.matmul(xg, yg)).backward()

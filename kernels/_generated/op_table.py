@@ -2688,7 +2688,7 @@ def _meta_sparse_cast_grad(x, out_grad):
 
 # sparse.matmul_grad  (yaml/sparse_backward.yaml:242)
 def _meta_sparse_matmul_grad(x, y, out_grad):
-    return _resolve('kernels.infermeta.sparse_matmul.inputs_infer_meta')(x, y)
+    return _resolve('kernels.infermeta.sparse_matmul.matmul_grad_infer_meta')(x, y)
 
 
 # sparse.mv_grad  (yaml/sparse_backward.yaml:255)

@@ -61,9 +61,17 @@ def check_bytes(op, subject, nbytes, what):
     """ValueError naming ``op`` if ``subject`` needs more than :func:`memory_limit` bytes
     (``what`` says of what: values, row pointers, ...)."""
     if nbytes > memory_limit():
-        raise ValueError(f"{op}: {subject} needs {nbytes} bytes ({nbytes / 1e12:.1f} TB) "
+        raise ValueError(f"{op}: {subject} needs {nbytes} bytes ({_readable(nbytes)}) "
                          f"{what}, more than the {memory_limit()} bytes of memory this "
                          "process may use")
+
+
+def _readable(nbytes):
+    """``nbytes`` in the largest decimal unit that keeps a leading digit: '34.4 GB'."""
+    for unit, size in (("EB", 1e18), ("PB", 1e15), ("TB", 1e12), ("GB", 1e9)):
+        if nbytes >= size:
+            return f"{nbytes / size:.1f} {unit}"
+    return f"{nbytes / 1e6:.1f} MB"
 
 
 def _dense_bytes(out):

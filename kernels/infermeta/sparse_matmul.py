@@ -158,6 +158,18 @@ def masked_matmul_infer_meta(x, y, mask):
     return _out(shape, np.result_type(x.dtype, y.dtype), mask.layout, x.place)
 
 
+def matmul_grad_infer_meta(x, y):
+    """x's and y's metadata; sparse @ sparse first checks that the transposes its gradients
+    multiply by (x^H and y^H, block-diagonal when batched: B*k and B*n rows) have row
+    pointers that fit in memory, or ValueError before any work."""
+    if x.layout != DENSE and y.layout != DENSE:
+        for name, t in (("x", x), ("y", y)):
+            rows = int(np.prod(t.shape[:-2], dtype=object)) * t.shape[-1] + 1
+            check_bytes("matmul_grad", f"the gradient walks the transpose of {name} "
+                        f"{list(t.shape)} by rows and", rows * 8, "of row pointers")
+    return x, y
+
+
 def inputs_infer_meta(*inputs):
     """Gradients of every input: each with its input's metadata."""
     return tuple(inputs)

@@ -6,7 +6,12 @@ on the CPU, :mod:`kernels.sparse.blas_gpu` on a GPU):
 
 * a sparse operand of shape [B, m, n] is its **block-diagonal** [B*m, B*n]
   CSR matrix, batch b's entry (r, c) sitting at (b*m + r, b*n + c), so
-  batches with different nnz need nothing special; a 2-D one is itself;
+  batches with different nnz need nothing special; a 2-D one is itself.
+  The right operand of a sparse product is instead the **stacked** [B*m, n]
+  matrix (batch-local columns): a block-diagonal left operand's rows of
+  batch b meet only batch b's rows, so the product is the stacked result,
+  and SpGEMM's scratch (a row of the right operand's width) spans n
+  columns, not B*n;
 * a dense operand [B, m, n] is the stacked [B*m, n] matrix (or, where the
   algebra wants its transpose, the stacked [B*n, m] one).
 
@@ -58,8 +63,9 @@ def _index(x):
     return x.indices if isinstance(x, CooData) else x.crows
 
 
-def flat_coords(x):
-    """(rows, cols) of a sparse operand's entries in its block-diagonal matrix.
+def flat_coords(x, local=False):
+    """(rows, cols) of a sparse operand's entries in its block-diagonal matrix (``local``:
+    in its stacked one, the columns batch-local).
 
     In storage order, one pair per entry (per element of a stored block
     for COO with dense dims).
@@ -72,9 +78,10 @@ def flat_coords(x):
     if len(x.shape) == 2:
         return coords[0], coords[1]
     _, m, n = x.shape
-    dtype = index_dtype((x.shape[0] * m, x.shape[0] * n), coords[0].dtype, xp=xp_of(coords[0]))
+    width = n if local else x.shape[0] * n
+    dtype = index_dtype((x.shape[0] * m, width), coords[0].dtype, xp=xp_of(coords[0]))
     b = coords[0].astype(dtype, copy=False)
-    return b * m + coords[1], b * n + coords[2]
+    return b * m + coords[1], coords[2] if local else b * n + coords[2]
 
 
 def _values(x):
@@ -82,24 +89,26 @@ def _values(x):
     return x.values if isinstance(x, CsrData) else x.values.reshape(-1)
 
 
-def flat_csr(x):
-    """A sparse operand as a 2-D CSR matrix (block-diagonal when batched).
+def flat_csr(x, local=False):
+    """A sparse operand as a 2-D CSR matrix: block-diagonal when batched (``local``: the
+    stacked one, see the module docstring).
 
     Entries are stably sorted by row where needed; duplicates are kept.
     """
     if isinstance(x, CsrData) and len(x.shape) == 2:
         return x
     b, (m, n) = _batch(x.shape), x.shape[-2:]
-    shape = (b * m, b * n)
-    rows, cols = flat_coords(x)
+    shape = (b * m, n if local else b * n)
+    rows, cols = flat_coords(x, local)
     values = _values(x)
     dtype = index_dtype(shape, rows.dtype, extent=values.shape[0], xp=xp_of(rows))
     crows, cols, perm = csr_from_keys(rows, cols, shape, dtype)
     return CsrData(crows, cols, values if perm is None else values[perm], shape)
 
 
-def from_flat(c, shape, layout, dtype, coalesced=False):
-    """A 2-D (block-diagonal) CSR result as a ``layout`` tensor of ``shape``.
+def from_flat(c, shape, layout, dtype, coalesced=False, local=False):
+    """A 2-D (block-diagonal; ``local``: stacked) CSR result as a ``layout`` tensor of
+    ``shape``.
 
     ``dtype`` is the index dtype; ``coalesced`` marks a COO result whose
     entries are unique and sorted.
@@ -113,7 +122,7 @@ def from_flat(c, shape, layout, dtype, coalesced=False):
     if len(shape) == 3:
         b, m, n = shape
         batch = rows // max(m, 1)
-        coords = [batch, rows - batch * m, cols - batch * n]
+        coords = [batch, rows - batch * m, cols if local else cols - batch * n]
     if layout == COO:
         return CooData(xp.stack(coords).astype(dtype, copy=False), c.values, tuple(shape),
                        coalesced)
@@ -166,16 +175,26 @@ def _cast(a, dtype):
     return a.astype(dtype, copy=False)
 
 
+def _local(c, m, n):
+    """Block-diagonal CSR ``c`` of [m, n] blocks as its stacked matrix [B*m, n]."""
+    if c.shape[1] == n:
+        return c
+    rows, cols = csr_coords(c)
+    return c._replace(cols=(cols - (rows // max(m, 1)) * n).astype(cols.dtype, copy=False),
+                      shape=(c.shape[0], n))
+
+
 def _with_values(x, values, scale=1.0):
     """Sparse operand ``x`` with new values, one per entry of :func:`flat_coords`."""
     values = _cast(values, x.values.dtype).reshape(x.values.shape)
     return x._replace(values=values if scale == 1.0 else values * scale)
 
 
-def _lookup(c, x):
-    """The values of the 2-D CSR ``c`` (unique coordinates) at x's entries, 0 where absent."""
+def _lookup(c, x, local=False):
+    """The values of the 2-D CSR ``c`` (unique coordinates; ``local``: x's stacked matrix,
+    else its block-diagonal one) at x's entries, 0 where absent."""
     xp = xp_of(c.cols)
-    indices = xp.stack(flat_coords(x))
+    indices = xp.stack(flat_coords(x, local))
     return lookup_values(indices, c.shape, CooData(xp.stack(csr_coords(c)), c.values, c.shape),
                          "matmul_grad")
 
@@ -195,9 +214,9 @@ def matmul_dense_sparse(ops, x, y):
 
 def matmul_sparse_sparse(ops, x, y):
     """Sparse @ sparse -> sparse in x's layout (SpGEMM; unsorted, unique entries)."""
-    c = ops.spgemm(flat_csr(x), flat_csr(y))
+    c = ops.spgemm(flat_csr(x), flat_csr(y, local=True))
     shape = tuple(x.shape[:-1]) + (y.shape[-1],)
-    return from_flat(c, shape, _layout(x), _out_index_dtype((x, y), shape, c.nnz))
+    return from_flat(c, shape, _layout(x), _out_index_dtype((x, y), shape, c.nnz), local=True)
 
 
 def matmul_sparse_dense_grad(ops, x, y, out_grad, grad_mask=BOTH):
@@ -224,15 +243,16 @@ def matmul_dense_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
 
 
 def matmul_sparse_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
-    """out_grad @ y^H and x^H @ out_grad (SpGEMM), each looked up at its operand's entries."""
-    g = flat_csr(out_grad)
-    x_grad = y_grad = None
+    """out_grad @ y^H and x^H @ out_grad (SpGEMM, the right operands stacked), each looked
+    up at its operand's entries."""
+    (k, n), x_grad, y_grad = y.shape[-2:], None, None
     if grad_mask[0]:
-        x_grad = _with_values(x, _lookup(ops.spgemm(g, _conj_values(ops.transpose(
-            flat_csr(y)))), x))
+        y_h = _local(_conj_values(ops.transpose(flat_csr(y))), n, k)
+        x_grad = _with_values(x, _lookup(ops.spgemm(flat_csr(out_grad), y_h), x, local=True))
     if grad_mask[1]:
-        y_grad = _with_values(y, _lookup(ops.spgemm(_conj_values(ops.transpose(
-            flat_csr(x))), g), y))
+        x_h = _conj_values(ops.transpose(flat_csr(x)))
+        y_grad = _with_values(y, _lookup(ops.spgemm(x_h, flat_csr(out_grad, local=True)), y,
+                                         local=True))
     return x_grad, y_grad
 
 
@@ -277,9 +297,9 @@ def addmm_sparse(ops, input, x, y, beta, alpha):
     Each coordinate is stored once, sorted (COO results are coalesced).
     """
     xp = xp_of(_values(x))
-    p = ops.spgemm(flat_csr(x), flat_csr(y))
+    p = ops.spgemm(flat_csr(x), flat_csr(y, local=True))
     dtype = np.result_type(input.values.dtype, p.values.dtype)
-    rows, cols = flat_coords(input)
+    rows, cols = flat_coords(input, local=True)
     p_rows, p_cols = csr_coords(p)
     indices = xp.stack([xp.concatenate([rows, p_rows]), xp.concatenate([cols, p_cols])])
     values = xp.concatenate([_values(input).astype(dtype) * _scalar(beta, dtype),
@@ -288,14 +308,15 @@ def addmm_sparse(ops, input, x, y, beta, alpha):
     dtype = _out_index_dtype((input, x, y), input.shape, c.nnz)
     crows = crows_from_keys(c.indices[0], p.shape, dtype)
     return from_flat(CsrData(crows, c.indices[1], c.values, p.shape), input.shape,
-                     _layout(input), dtype, coalesced=True)
+                     _layout(input), dtype, coalesced=True, local=True)
 
 
 def addmm_sparse_grad(ops, input, x, y, out_grad, beta, alpha, grad_mask=ALL3):
     x_grad, y_grad = matmul_sparse_sparse_grad(ops, x, y, out_grad, grad_mask[1:])
     input_grad = None
     if grad_mask[0]:
-        input_grad = _with_values(input, _lookup(flat_csr(out_grad), input), beta)
+        input_grad = _with_values(input, _lookup(flat_csr(out_grad, local=True), input,
+                                                 local=True), beta)
     return (input_grad, None if x_grad is None else _with_values(x, x_grad.values, alpha),
             None if y_grad is None else _with_values(y, y_grad.values, alpha))
 
