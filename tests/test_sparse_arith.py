@@ -545,16 +545,37 @@ def test_pow_zero_has_a_zero_gradient_at_a_stored_zero(layout):
 @pytest.mark.parametrize("call", [
     lambda x, y: sparse.multiply(x, y), lambda x, y: sparse.add(x, y),
     lambda x, y: sparse.divide(x, y), lambda x, y: sparse.sum(x, 2),
-    lambda x, y: sparse.sum(x, 0), lambda x, y: sparse.softmax(x),
-    lambda x, y: sparse.softmax(x, 1)])
-def test_sparse_dims_past_int64_offsets_raise_instead_of_merging_wrong_entries(call):
-    """Offsets in [2**40]^3 pass 2**63 and wrap in int64: an op matching entries by offset
-    could merge distinct ones, so it must refuse, naming itself."""
+    lambda x, y: sparse.softmax(x), lambda x, y: sparse.softmax(x, 1)])
+def test_entries_past_int64_offsets_raise_instead_of_merging_wrong_ones(call):
+    """(2**40 - 1, 0, 1) of [2**40]^3 lies at offset ~2**120: int64 keys would wrap and
+    could merge distinct entries, so an op matching entries by offset refuses, naming
+    itself."""
     x = sparse.sparse_coo_tensor(np.array([[2 ** 40 - 1, 0], [0, 0], [1, 1]]),
                                  np.array([3.0, 5.0]), [2 ** 40] * 3)
-    with pytest.raises(ValueError, match=r"^(multiply|add|divide|sum|softmax): .* more than "
-                                         "an int64 offset can address"):
+    with pytest.raises(ValueError, match=r"^(multiply|add|divide|sum|softmax): the entries "
+                                         r"reach flat offset \d+ in the sparse dims .* past "
+                                         r"the 2\*\*63"):
         call(x, x)
+
+
+def test_sparse_dims_past_int64_work_while_the_entries_stay_below():
+    """The same dims, entries near the origin: offsets below 2**63, results as numpy's on
+    the entries (hand-worked)."""
+    x = sparse.sparse_coo_tensor(np.array([[0, 0, 0], [0, 0, 1], [1, 2, 2]]),
+                                 np.array([3.0, 5.0, 7.0]), [2 ** 40] * 3)
+    y = sparse.sparse_coo_tensor(np.array([[0], [0], [2]]), np.array([2.0]), [2 ** 40] * 3)
+    s = sparse.add(x, y)
+    np.testing.assert_array_equal(s.indices().numpy(), [[0, 0, 0], [0, 0, 1], [1, 2, 2]])
+    np.testing.assert_array_equal(s.values().numpy(), [3.0, 7.0, 7.0])
+    p = sparse.multiply(x, y)
+    np.testing.assert_array_equal(p.indices().numpy(), [[0], [0], [2]])
+    np.testing.assert_array_equal(p.values().numpy(), [10.0])
+    t = sparse.sum(x, 0)
+    np.testing.assert_array_equal(t.indices().numpy(), [[0, 0, 1], [1, 2, 2]])
+    np.testing.assert_array_equal(t.values().numpy(), [3.0, 5.0, 7.0])
+    np.testing.assert_allclose(sparse.softmax(x, 2).values().numpy(),
+                               [np.exp(3) / (np.exp(3) + np.exp(5)),
+                                np.exp(5) / (np.exp(3) + np.exp(5)), 1.0])
 
 
 def test_huge_sparse_dims_still_work_where_no_offsets_are_compared():

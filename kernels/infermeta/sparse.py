@@ -2,20 +2,11 @@
 import functools
 
 from ..core.meta import Canonical
-from ..funcs.shape import INT64_LIMIT, prod
+from ..funcs.shape import prod
 from .reshape import resolve_reshape
 from ..core.size import check_output_size
 
 ORDERS = ("C", "F")
-
-
-def check_offsets(op, what, shape):
-    """Raise ValueError naming ``op`` when ``shape`` holds 2**63 elements or more: the
-    kernels order and match entries by their C-order flat offset in it, an int64."""
-    size = prod(shape)
-    if size >= INT64_LIMIT:
-        raise ValueError(f"{op}: {what} {list(shape)} hold {size} elements, more than an "
-                         "int64 offset can address")
 
 
 def check_csr_rank(op, what, shape):

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core.xp import add_at, xp_of
-from ..funcs.shape import prod
+from ..funcs.shape import INT64_LIMIT, c_strides, prod
 from ..funcs.sum_to_shape import sum_to_shape
 from .data import CsrData, csr_coords, fold_dense, index_rows, sum_by_key
 
@@ -71,13 +71,36 @@ def coords(x):
     return csr_coords(x) if isinstance(x, CsrData) else index_rows(x.indices)
 
 
-def align(x, out_shape, k):
-    """Sparse ``x`` as an :class:`Aligned` operand with ``k`` sparse dims of ``out_shape``."""
+def check_offsets(op, maxima, shape):
+    """ValueError naming ``op`` when coordinates up to ``maxima`` (per dim) reach a C-order
+    flat offset of 2**63 in ``shape``: the int64 keys the kernels order and match entries
+    by would wrap.  Sparse dims that large are fine while the entries stay below."""
+    if prod(shape) < INT64_LIMIT:
+        return
+    reach = sum(int(m) * s for m, s in zip(maxima, c_strides(shape)))
+    if reach >= INT64_LIMIT:
+        raise ValueError(f"{op}: the entries reach flat offset {reach} in the sparse dims "
+                         f"{list(shape)}, past the 2**63 an int64 offset can address")
+
+
+def reach_maxima(rows, own, shape):
+    """Per dim of ``shape``, the largest coordinate an operand whose dims are ``own`` (1
+    where it broadcasts) reaches there with coordinate ``rows``."""
+    return [s - 1 if o != s else (int(r.max()) if r.shape[0] else 0)
+            for r, o, s in zip(rows, own, shape)]
+
+
+def align(x, out_shape, k, op):
+    """Sparse ``x`` as an :class:`Aligned` operand with ``k`` sparse dims of ``out_shape``
+    (``op`` names the caller in :func:`check_offsets`'s error)."""
     xp = xp_of(x.values)
     pad = len(out_shape) - len(x.shape)
     xf = x if isinstance(x, CsrData) else fold_dense(x, k - pad - x.sparse_dim)
     ashape = (1,) * pad + tuple(xf.shape[:len(xf.shape) - xf.values.ndim + 1])
-    keys = flatten(coords(xf), ashape[pad:], xp)
+    rows = coords(xf)
+    check_offsets(op, [s - 1 for s in out_shape[:pad]]
+                  + reach_maxima(rows, ashape[pad:], out_shape[pad:k]), out_shape[:k])
+    keys = flatten(rows, ashape[pad:], xp)
     if getattr(xf, "coalesced", False):
         values, group = xf.values, None
     else:

@@ -338,7 +338,7 @@ def pair(op, x, y):
     """Align sparse x and y to the broadcast shape and combine their keys."""
     out_shape, dtype = _meta(op, x, y)
     k = _k(x, y, out_shape)
-    a, b = align(x, out_shape, k), align(y, out_shape, k)
+    a, b = align(x, out_shape, k, op), align(y, out_shape, k, op)
     return Pair(out_shape, dtype, k, a, b,
                 combine(op, a, b, out_shape[k:], dtype, xp_of(x.values)))
 
@@ -388,7 +388,7 @@ class OnPattern(NamedTuple):
     k: int
 
 
-def on_pattern(s, d, out_shape, coalesce):
+def on_pattern(op, s, d, out_shape, coalesce):
     """Read dense ``d`` (broadcast to ``out_shape``) at sparse ``s``'s entries.
 
     With ``coalesce`` false and no sparse dim added or grown by the
@@ -401,7 +401,7 @@ def on_pattern(s, d, out_shape, coalesce):
     if not coalesce and tuple(out_shape[:k]) == tuple(s.shape[:sd]):
         rows, sv, a = coords(s), s.values, None
     else:
-        a = align(s, out_shape, k)
+        a = align(s, out_shape, k, op)
         rows, sv = unflatten(a.keys, out_shape[:k], xp), a.values
     return OnPattern(rows, sv, _at_entries(d, rows, sv.shape[0], out_shape, k, xp), a, k)
 
@@ -449,14 +449,14 @@ def _entrywise(s):
 def sparse_dense(op, x, y):
     """Sparse x times or divided by dense y: a sparse result on x's pattern."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(x, y, out_shape, coalesce=not _entrywise(x))
+    p = on_pattern(op, x, y, out_shape, coalesce=not _entrywise(x))
     return _sparse_result(x, p, apply(op, p.sv, p.dv, dtype), out_shape)
 
 
 def dense_sparse(op, x, y):
     """Dense x times or divided by sparse y: a sparse result on y's (summed) pattern."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _entrywise(y))
+    p = on_pattern(op, y, x, out_shape, coalesce=op == "divide" or not _entrywise(y))
     return _sparse_result(y, p, apply(op, p.dv, p.sv, dtype), out_shape)
 
 
@@ -484,7 +484,7 @@ def _dense_grad(d, p, t, out_shape):
 def sparse_dense_grad(op, x, y, out_grad, grad_mask=BOTH):
     """Sparse x's gradient on its pattern and dense y's gradient, as ``grad_mask`` asks."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(x, y, out_shape, coalesce=not _entrywise(x))
+    p = on_pattern(op, x, y, out_shape, coalesce=not _entrywise(x))
     tx, ty = partials(op, out_grad.values, p.sv, p.dv, dtype, grad_mask)
     return _sparse_grad(x, p, tx, out_shape), _dense_grad(y, p, ty, out_shape)
 
@@ -492,7 +492,7 @@ def sparse_dense_grad(op, x, y, out_grad, grad_mask=BOTH):
 def dense_sparse_grad(op, x, y, out_grad, grad_mask=BOTH):
     """Dense x's gradient and sparse y's gradient on its pattern, as ``grad_mask`` asks."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(y, x, out_shape, coalesce=op == "divide" or not _entrywise(y))
+    p = on_pattern(op, y, x, out_shape, coalesce=op == "divide" or not _entrywise(y))
     tx, ty = partials(op, out_grad.values, p.dv, p.sv, dtype, grad_mask)
     return _dense_grad(x, p, tx, out_shape), _sparse_grad(y, p, ty, out_shape)
 
