@@ -485,3 +485,50 @@ def test_docstring_examples_of_the_hardening_helpers_run():
         res = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert res.failed == 0 and res.attempted > 0, module.__name__
     os.environ.pop("PHISPARSE_EXAMPLE", None)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")     # np.matrix's own
+def test_ndarray_subclasses_count_as_their_plain_data():
+    """np.matrix keeps no matrix semantics inside a tensor (its * is a product, its
+    reductions stay 2-D); a masked array gives its data, as np.asarray does."""
+    m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    x = dense.to_tensor([[1.0, 2.0], [3.0, 4.0]], stop_gradient=False)
+    dense.sum(x * m).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.asarray(m))
+    assert dense.reshape(m, [4]).shape == [4] and dense.unsqueeze(m, [0]).shape == [1, 2, 2]
+    np.testing.assert_array_equal(dense.sum(m, axis=0).numpy(), [4.0, 6.0])
+    assert type(dense.to_tensor(m).numpy()) is np.ndarray
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[1, 0, 0])
+    assert dense.sum(masked).item() == np.asarray(masked).sum() == 6.0
+
+
+def test_with_values_wants_one_value_per_stored_entry():
+    x = sparse.sparse_coo_tensor([[0, 1, 2]], [1.0, 2.0, 3.0], [4])
+    for n in (10, 2):
+        with pytest.raises(ValueError, match=rf"^with_values: values has {n} rows .* nnz = 3"):
+            sparse.with_values(x, np.arange(float(n)))
+    np.testing.assert_array_equal(sparse.with_values(x, np.arange(3.0)).to_dense().numpy(),
+                                  [0.0, 1.0, 2.0, 0.0])
+
+
+@pytest.mark.parametrize("index_dtype", ["int8", "int16", "uint8"])
+def test_narrow_index_dtypes_widen_where_a_result_needs_it(index_dtype):
+    """cast may make int8/int16/uint8 indices; an op whose result dims they cannot hold
+    widens to int32 instead of wrapping (checked against numpy on the dense form)."""
+    rng = np.random.default_rng(3)
+    a = np.zeros((3, 120))
+    a[rng.integers(0, 3, 40), rng.integers(0, 120, 40)] = rng.random(40)
+    a[2, 119] = 5.0
+    s = sparse.cast(dense.to_tensor(a).to_sparse_coo(2), index_dtype, None)
+    cases = [(sparse.reshape(s, [360]), a.reshape(360)),
+             (sparse.reshape(s, [40, 9]), a.reshape(40, 9)),
+             (sparse.concat([s] * 3, 1), np.concatenate([a] * 3, 1)),
+             (sparse.concat([s] * 50, 0), np.concatenate([a] * 50, 0)),
+             (sparse.stack([s] * 50, 0), np.stack([a] * 50, 0)),
+             (sparse.index_select(s, dense.to_tensor(np.arange(300) % 3), 0), a[np.arange(300) % 3])]
+    c = s.to_sparse_csr()
+    cases += [(sparse.concat([c] * 50, 0), np.concatenate([a] * 50, 0)),
+              (sparse.reshape(c, [40, 9]), a.reshape(40, 9)),
+              (sparse.index_select(c, dense.to_tensor(np.arange(300) % 3), 0), a[np.arange(300) % 3])]
+    for got, want in cases:
+        np.testing.assert_array_equal(got.to_dense().numpy(), want)

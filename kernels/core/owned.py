@@ -89,6 +89,8 @@ def owned(array):
     True
     """
     if isinstance(array, np.ndarray):
+        if type(array) is not np.ndarray:  # np.matrix, a masked array: the plain data, as
+            array = array.view(np.ndarray)  # np.asarray gives (a matrix's * is no product)
         if not array.dtype.isnative:       # byte-swapped input: convert to native order
             return lock(array.astype(array.dtype.newbyteorder("=")))
         return array if is_locked(array) else lock(array.copy())

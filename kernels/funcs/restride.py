@@ -37,6 +37,7 @@ from .shape import c_strides, prod
 from .threads import run_parallel, split_index
 
 INT32_MAX = 2 ** 31 - 1
+_INT64 = np.dtype(np.int64)
 #: Entries per step of the numpy path: a block's rows stay in cache between passes.
 BLOCK = 1 << 17
 #: Up to this many entries (on numpy) one ravel/unravel pair is cheaper than grouping.
@@ -68,7 +69,9 @@ def index_dtype(shape, dtype, extent=0, xp=np):
     Returns
     -------
     dtype
-        int64 when a dim (or ``extent``) exceeds int32, else ``dtype``.
+        int64 when a dim (or ``extent``) exceeds int32; int32 when a narrower
+        ``dtype`` (int8, int16, uint8: what ``cast`` allows) cannot hold it; else
+        ``dtype``.
 
     Examples
     --------
@@ -79,8 +82,17 @@ def index_dtype(shape, dtype, extent=0, xp=np):
     """
     if getattr(dtype, "itemsize", 0) == 8:       # int64 holds every extent
         return dtype
-    big = max([int(extent)] + [int(s) for s in shape]) > INT32_MAX
-    return xp.int64 if big else dtype
+    need = max([int(extent)] + [int(s) for s in shape])
+    if need > INT32_MAX:
+        return xp.int64
+    if need > _int_max(xp, dtype):             # int8/int16/uint8 (from cast): widen
+        return xp.int32
+    return dtype
+
+
+@functools.lru_cache(maxsize=64)
+def _int_max(xp, dtype):
+    return xp.iinfo(dtype).max
 
 
 @functools.lru_cache(maxsize=256)
@@ -190,7 +202,9 @@ def restride(rows, old_shape, new_shape, order="C", dtype=None, out=None):
             if out is not None:
                 dtype = out[0].dtype
             elif dtype is None:
-                dtype = np.int64 if plan[1] else (rows if matrix else rows[0]).dtype
+                dtype = _INT64 if plan[1] else (rows if matrix else rows[0]).dtype
+                if dtype.itemsize < 4:                  # int8/int16/uint8 (from cast)
+                    dtype = index_dtype(new_shape, dtype)
             few = _restride_few(rows, plan[0], new_shape, order, dtype)
             if out is None:
                 return few

@@ -69,7 +69,12 @@ def values_grad(x, out_grad):
 @register_kernel("with_values_coo", layout=COO, backends=BOTH, dtypes=ALL)
 @register_kernel("with_values_csr", layout=CSR, backends=BOTH, dtypes=ALL)
 def with_values(x, values):
-    """x's pattern holding ``values`` (shared)."""
+    """x's pattern holding ``values`` (shared): one per stored entry, or ValueError (the
+    shape rule cannot see nnz)."""
+    if values.shape[0] != x.nnz:
+        raise ValueError(f"with_values: values has {values.shape[0]} rows (shape "
+                         f"{list(values.shape)}); expected one per stored entry of x, "
+                         f"nnz = {x.nnz}")
     return x._replace(values=values)
 
 
