@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -245,9 +246,23 @@ def _value_buffer(data, dtype, place, op):
     dt = None if dtype is None else canonical_dtype(dtype, op, "dtype")
     if isinstance(data, TensorBase) and data.layout == "dense" and dt in (None, data.dtype):
         return to_place(data._data(), place or data.place)
+    if dt is not None and isinstance(data, (list, tuple, numbers.Number)):
+        data = _python_values(data, dt, op)      # as to_tensor: 300 is no uint8
     array = _own(data, place, op, "values")
     native = canonical_dtype(array.dtype, op, "values' dtype")
     return array.astype(dt or native, copy=False)
+
+
+def _python_values(data, dt, op):
+    """Python values made ``dt`` the way numpy builds an array of them in ``dt`` (and
+    to_tensor): a value the dtype cannot hold (300 as uint8, NaN as int64, a complex
+    as float64) raises, naming ``op``, where a cast would change it silently."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            return np.array(data, dtype=dt)
+    except (OverflowError, ValueError, TypeError, np.exceptions.ComplexWarning) as exc:
+        raise ValueError(f"{op}: values cannot become dtype {dt.name}: {exc}") from None
 
 
 def _shape(shape, op):

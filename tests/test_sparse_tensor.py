@@ -376,3 +376,21 @@ def test_is_same_shape_compares_shapes_across_layouts():
     for bad in (np.zeros((4, 4)), [[0.0] * 4] * 4, None):
         with pytest.raises(TypeError, match="is_same_shape: y must be a dense or sparse"):
             sparse.is_same_shape(x, bad)
+
+
+@pytest.mark.parametrize("values, dtype", [([300], "uint8"), ([float("nan")], "int64"),
+                                           ([1 + 2j], "float64"), ([-1], "uint8")])
+def test_constructors_build_python_values_in_dtype_as_numpy_and_to_tensor_do(values, dtype):
+    """np.array(values, dtype) refuses these, and so does to_tensor; a cast would have
+    stored 44, -2**63, 1.0 or 255 silently."""
+    with pytest.raises((OverflowError, ValueError, TypeError)):
+        np.array(values, dtype=dtype)
+    with pytest.raises(ValueError, match="^to_tensor"):
+        dense.to_tensor(values, dtype=dtype)
+    with pytest.raises(ValueError, match=f"^sparse_coo_tensor: values cannot become dtype "
+                                         f"{dtype}"):
+        sparse.sparse_coo_tensor([[0]], values, [2], dtype=dtype)
+    with pytest.raises(ValueError, match=f"^sparse_csr_tensor: values cannot become dtype"):
+        sparse.sparse_csr_tensor([0, 1], [0], values, [1, 2], dtype=dtype)
+    ok = sparse.sparse_coo_tensor([[0]], [3], [2], dtype="float32")
+    assert ok.dtype == np.float32 and ok.values().numpy().tolist() == [3.0]
