@@ -71,23 +71,20 @@ def coords(x):
     return csr_coords(x) if isinstance(x, CsrData) else index_rows(x.indices)
 
 
-def check_offsets(op, maxima, shape):
-    """ValueError naming ``op`` when coordinates up to ``maxima`` (per dim) reach a C-order
-    flat offset of 2**63 in ``shape``: the int64 keys the kernels order and match entries
-    by would wrap.  Sparse dims that large are fine while the entries stay below."""
+def check_offsets(op, rows, own, shape):
+    """ValueError naming ``op`` when entries with coordinate ``rows`` reach a C-order flat
+    offset of 2**63 in ``shape``: the int64 keys the kernels order and match entries by
+    would wrap.  ``own`` are the operand's dims, 1 (or a None row) where it broadcasts
+    over the whole dim.  Sparse dims that large are fine while the entries stay below;
+    smaller ones are not read at all."""
     if prod(shape) < INT64_LIMIT:
         return
-    reach = sum(int(m) * s for m, s in zip(maxima, c_strides(shape)))
+    maxima = [s - 1 if r is None or o != s else (int(r.max()) if r.shape[0] else 0)
+              for r, o, s in zip(rows, own, shape)]
+    reach = sum(m * s for m, s in zip(maxima, c_strides(shape)))
     if reach >= INT64_LIMIT:
         raise ValueError(f"{op}: the entries reach flat offset {reach} in the sparse dims "
                          f"{list(shape)}, past the 2**63 an int64 offset can address")
-
-
-def reach_maxima(rows, own, shape):
-    """Per dim of ``shape``, the largest coordinate an operand whose dims are ``own`` (1
-    where it broadcasts) reaches there with coordinate ``rows``."""
-    return [s - 1 if o != s else (int(r.max()) if r.shape[0] else 0)
-            for r, o, s in zip(rows, own, shape)]
 
 
 def align(x, out_shape, k, op):
@@ -98,8 +95,7 @@ def align(x, out_shape, k, op):
     xf = x if isinstance(x, CsrData) else fold_dense(x, k - pad - x.sparse_dim)
     ashape = (1,) * pad + tuple(xf.shape[:len(xf.shape) - xf.values.ndim + 1])
     rows = coords(xf)
-    check_offsets(op, [s - 1 for s in out_shape[:pad]]
-                  + reach_maxima(rows, ashape[pad:], out_shape[pad:k]), out_shape[:k])
+    check_offsets(op, [None] * pad + list(rows), ashape, out_shape[:k])
     keys = flatten(rows, ashape[pad:], xp)
     if getattr(xf, "coalesced", False):
         values, group = xf.values, None

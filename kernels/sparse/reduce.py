@@ -20,7 +20,7 @@ from ..core.xp import xp_of
 from ..funcs.shape import prod
 from ..funcs.sum_to_shape import sum_leading
 from ..infermeta.sparse_reduce import sparse_sum_dtype, sum_plan
-from .align import reach_maxima, check_offsets, flatten, unflatten
+from .align import check_offsets, flatten, unflatten
 from .binary import csr_out
 from .convert import coalesce_coo, coo_of_csr
 from .data import CooData, index_rows, sum_by_key
@@ -51,7 +51,7 @@ def _sum(x, plan, dtype):
         n = min(values.shape[0], 1)
         return xp.zeros(n, dtype=xp.int64), sum_leading(values, dtype)[:n], None, free, shape
     rows = [x.indices[d] for d in free]
-    check_offsets("sum", reach_maxima(rows, shape, shape), shape)
+    check_offsets("sum", rows, shape, shape)
     keys = flatten(rows, shape, xp)
     ukeys, sums, group = sum_by_key(keys, values, prod(shape))
     return ukeys, sums, group, free, shape
