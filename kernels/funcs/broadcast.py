@@ -143,7 +143,7 @@ def as_words(a):
     return a.view(_WORDS.get(nbytes, np.dtype(("V", nbytes))))[..., 0]
 
 
-#: Host outputs up to this size are written by one broadcasting ``np.copyto``:
+#: Host outputs up to this size are written by one broadcasting assignment:
 #: below it the set-up of the coalesced, word-wide, threaded copy costs more.
 SMALL_COPY_BYTES = 1 << 16
 
@@ -161,10 +161,10 @@ def expand_copy(x, out_shape, result_shape=None):
     if type(x) is np.ndarray and nbytes < SMALL_COPY_BYTES and nbytes < pool.MIN_BYTES:
         if result_shape is None:
             out = np.empty(out_shape, x.dtype)
-            np.copyto(out, x)            # numpy's broadcasting is expand's rule
-            return out
+            out[...] = x        # numpy's broadcasting is expand's rule; np.copyto's Python
+            return out          # dispatcher would double a tiny call's copy cost
         out = np.empty(result_shape, x.dtype)
-        np.copyto(out.reshape(out_shape), x)
+        out.reshape(out_shape)[...] = x
         return out
     xp = xp_of(x)
     out = pool.new_array(x, tuple(out_shape))
