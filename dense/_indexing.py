@@ -13,6 +13,7 @@ A key of Python ints, None, ``...`` and slices of ints is planned once per
 from Python 3.12, so the remembered key spells them as tuples.
 """
 import numbers
+import operator
 
 import numpy as np
 
@@ -80,6 +81,8 @@ def _entries(key, ndim):
                 or _is_array(k)):
             raise TypeError(f"{OP}: index {k!r} of type {type(k).__name__} is not supported; "
                             "expected ints, slices, None, ... or one integer array")
+        if isinstance(k, slice):
+            _check_slice(k)
     if sum(k is Ellipsis for k in key) > 1:
         raise IndexError(f"{OP}: an index can only have a single ellipsis ('...')")
     used = sum(k is not None and k is not Ellipsis for k in key)
@@ -91,6 +94,25 @@ def _entries(key, ndim):
     if not any(k is Ellipsis for k in key):
         out.extend([slice(None)] * (ndim - used))
     return out
+
+
+def _check_slice(k):
+    """TypeError naming getitem for a slice bound that is not an integer or None (numpy's
+    rule: ``x[1.0:2]`` raises)."""
+    for part in ("start", "stop", "step"):
+        v = getattr(k, part)
+        if v is None or _is_int(v) or isinstance(v, (bool, np.bool_)):
+            continue
+        if isinstance(v, TensorBase) or hasattr(type(v), "__index__"):
+            try:
+                v.__index__()
+                continue
+            except (TypeError, ValueError):
+                pass
+        got = f"a {v.dtype.name} tensor of shape {v.shape}" if isinstance(v, TensorBase) \
+            else f"{v!r} of type {type(v).__name__}"
+        raise TypeError(f"{OP}: a slice's {part} must be an integer or None (as in numpy), "
+                        f"got {got}")
 
 
 def _plan(entries, shape):
@@ -112,7 +134,7 @@ def _plan(entries, shape):
             drop.append(dim)
         else:
             if isinstance(k, slice) and k != slice(None):
-                step = 1 if k.step is None else k.step
+                step = 1 if k.step is None else operator.index(k.step)
                 if step == 0:
                     raise ValueError(f"{OP}: slice step cannot be zero")
                 start, stop, _ = k.indices(n)

@@ -10,14 +10,17 @@ from kernels.core import dispatch
 from kernels.core.annotations import DataType, IntArray
 from kernels.core.dtypes import canonical_dtype
 from kernels.core.meta import MetaTensor
-from kernels.core.owned import lock, owned, share
-from kernels.core.tensor import TensorBase, register_layout
+from kernels.core.owned import lock, owned, owned_copy, share, unique_data
+from kernels.core.size import check_bytes, check_numpy_span
+from kernels.core.tensor import (TensorBase, frozen_delattr, frozen_setattr, register_layout,
+                                 set_attribute)
 from kernels.core.xp import canonical_place, check_place, place_of, to_numpy, to_place, xp_of
 
 from ._indexing import getitem
 from ._ops import api_op, op_spec
 
 
+_new = object.__new__
 _UFUNC_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
               "divide": "divide", "power": "pow", "maximum": "maximum", "minimum": "minimum",
               "equal": "equal", "not_equal": "not_equal", "less": "less_than",
@@ -33,13 +36,48 @@ def _is_operand(value):
         or (getattr(value, "is_global", False) and value.layout == "dense")
 
 
+#: The Python operator of each binary op, for messages.
+_SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "pow": "**",
+            "matmul": "@", "equal": "==", "not_equal": "!=", "less_than": "<",
+            "less_equal": "<=", "greater_than": ">", "greater_equal": ">="}
+_COMPARISONS = frozenset({"equal", "not_equal", "less_than", "less_equal", "greater_than",
+                          "greater_equal"})
+
+
+def sequence_operand(op, symbol, value):
+    """A list or tuple operand of an operator as numpy makes it an array (``t == [1, 2]``
+    compares elementwise); ValueError naming ``op`` if it cannot become one (ragged)."""
+    try:
+        return np.array(value)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ValueError(f"{op}: the {type(value).__name__} operand of {symbol} cannot become "
+                         f"an array ({exc}); expected a rectangular list of numbers") from None
+
+
+def sparse_comparison_error(symbol, x, y):
+    """The TypeError for a comparison with a sparse operand (unsupported, as in torch)."""
+    return TypeError(f"{symbol}: comparisons with a sparse tensor are not supported (got "
+                     f"{type(x).__name__} {symbol} {type(y).__name__}); compare dense "
+                     "tensors: convert with to_dense() first")
+
+
 def _binary(name, reflected=False):
     """An operator method running op ``name`` (``reflected``: other op self), as
     :func:`dense.<name>` does, straight through dispatch (the attributes' defaults
-    are filled there)."""
+    are filled there).  A list or tuple operand becomes an array, as in numpy; a
+    sparse operand of a comparison raises TypeError; other types get NotImplemented."""
+    symbol = _SYMBOLS[name]
+
     def method(self, other):
         if type(other) not in _OPERANDS and not _is_operand(other):
-            return NotImplemented
+            if isinstance(other, (list, tuple)):
+                other = sequence_operand(name, symbol, other)
+            elif name in _COMPARISONS and isinstance(other, TensorBase) \
+                    and other.layout in ("sparse_coo", "sparse_csr"):
+                raise sparse_comparison_error(symbol, other if reflected else self,
+                                              self if reflected else other)
+            else:
+                return NotImplemented
         return dispatch.run(op_spec(name), [other, self] if reflected else [self, other], [])
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
     method.__doc__ = f"See :func:`dense.{name}`."
@@ -54,6 +92,10 @@ class Tensor(TensorBase):
     """
 
     layout = "dense"
+    #: Tensors are immutable: assigning or deleting an attribute raises AttributeError
+    #: (only ``stop_gradient`` is settable).
+    __setattr__ = frozen_setattr
+    __delattr__ = frozen_delattr
 
     def __init__(self, array: Any, stop_gradient: bool = True) -> None:
         if isinstance(array, np.generic):
@@ -62,16 +104,15 @@ class Tensor(TensorBase):
             raise TypeError(f"Tensor: expected a numpy or cupy array, got "
                             f"{type(array).__name__}; dense.to_tensor converts other data")
         canonical_dtype(array.dtype, "Tensor", "array of dtype")
-        self._array = owned(array)
-        self._meta = None
+        set_attribute(self, "_array", owned(array))
         self._init_autograd(stop_gradient)
 
     # ------------------------------------------------------------ internals
     @classmethod
     def _own(cls, array, stop_gradient=True):
         """Wrap an array phisparse made (no copy): it is locked, never shared with a caller."""
-        t = cls.__new__(cls)
-        t._array = lock(array)
+        t = _new(cls)
+        set_attribute(t, "_array", lock(array))
         if stop_gradient is not True:     # else the class defaults are the leaf state
             t._init_autograd(stop_gradient)
         return t
@@ -88,16 +129,21 @@ class Tensor(TensorBase):
                     xp_of(data)).asarray(data)
             if type(data) is not np.ndarray:
                 return cls._own(data)
-        t = cls.__new__(cls)                # _own, inline for a numpy array
+        t = _new(cls)                       # _own, inline for a numpy array
         if data.base is None:
             data.setflags(False)            # lock's whole work for an array with no base
-            t._array = data
+            set_attribute(t, "_array", data)
         else:
-            t._array = lock(data)
+            set_attribute(t, "_array", lock(data))
         return t
 
     def __reduce__(self):
-        """Pickle and deepcopy keep the data and stop_gradient, not the graph (as a leaf)."""
+        """Pickle and deepcopy keep the data and stop_gradient, not the graph (as a leaf);
+        a tensor made from a broadcast view keeps its unique data only."""
+        unique = unique_data(self._array)
+        if unique is not None:
+            return _rebuild_broadcast, (to_numpy(unique), self.shape, self.place,
+                                        self._stop_gradient)
         return _rebuild, (to_numpy(self._array), self.place, self._stop_gradient)
 
     def _data(self):
@@ -108,7 +154,7 @@ class Tensor(TensorBase):
         """Shape, dtype, layout and place as a :class:`kernels.MetaTensor`."""
         if self._meta is None:
             a = self._array
-            self._meta = MetaTensor(a.shape, a.dtype, "dense", place_of(a))
+            set_attribute(self, "_meta", MetaTensor(a.shape, a.dtype, "dense", place_of(a)))
         return self._meta
 
     def _root_grad(self, grad_tensor):
@@ -158,8 +204,16 @@ class Tensor(TensorBase):
         return self.size
 
     def numpy(self) -> np.ndarray:
-        """A host numpy copy that the caller may change freely."""
-        return to_numpy(self._array)
+        """A host numpy copy that the caller may change freely.
+
+        A tensor made from a broadcast view holds only its unique data; a copy
+        of it that would not fit in memory raises ValueError naming ``numpy``.
+        """
+        a = self._array
+        if 0 in a.strides:
+            check_bytes("numpy", f"a copy of the tensor of shape {list(a.shape)} and dtype "
+                        f"{a.dtype.name}", a.size * a.itemsize, "of values")
+        return to_numpy(a)
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python scalar."""
@@ -216,7 +270,12 @@ class Tensor(TensorBase):
         return float(self._scalar("float"))
 
     def __int__(self) -> int:
-        return int(self._scalar("int"))
+        value = self._scalar("int")
+        try:
+            return int(value)
+        except (ValueError, OverflowError):       # NaN, ±inf
+            raise ValueError(f"int(): the tensor holds {value!r}, which has no integer "
+                             "value; expected a finite number") from None
 
     def __complex__(self) -> complex:
         return complex(self._scalar("complex"))
@@ -252,9 +311,24 @@ class Tensor(TensorBase):
         copy instead.  A consumer that ignores the flag can write into the
         tensor's memory, which breaks its immutability: copy on that side.
         """
+        if stream is not None and self.place == "cpu":
+            raise ValueError(f"__dlpack__: stream must be None for a CPU tensor (the array "
+                             f"API: a device without streams accepts only None), got {stream!r}")
+        if copy is not None and not isinstance(copy, (bool, np.bool_)):
+            raise TypeError(f"__dlpack__: copy must be True, False or None, got {copy!r} of "
+                            f"type {type(copy).__name__}")
+        for name, v in (("max_version", max_version), ("dl_device", dl_device)):
+            if v is not None and not (isinstance(v, tuple) and len(v) == 2 and all(
+                    isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in v)):
+                raise TypeError(f"__dlpack__: {name} must be None or a tuple of two ints, got "
+                                f"{v!r}")
         kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
                                     ("dl_device", dl_device), ("copy", copy)) if v is not None}
-        return self._array.__dlpack__(**kwargs)
+        try:
+            return self._array.__dlpack__(**kwargs)
+        except BufferError as exc:          # the array API's error, e.g. another dl_device
+            raise BufferError(f"__dlpack__: {exc} (dl_device={dl_device!r}, copy={copy!r}; "
+                              f"this tensor is on {self.__dlpack_device__()})") from None
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """(device type, device id): ``(1, 0)`` on the CPU, ``(2, id)`` on a CUDA GPU."""
@@ -262,7 +336,8 @@ class Tensor(TensorBase):
         return int(kind), int(index)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), separator=", ", prefix="       ")
+        host = self._array if self.place == "cpu" else self.numpy()   # summarised, no copy
+        body = np.array2string(host, separator=", ", prefix="       ")
         grad = f"stop_gradient={self.stop_gradient}"
         return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
                 f"place=Place({self.place}), {grad},\n       {body})")
@@ -296,8 +371,10 @@ class Tensor(TensorBase):
 
     # ------------------------------------------------------------ operators, T, indexing
     # (issue 19) Operators call the generated ops; a Python scalar on either
-    # side is a weak 0-d operand (NEP 50).  Anything else (a sparse tensor, a
-    # list) gets NotImplemented, so Python asks the other operand.
+    # side is a weak 0-d operand (NEP 50), and a list or tuple becomes an array
+    # as numpy makes it.  A sparse operand of a comparison raises TypeError;
+    # anything else (a sparse tensor in arithmetic) gets NotImplemented, so
+    # Python asks the other operand.
     __hash__ = object.__hash__  # == is elementwise; tensors stay hashable by identity
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -423,12 +500,23 @@ def _rebuild(array, place, stop_gradient):
     return Tensor._own(to_place(array, place), stop_gradient)
 
 
+def _rebuild_broadcast(unique, shape, place, stop_gradient):
+    return Tensor._own(xp_of(to_place(unique, place)).broadcast_to(to_place(unique, place),
+                                                                     tuple(shape)),
+                       stop_gradient)
+
+
 def _host_or_device(data, dtype):
     dt = None if dtype is None else canonical_dtype(dtype)
     if isinstance(data, TensorBase):
         data = data.numpy() if data.layout == "dense" else data.to_dense().numpy()
     if type(data).__module__.startswith("cupy"):
         return data.astype(dt or data.dtype, copy=True)
+    if isinstance(data, np.ndarray):
+        if dt is not None:
+            check_numpy_span("to_tensor", "data", data.shape, dt)
+        if unique_data(data) is not None:   # a broadcast view: copy its unique data only
+            return owned_copy(data.view(np.ndarray), dt or canonical_dtype(data.dtype))
     try:
         return np.array(data, dtype=dt, copy=True)
     except OverflowError as exc:        # numpy's error for 300 as uint8

@@ -10,6 +10,7 @@ import numpy as np
 from kernels.core.autograd import grad_enabled
 from kernels.core.annotations import DataType, IntArray
 from kernels.core.dtypes import INDEX, canonical_dtype
+from kernels.core.size import check_bytes
 from kernels.core.tensor import TensorBase
 from kernels.core.xp import canonical_place, check_place, place_of, to_place, xp_of
 from kernels.sparse.data import CooData, CsrData
@@ -219,6 +220,9 @@ def _own(data, place, op, name, order="K"):
     elif type(data).__module__.startswith("cupy"):
         array = data.copy()
     else:
+        if isinstance(data, np.ndarray):    # a broadcast view is copied whole: check first
+            check_bytes(op, f"copying {name} of shape {list(data.shape)} and dtype "
+                            f"{data.dtype.name}", data.size * data.itemsize, "of memory")
         try:
             array = np.array(data, copy=True, order=order)
         except ValueError as exc:

@@ -8,18 +8,21 @@ sharing that memory.
 """
 from __future__ import annotations
 
+import numbers
+from math import prod
 from typing import Any
 
 import numpy as np
 
 import dense
-from dense.tensor import _sizes
+from dense.tensor import _sizes, sequence_operand, sparse_comparison_error
 from kernels.core import dispatch
 from kernels.core.autograd import grad_enabled
 from kernels.core.annotations import IntArray
 from kernels.core.meta import MetaTensor
 from kernels.core.owned import lock
-from kernels.core.tensor import TensorBase, register_layout
+from kernels.core.tensor import (TensorBase, frozen_delattr, frozen_setattr, register_layout,
+                                 set_attribute)
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
 from kernels.sparse.convert import coo_of_csr, gather_dense, lookup_values
 from kernels.sparse.data import fold_dense
@@ -33,6 +36,11 @@ def _op(name, *args):
 def _arith():
     from . import arith
     return arith
+
+
+_new = object.__new__
+
+
 def _locked(data):
     """A data bundle whose arrays are locked (:func:`kernels.core.owned.lock`); rebuilt
     only when an array comes back as another object (a pooled block's read-only view)."""
@@ -44,6 +52,18 @@ def _locked(data):
     return data
 
 
+def _operand(op, symbol, other):
+    """An operator's other operand: a list or tuple as a numpy array, else as it is."""
+    return sequence_operand(op, symbol, other) if isinstance(other, (list, tuple)) else other
+
+
+def _refuse_comparison(symbol, x, y):
+    if isinstance(y, (TensorBase, np.ndarray, np.generic, numbers.Number, list, tuple)) \
+            or type(y).__module__.startswith("cupy"):
+        raise sparse_comparison_error(symbol, x, y)
+    return NotImplemented
+
+
 _NUMPY_REFUSAL = ("{what} does not take a sparse tensor: use x.to_dense().numpy() for a "
                   "numpy array, x.to_scipy() for a scipy sparse array, or the sparse.* ops")
 
@@ -51,9 +71,14 @@ _NUMPY_REFUSAL = ("{what} does not take a sparse tensor: use x.to_dense().numpy(
 class _SparseTensor(TensorBase):
     """What COO and CSR tensors share: buffers, attributes, conversions, autograd."""
 
+    #: Tensors are immutable: assigning or deleting an attribute raises AttributeError
+    #: (only ``stop_gradient`` is settable).
+    __setattr__ = frozen_setattr
+    __delattr__ = frozen_delattr
+
     def __init__(self, data: Any, stop_gradient: bool = True) -> None:
         """Wrap buffers phisparse owns (the constructors copy a caller's arrays)."""
-        self._d = _locked(data)
+        set_attribute(self, "_d", _locked(data))
         if stop_gradient is not True:     # else the class defaults are the leaf state
             self._init_autograd(stop_gradient)
 
@@ -66,8 +91,8 @@ class _SparseTensor(TensorBase):
     # ------------------------------------------------------------ internals
     @classmethod
     def _from_kernel(cls, data, meta):
-        t = cls.__new__(cls)
-        t._d = _locked(data)
+        t = _new(cls)
+        set_attribute(t, "_d", _locked(data))
         return t
 
     def _data(self):
@@ -183,31 +208,55 @@ class _SparseTensor(TensorBase):
         return _op("reshape", self, _sizes(shape), order)
 
     # ------------------------------------------------------------ operators
+    # A list or tuple operand becomes an array, as numpy and dense.Tensor make it.
     __array_ufunc__ = None     # numpy defers: np.float64(2) * s calls s.__rmul__
 
     def __add__(self, other):
-        return _arith().add(self, other)
+        return _arith().add(self, _operand("add", "+", other))
 
     def __radd__(self, other):
-        return _arith().add(other, self)
+        return _arith().add(_operand("add", "+", other), self)
 
     def __sub__(self, other):
-        return _arith().subtract(self, other)
+        return _arith().subtract(self, _operand("subtract", "-", other))
 
     def __rsub__(self, other):
-        return _arith().subtract(other, self)
+        return _arith().subtract(_operand("subtract", "-", other), self)
 
     def __mul__(self, other):
-        return _op("multiply", self, other)
+        return _op("multiply", self, _operand("multiply", "*", other))
 
     def __rmul__(self, other):
-        return _op("multiply", other, self)
+        return _op("multiply", _operand("multiply", "*", other), self)
 
     def __truediv__(self, other):
-        return _arith().divide(self, other)
+        return _arith().divide(self, _operand("divide", "/", other))
 
     def __rtruediv__(self, other):
-        return _arith().divide(other, self)
+        return _arith().divide(_operand("divide", "/", other), self)
+
+    # Comparisons of sparse tensors are not supported (as in torch and Paddle): with a
+    # tensor, an array, a number or a list they raise TypeError naming the operator
+    # (never Python's identity answer); with anything else (None) Python decides.
+    __hash__ = TensorBase.__hash__
+
+    def __eq__(self, other):
+        return _refuse_comparison("==", self, other)
+
+    def __ne__(self, other):
+        return _refuse_comparison("!=", self, other)
+
+    def __lt__(self, other):
+        return _refuse_comparison("<", self, other)
+
+    def __le__(self, other):
+        return _refuse_comparison("<=", self, other)
+
+    def __gt__(self, other):
+        return _refuse_comparison(">", self, other)
+
+    def __ge__(self, other):
+        return _refuse_comparison(">=", self, other)
 
     def __pow__(self, factor):
         return _arith().power(self, factor)
@@ -217,6 +266,16 @@ class _SparseTensor(TensorBase):
 
     def __abs__(self):
         return _op("abs", self)
+
+    def __bool__(self) -> bool:
+        """The truth of a one-element tensor's logical value; ValueError for any other
+        size, as for dense tensors and numpy (an all-zero sparse tensor is no 'empty')."""
+        n = prod(self._d.shape)
+        if n != 1:
+            raise ValueError(f"bool(): only a one-element tensor has a truth value; this "
+                             f"{self.layout} tensor has shape {self.shape} ({n} elements), "
+                             "so its truth value is ambiguous")
+        return bool(self.to_dense())
 
     # ------------------------------------------------------------ numpy
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -229,11 +288,11 @@ class _SparseTensor(TensorBase):
 
     def __matmul__(self, other: Any) -> Any:
         """``self @ other``: :func:`sparse.matmul`."""
-        return _op("matmul", self, other)
+        return _op("matmul", self, _operand("matmul", "@", other))
 
     def __rmatmul__(self, other: Any) -> Any:
         """``other @ self`` for a dense ``other``: :func:`sparse.matmul`."""
-        return _op("matmul", other, self)
+        return _op("matmul", _operand("matmul", "@", other), self)
 
     def __repr__(self) -> str:
         head = (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, "
@@ -253,8 +312,8 @@ class SparseCooTensor(_SparseTensor):
     def meta(self) -> MetaTensor:
         """Shape, dtype, layout, place and sparse_dim as a MetaTensor."""
         if self._meta is None:
-            self._meta = MetaTensor(self._d.shape, self.dtype, self.layout, self.place,
-                                    sparse_dim=self._d.sparse_dim)
+            set_attribute(self, "_meta", MetaTensor(self._d.shape, self.dtype, self.layout,
+                                                    self.place, sparse_dim=self._d.sparse_dim))
         return self._meta
 
     def indices(self) -> dense.Tensor:
@@ -321,7 +380,8 @@ class SparseCsrTensor(_SparseTensor):
     def meta(self) -> MetaTensor:
         """Shape, dtype, layout and place as a MetaTensor."""
         if self._meta is None:
-            self._meta = MetaTensor(self._d.shape, self.dtype, self.layout, self.place)
+            set_attribute(self, "_meta", MetaTensor(self._d.shape, self.dtype, self.layout,
+                                                    self.place))
         return self._meta
 
     def crows(self) -> dense.Tensor:

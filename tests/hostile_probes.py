@@ -593,6 +593,95 @@ def _():
 ok("sparse values read-only")(lambda: _locked(_coo().values(), "a sparse tensor's values"))
 
 
+# ---------------------------------------------------------------- operators, protocols, setters
+bad("== sparse", "==", T, lambda: _t(A) == _coo())
+bad("sparse != dense", "!=", T, lambda: _csr() != _t(DENSE23))
+bad("sparse < sparse", "<", T, lambda: _coo() < _coo())
+bad("ndarray == sparse", "==", T, lambda: A == _coo())
+bad("== ragged list", "equal", V, lambda: _t(A) == [[1.0], [2.0, 3.0]])
+bad("+ list of str", "add", T, lambda: _t(A) + ["a", "b", "c"])
+bad("getitem float slice", "getitem", T, lambda: _t(A)[1.0:2])
+bad("getitem float step", "getitem", T, lambda: _t(A)[::np.float32(1)])
+bad("dlpack stream on cpu", "__dlpack__", V, lambda: _t(A).__dlpack__(stream=1))
+bad("dlpack max_version str", "__dlpack__", T, lambda: _t(A).__dlpack__(max_version="1"))
+bad("set_num_threads str", "set_num_threads", T, lambda: dense.set_num_threads("abc"))
+bad("set_num_threads 0", "set_num_threads", V, lambda: dense.set_num_threads(0))
+bad("set_pool_bytes float", "set_pool_bytes", T, lambda: dense.set_pool_bytes(1e9))
+bad("no_grad of a non-function", "no_grad", T, lambda: dense.no_grad("x"))
+bad("int of nan", "int()", V, lambda: int(_t(float("nan"))))
+bad("bool of a sparse vector", "bool()", V, lambda: bool(_coo()))
+bad("setattr _array", "Tensor", AttributeError, lambda: setattr(_t(A), "_array", np.zeros(3)))
+bad("setattr new name", "Tensor", AttributeError, lambda: setattr(_t(A) * 2.0, "foo", 1))
+bad("sparse setattr _d", "SparseCooTensor", AttributeError, lambda: setattr(_coo(), "_d", None))
+bad("sparse delattr", "SparseCsrTensor", AttributeError, lambda: delattr(_csr(), "_meta"))
+bad("zeros empty beyond numpy", "zeros", V, lambda: dense.zeros([0, 2 ** 62]))
+bad("full empty beyond numpy", "full", V, lambda: dense.full([0, 2 ** 62], 1))
+bad("expand empty beyond numpy", "expand", V, lambda: dense.expand(np.ones((0, 1)), [0, 2 ** 62]))
+bad("to_dense empty beyond numpy", "to_dense", V, lambda: sparse.sparse_coo_tensor(
+    np.zeros((2, 0), int), np.zeros(0), [0, 2 ** 62]).to_dense())
+bad("numpy of a huge broadcast", "numpy", V,
+    lambda: dense.to_tensor(np.broadcast_to(np.ones(3), (10 ** 6, 10 ** 6, 3))).numpy())
+bad("gather of a huge broadcast", "gather", (MemoryError, V), lambda: dense.gather(
+    dense.to_tensor(np.broadcast_to(np.ones(3), (10 ** 6, 10 ** 6, 3))), np.array([0]), 0))
+bad("coo of a huge broadcast", COO, V,
+    lambda: sparse.sparse_coo_tensor([[0]], np.broadcast_to(np.ones(3), (1, 10 ** 6, 10 ** 6, 3))))
+
+
+@ok("operators take lists as numpy")
+def _():
+    t = _t(A)
+    _same(t == [0.0, 1.0, 9.0], A == [0.0, 1.0, 9.0])
+    _same(t < (1.0, 1.0, 1.0), A < (1.0, 1.0, 1.0))
+    _same([1, 2, 3] - t, [1, 2, 3] - A)
+    _same(_coo() * [1.0, 2.0, 3.0], DENSE23 * [1.0, 2.0, 3.0])
+    assert (_coo() == None) is False                      # noqa: E711
+
+
+@ok("empty outputs numpy can make")
+def _():
+    _same(dense.zeros([0, 2 ** 59]), np.zeros((0, 2 ** 59)))
+    _same(dense.full([2 ** 59, 0], 1, dtype="int8"), np.full((2 ** 59, 0), 1, np.int8))
+    _same(dense.to_tensor(np.empty((0, 2 ** 59), np.float32)), np.zeros((0, 2 ** 59), np.float32))
+
+
+@ok("broadcast input owns its unique data")
+def _():
+    base = np.arange(3.0)
+    t = dense.to_tensor(np.broadcast_to(base, (10 ** 6, 10 ** 6, 3)))   # 24 TB materialised
+    base[:] = 9.0
+    _same(t[7, 8], np.arange(3.0))
+    _locked(t, "a broadcast tensor")
+    small = np.broadcast_to(np.array([1.0, 2.0]), (3, 2))
+    x = dense.Tensor(small)
+    _same(x * x + 1.0, small * small + 1.0)
+
+
+@ok("no_grad object re-entered")
+def _():
+    x = _t(np.ones(2), stop_gradient=False)
+    ng = dense.no_grad()
+    with ng:
+        with ng:
+            assert (x * 2.0).stop_gradient
+    with ng:
+        assert (x * 2.0).stop_gradient
+    assert not (x * 2.0).stop_gradient
+
+
+@ok("0-d arrays and numpy ints as int arguments")
+def _():
+    _same(dense.gather(A, np.array([1]), np.array(1)), np.take(A, [1], axis=1))
+    _same(dense.sum(A, axis=np.int32(0)), A.sum(axis=0))
+    _same(sparse.softmax(_coo(), np.array(-1)).to_dense(),
+          sparse.softmax(_coo(), -1).to_dense().numpy())
+
+
+@ok("sparse sum of uint8 is numpy's value as int64")
+def _():
+    x = sparse.sparse_coo_tensor([[0, 1, 1]], np.array([250, 250, 250], np.uint8), [2])
+    _same(sparse.sum(x), np.asarray(750, np.int64).reshape(sparse.sum(x).shape))
+
+
 # ---------------------------------------------------------------- generic sweep
 HOSTILE = [("None", lambda: None), ("str", lambda: "abc"), ("object", lambda: object()),
            ("ragged", lambda: [[1, 2], [3]]), ("nan", lambda: float("nan")),

@@ -8,6 +8,7 @@ import copy
 import gc
 import os
 import pickle
+import re
 import subprocess
 import sys
 import threading
@@ -532,3 +533,247 @@ def test_narrow_index_dtypes_widen_where_a_result_needs_it(index_dtype):
               (sparse.index_select(c, dense.to_tensor(np.arange(300) % 3), 0), a[np.arange(300) % 3])]
     for got, want in cases:
         np.testing.assert_array_equal(got.to_dense().numpy(), want)
+
+
+# ---------------------------------------------------------------- hostile-probe follow-ups
+# H1-H6: the findings of the hostile-input probe (tests/hostile_probes.py holds their probes).
+@pytest.mark.parametrize("other", [[1.0, 5.0, 3.0], (1.0, 5.0, 3.0), [[1], [5]]])
+def test_h1_list_and_tuple_operands_are_arrays_as_in_numpy(other):
+    a = np.array([1.0, 2.0, 3.0])
+    t = dense.to_tensor(a)
+    for got, want in [(t == other, a == other), (t != other, a != other), (t < other, a < other),
+                      (t >= other, a >= other), (t + other, a + other), (other - t, other - a),
+                      (t * other, a * other), (other / t, other / a), (t ** other, a ** other)]:
+        assert isinstance(got, dense.Tensor) and got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    assert (t @ [1.0, 2.0, 3.0]).numpy() == 14.0 and ([1.0, 2.0, 3.0] @ t).numpy() == 14.0
+    with pytest.raises(ValueError, match="^equal: the list operand of == cannot become an array"):
+        t == [[1], [2, 3]]
+
+
+def test_h1_sparse_operands_get_arrays_for_lists_too():
+    s = sparse.sparse_coo_tensor([[0, 2]], [1.0, 3.0], [3])
+    np.testing.assert_array_equal((s * [2.0, 2.0, 4.0]).to_dense().numpy(), [2.0, 0.0, 12.0])
+    np.testing.assert_array_equal((s + [1.0, 1.0, 1.0]).numpy(), [2.0, 1.0, 4.0])
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_h1_comparisons_with_a_sparse_tensor_raise_naming_the_operator(layout):
+    d = dense.to_tensor(np.eye(2))
+    s = sparse.sparse_coo_tensor([[0, 1], [0, 1]], [1.0, 1.0], [2, 2])
+    s = s if layout == "coo" else s.to_sparse_csr()
+    cases = [("==", lambda: d == s), ("==", lambda: s == d), ("==", lambda: s == s),
+             ("!=", lambda: s != d), ("!=", lambda: d != s), ("<", lambda: d < s),
+             (">=", lambda: s >= 0.5), ("==", lambda: np.eye(2) == s), ("==", lambda: s == [1.0])]
+    for symbol, call in cases:
+        with pytest.raises(TypeError, match=rf"^{re.escape(symbol)}: comparisons with a sparse"):
+            call()
+    assert (s == None) is False and (s != "a") is True        # noqa: E711  (Python decides)
+    assert {s: 1}[s] == 1                                       # hashable by identity
+
+
+def test_h2_empty_outputs_exist_exactly_when_numpy_can_make_them():
+    for dims, dtype in [([0, 2 ** 59], "float64"), ([0, 2 ** 62], "int8"), ([3, 0, 2 ** 59], "int8")]:
+        want = np.zeros(dims, dtype)                            # numpy makes these
+        for got in (dense.zeros(dims, dtype=dtype), dense.full(dims, 1, dtype=dtype),
+                    dense.to_tensor(np.empty(dims, dtype)),
+                    dense.expand(dense.zeros([1] * len(dims), dtype=dtype), dims)):
+            assert got.shape == list(want.shape) and got.dtype == want.dtype
+            assert got.numpy().shape == want.shape
+    e = dense.zeros([0, 4])
+    assert dense.reshape(e, [0, 2 ** 59]).shape == [0, 2 ** 59]
+    with pytest.raises(ValueError):
+        np.zeros((0, 2 ** 62))                                  # numpy refuses these
+    cases = [("zeros", lambda: dense.zeros([0, 2 ** 62])),
+             ("full", lambda: dense.full([0, 2 ** 62], 1)),
+             ("ones", lambda: dense.ones([2 ** 62, 0, 4], dtype="int8")),
+             ("reshape", lambda: dense.reshape(e, [0, 2 ** 62])),
+             ("expand", lambda: dense.expand(dense.zeros([0, 1]), [0, 2 ** 62])),
+             ("repeat", lambda: dense.repeat(dense.zeros([0, 1]), [1, 2 ** 62])),
+             ("cast", lambda: dense.cast(dense.zeros([0, 2 ** 59], "float32"), "complex128")),
+             ("to_tensor", lambda: dense.to_tensor(np.empty((0, 2 ** 59)), dtype="complex128")),
+             ("to_dense", lambda: sparse.sparse_coo_tensor(np.zeros((2, 0), int), np.zeros(0),
+                                                           [0, 2 ** 62]).to_dense())]
+    for op, call in cases:
+        with pytest.raises(ValueError, match=rf"^{op}: .* cannot exist even empty"):
+            call()
+    with pytest.raises(ValueError, match=r"^zeros: the output of shape .* bytes"):
+        dense.zeros([2 ** 40, 2 ** 40])                         # non-empty: the memory check
+
+
+def test_h3_a_float_slice_bound_raises_a_named_type_error():
+    t = dense.to_tensor(np.arange(5.0))
+    for key in (slice(1.0, 2), slice(None, np.float64(3)), slice(0, 4, 0.5),
+                slice(dense.to_tensor(1.0), 3)):
+        with pytest.raises(TypeError, match="^getitem: a slice's (start|stop|step) must be an int"):
+            t[key]
+    np.testing.assert_array_equal(t[np.int64(1):dense.to_tensor(4):True].numpy(), [1.0, 2.0, 3.0])
+
+
+def test_h3_dlpack_checks_its_arguments_by_name():
+    t = dense.to_tensor(np.arange(3.0))
+    with pytest.raises(ValueError, match="^__dlpack__: stream must be None for a CPU tensor"):
+        t.__dlpack__(stream=1)
+    with pytest.raises(TypeError, match="^__dlpack__: max_version must be None or a tuple"):
+        t.__dlpack__(max_version="1.0")
+    with pytest.raises(TypeError, match="^__dlpack__: copy must be"):
+        t.__dlpack__(copy="yes")
+    with pytest.raises(BufferError, match="^__dlpack__: "):
+        t.__dlpack__(dl_device=(2, 0), max_version=(1, 0))
+    np.testing.assert_array_equal(np.from_dlpack(t), [0.0, 1.0, 2.0])
+
+
+def test_h3_one_no_grad_object_reenters_nests_and_serves_threads():
+    x = dense.to_tensor(np.ones(2), stop_gradient=False)
+    quiet = dense.no_grad()
+    for _ in range(2):                                           # re-entered
+        with quiet:
+            with quiet:                                          # nested in itself
+                assert (x * 2).stop_gradient
+            assert (x * 2).stop_gradient
+        assert not (x * 2).stop_gradient
+
+    @dense.no_grad
+    def bare():
+        return (x * 2).stop_gradient
+
+    @dense.no_grad()
+    def called():
+        return (x * 2).stop_gradient
+
+    assert bare() and called() and not (x * 2).stop_gradient
+    seen, barrier = [], threading.Barrier(4)
+
+    def work():
+        barrier.wait()
+        for _ in range(200):
+            with quiet:
+                seen.append((x * 2).stop_gradient)
+            seen.append(not (x * 2).stop_gradient)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(seen) == 1600 and all(seen)
+    with pytest.raises(TypeError, match="^no_grad: "):
+        dense.no_grad(3)
+
+
+@pytest.mark.parametrize("setter,bad,exc", [
+    ("set_num_threads", "abc", TypeError), ("set_num_threads", 2.5, TypeError),
+    ("set_num_threads", True, TypeError), ("set_num_threads", 0, ValueError),
+    ("set_pool_bytes", "1G", TypeError), ("set_pool_bytes", -1, ValueError)])
+def test_h3_setters_check_their_argument_by_name(setter, bad, exc):
+    fn = getattr(dense, setter)
+    before = fn(None)
+    fn(before)
+    with pytest.raises(exc, match=rf"^{setter}: n must be"):
+        fn(bad)
+    assert fn(None) == before                                    # nothing changed
+
+
+def test_h3_int_axes_take_0d_integer_arrays_as_numpy_does():
+    a = np.arange(6.0).reshape(2, 3)
+    t = dense.to_tensor(a)
+    np.testing.assert_array_equal(dense.gather(t, np.array([2, 0]), np.array(1)).numpy(),
+                                  np.take(a, [2, 0], axis=np.array(1)))
+    assert t.to_sparse_coo(np.array(1)).sparse_dim() == 1
+    with pytest.raises(TypeError, match="^gather: argument 'axis' must be an int"):
+        dense.gather(t, np.array([0]), np.array([1]))
+
+
+def test_h3_int_and_bool_of_tensors_raise_named_value_errors():
+    for v in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"^int\(\): the tensor holds"):
+            int(dense.to_tensor(v))
+    assert int(dense.to_tensor(-2.7)) == int(np.float64(-2.7))
+    s = sparse.sparse_coo_tensor([[0]], [1.0], [2])
+    with pytest.raises(ValueError, match=r"^bool\(\): only a one-element tensor"):
+        bool(s)                                                  # was always True
+    assert bool(sparse.sparse_coo_tensor([[0, 0]], [1.0, -1.0], [1])) is False   # 1 + -1
+    assert bool(sparse.sparse_csr_tensor([0, 1], [0], [2.0], [1, 1])) is True
+
+
+@pytest.mark.parametrize("make", [
+    lambda: dense.to_tensor(np.arange(3.0)),
+    lambda: dense.to_tensor(np.arange(3.0)) * 2.0,
+    lambda: sparse.sparse_coo_tensor([[0, 2]], [1.0, 3.0], [3]),
+    lambda: sparse.sparse_csr_tensor([0, 1, 1], [1], [2.0], [2, 2]) * 2.0],
+    ids=["dense", "dense-output", "coo", "csr-output"])
+def test_h4_tensors_take_no_new_or_changed_attributes(make):
+    t = make()
+    before = (t.to_dense() if t.layout != "dense" else t).numpy()
+    for name, value in [("_array", np.zeros(3)), ("_d", None), ("_meta", None), ("foo", 1),
+                        ("shape", [1]), ("grad", None), ("__class__", dense.Tensor)]:
+        with pytest.raises(AttributeError, match=f"cannot set attribute '{name}'"):
+            setattr(t, name, value)
+    with pytest.raises(AttributeError, match="cannot delete attribute '_meta'"):
+        del t._meta
+    np.testing.assert_array_equal((t.to_dense() if t.layout != "dense" else t).numpy(), before)
+    t.stop_gradient = False                                      # the one public setter
+    assert t.stop_gradient is False
+    assert copy.deepcopy(t).stop_gradient is False and pickle.loads(pickle.dumps(t)).is_leaf
+
+
+def test_h5_a_broadcast_view_is_owned_by_its_unique_data():
+    base = np.arange(3.0)
+    view = np.broadcast_to(base, (10 ** 6, 10 ** 6, 3))          # 24 TB if materialised
+    for t in (dense.to_tensor(view), dense.Tensor(view), dense.to_tensor(view, dtype="float32")):
+        assert t.shape == [10 ** 6, 10 ** 6, 3]
+        np.testing.assert_array_equal(t[123, 456].numpy(), [0.0, 1.0, 2.0])
+    t = dense.to_tensor(view)
+    base[:] = 7.0                                                 # the caller's memory changes
+    np.testing.assert_array_equal(t[5, 5].numpy(), [0.0, 1.0, 2.0])
+    with pytest.raises(ValueError):
+        np.asarray(t).flags.writeable = True
+    with pytest.raises(ValueError, match=r"^multiply: the output of shape .* bytes"):
+        t * 2.0
+    with pytest.raises(ValueError, match=r"^numpy: a copy of the tensor .* bytes"):
+        t.numpy()
+    assert "Tensor(shape=[1000000, 1000000, 3]" in repr(t)
+    u = pickle.loads(pickle.dumps(t))
+    assert u.shape == t.shape and u[9, 9].numpy().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_h5_ops_on_a_small_broadcast_tensor_match_numpy_and_its_gradient():
+    base = np.array([1.0, -2.0, 3.0])
+    a = np.broadcast_to(base, (4, 3))
+    x = dense.to_tensor(a, stop_gradient=False)
+    base[0] = 100.0                                              # after the copy: no effect
+    want = np.broadcast_to([1.0, -2.0, 3.0], (4, 3))
+    for got, ref in [(x * 2 + x, want * 3), (x.sum(axis=[0]), want.sum(0)),
+                     (dense.reshape(x, [2, 6]), want.reshape(2, 6)), (x.T @ x, want.T @ want),
+                     (x[np.array([3, 0])], want[[3, 0]]), (dense.max(x), want.max())]:
+        np.testing.assert_array_equal(got.numpy(), ref)
+    dense.sum(x * x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * want)
+
+
+def test_h5_sparse_constructors_refuse_a_broadcast_view_too_big_to_copy_by_name():
+    huge = np.broadcast_to(1.0, (10 ** 12,))
+    with pytest.raises(ValueError, match=r"^sparse_csr_tensor: copying values .* bytes"):
+        sparse.sparse_csr_tensor([0, 1, 2], [0, 0], huge, [2, 2])
+    with pytest.raises(ValueError, match=r"^sparse_coo_tensor: copying indices .* bytes"):
+        sparse.sparse_coo_tensor(np.broadcast_to(np.zeros((1, 1), int), (1, 10 ** 12)), huge, [3])
+    v = np.broadcast_to(np.arange(2.0), (2, 2))                   # small ones are copied
+    x = sparse.sparse_coo_tensor([[0, 1]], v, [3, 2])
+    np.testing.assert_array_equal(x.to_dense().numpy(), [[0.0, 1.0], [0.0, 1.0], [0.0, 0.0]])
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_h6_sparse_sum_of_small_ints_is_int64_with_numpys_value(layout):
+    """numpy sums uint8 to uint64, which phisparse has not (dense sum gives int64 too);
+    int64 holds numpy's value exactly; an explicit dtype wraps as numpy's."""
+    vals = np.array([200, 250, 255], np.uint8)
+    x = sparse.sparse_coo_tensor([[0, 0, 1], [0, 1, 1]], vals, [2, 2])
+    x = x if layout == "coo" else x.to_sparse_csr()
+    full = x.to_dense().numpy()
+    for axis in (None, 0, 1):
+        got = sparse.sum(x, axis=axis).to_dense().numpy()
+        want = full.sum(axis=axis)
+        assert got.dtype == np.int64 and want.dtype == np.uint64
+        np.testing.assert_array_equal(got.reshape(want.shape), want.astype(np.int64))
+    assert dense.sum(dense.to_tensor(full)).dtype == np.int64
+    got = sparse.sum(x, dtype="uint8").to_dense().numpy()
+    assert got.dtype == np.uint8 and got.item() == full.sum(dtype=np.uint8)

@@ -5,9 +5,8 @@ holding the op spec, its tensor inputs, what the backward needs (tensors, or
 only their metadata for ``no_need_buffer``) and its attributes.  The node's
 ``spec.backward_fn`` is generated code that calls the backward op.
 """
-import contextlib
+import functools
 import threading
-from typing import Iterator
 
 _state = threading.local()
 #: Serialises leaf accumulation: backward passes on many threads may reach one leaf.
@@ -19,15 +18,61 @@ def grad_enabled():
     return getattr(_state, "enabled", True)
 
 
-@contextlib.contextmanager
-def no_grad() -> Iterator[None]:
-    """Context manager: ops inside record nothing for autograd."""
-    prev = grad_enabled()
-    _state.enabled = False
-    try:
-        yield
-    finally:
-        _state.enabled = prev
+class no_grad:
+    """Context manager and decorator: ops inside record nothing for autograd.
+
+    As ``torch.no_grad``, one object may be entered again, nested in itself
+    and used on many threads: grad mode is per thread, and each ``with``
+    restores the mode its own entry found.  ``@no_grad()`` and ``@no_grad``
+    decorate a function.
+
+    Examples
+    --------
+    >>> quiet = no_grad()
+    >>> with quiet:
+    ...     with quiet:
+    ...         grad_enabled()
+    False
+    >>> with quiet:
+    ...     pass
+    >>> grad_enabled()
+    True
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, func=None):
+        if func is None:
+            return object.__new__(cls)
+        if not callable(func):
+            raise TypeError(f"no_grad: takes no argument, or a function to decorate; got "
+                            f"{type(func).__name__}")
+        return object.__new__(cls)(func)
+
+    def __enter__(self) -> None:
+        stack = getattr(_state, "stack", None)
+        if stack is None:
+            stack = _state.stack = []
+        stack.append(grad_enabled())
+        _state.enabled = False
+
+    def __exit__(self, *exc) -> bool:
+        stack = getattr(_state, "stack", None)
+        if not stack:
+            raise RuntimeError("no_grad: __exit__ without a matching __enter__ on this thread")
+        _state.enabled = stack.pop()
+        return False
+
+    def __call__(self, func):
+        """Decorate ``func``: each call runs inside this context."""
+        if not callable(func):
+            raise TypeError(f"no_grad: can decorate only a function, got {type(func).__name__}")
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        return wrapper
 
 
 class GradNode:
@@ -94,7 +139,7 @@ def _collect(root_node):
 def accumulate_leaf(t, g):
     """Add ``g`` to leaf ``t``'s ``.grad`` atomically (threads may share leaves)."""
     with _LEAF_LOCK:
-        t._grad = g if t._grad is None else t._grad._add_grad(g)
+        object.__setattr__(t, "_grad", g if t._grad is None else t._grad._add_grad(g))
 
 
 def _flat(inputs):

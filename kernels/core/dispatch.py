@@ -14,6 +14,7 @@ an input needs a gradient.  Global tensors go to the runtime that
 import importlib
 import inspect
 import numbers
+import operator
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from .dtypes import canonical_dtype, is_differentiable
 from .meta import Canonical, MetaTensor, reported
 from .registry import GENERATION
 from .size import check_output_dims, check_output_size
-from .tensor import LOCAL_CLASSES, TensorBase, global_runtime, layout_class
+from .tensor import LOCAL_CLASSES, TensorBase, global_runtime, layout_class, set_attribute
 from .xp import to_place
 
 _OPS = {}
@@ -332,6 +333,11 @@ def _convert_attr(value, spec, arg):
     if kind == "IntArray":
         return _int_list(value, spec, arg)
     if kind == "int":
+        if isinstance(value, (np.ndarray, TensorBase)):    # a 0-d integer array, as numpy's
+            try:                                            # axis, or a one-element int Tensor
+                value = operator.index(value)
+            except (TypeError, ValueError):
+                pass
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must be an int, got "
                             f"{value!r} of type {type(value).__name__}")
@@ -534,7 +540,10 @@ def run(spec, tensors, attrs, metas_ok=False, grad_mask=None):
             datas.append(t._data())
         else:
             kernel, kernel_attrs, out_metas, cls, attrs = _prepared(spec, metas, attrs, True)
-            result = kernel(*datas, *kernel_attrs)
+            try:
+                result = kernel(*datas, *kernel_attrs)
+            except MemoryError as exc:
+                raise _out_of_memory(spec, exc) from None
             if cls is None:
                 return _outputs(spec, tensors, attrs, result, out_metas)
             out = cls._from_kernel(result, out_metas[0])
@@ -586,11 +595,26 @@ def _run_any(spec, tensors, attrs, metas_ok, grad_mask):
             metas.append(t.meta)
             datas.append(t._data())
     kernel, kernel_attrs, out_metas, _, attrs = _prepared(spec, metas, attrs, False)
-    if grad_mask is None:
-        result = kernel(*datas, *kernel_attrs)
-    else:
-        result = kernel(*datas, *kernel_attrs, grad_mask=grad_mask)
+    try:
+        if grad_mask is None:
+            result = kernel(*datas, *kernel_attrs)
+        else:
+            result = kernel(*datas, *kernel_attrs, grad_mask=grad_mask)
+    except MemoryError as exc:
+        raise _out_of_memory(spec, exc) from None
     return _outputs(spec, ins, attrs, result, out_metas)
+
+
+def _out_of_memory(spec, exc):
+    """A kernel's MemoryError (numpy's names no op) as one naming the op.
+
+    The up-front checks bound every output, but a kernel may still need more
+    scratch memory than there is: say, a contiguous copy of a tensor made from
+    a broadcast view, whose data is stored once (:func:`kernels.core.owned.owned_copy`).
+    """
+    return MemoryError(f"{spec.name}: out of memory in its kernel ({exc}); the inputs' "
+                       "full size may not fit (a tensor made from a broadcast view "
+                       "stores its data once, but this kernel needs it whole)")
 
 
 def _outputs(spec, ins, attrs, result, out_metas):
@@ -720,7 +744,10 @@ def _run_general(spec, ins, attrs):
     out_metas = _out_metas(result, sig.out_layouts, _place(spec, metas))
     _check_outputs(spec, out_metas, check_output_size)
     kernel = _kernel(spec, sig, metas or list(out_metas))
-    result = kernel(*[_datas(t) for t in ins], *kernel_attrs)
+    try:
+        result = kernel(*[_datas(t) for t in ins], *kernel_attrs)
+    except MemoryError as exc:
+        raise _out_of_memory(spec, exc) from None
     results = result if len(out_metas) > 1 else (result,)
     outs = tuple(_wrap(r, m) for r, m in zip(results, out_metas))
     if spec.backward_fn is not None:
@@ -772,6 +799,6 @@ def _record(spec, ins, outs, attrs):
     for i, out in enumerate(outs):
         if not is_differentiable(out.dtype):
             continue  # an integer or bool result (a cast to int) carries no gradient
-        out._grad_fn = node
-        out._out_index = i
-        out._stop_gradient = False
+        set_attribute(out, "_grad_fn", node)      # tensors refuse plain assignment
+        set_attribute(out, "_out_index", i)
+        set_attribute(out, "_stop_gradient", False)

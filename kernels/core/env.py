@@ -1,6 +1,9 @@
 """Environment knobs (``PHISPARSE_*``), parsed and checked once with a clear message."""
+import numbers
 import os
 import re
+
+import numpy as np
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _CACHE = {}
@@ -44,3 +47,24 @@ def _parse(name, text, default, minimum, units, auto):
         return ValueError(f"{name}={text!r} is not valid; expected {accepts}"
                           + (" or 'auto'" if auto else ""))
     return int(m.group(1)) * _UNITS[m.group(2)]
+
+
+def checked_count(op, arg, value, minimum):
+    """``value`` as an int if it is an integer (not a bool) of at least ``minimum``:
+    TypeError or ValueError naming ``op`` and ``arg`` otherwise (a setter's argument).
+
+    Examples
+    --------
+    >>> checked_count("set_num_threads", "n", 4, 1)
+    4
+    >>> checked_count("set_num_threads", "n", "abc", 1)
+    Traceback (most recent call last):
+    ...
+    TypeError: set_num_threads: n must be an int or None, got 'abc' of type str
+    """
+    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}: {arg} must be an int or None, got {value!r} of type "
+                        f"{type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{op}: {arg} must be at least {minimum}, got {value}")
+    return int(value)

@@ -91,12 +91,51 @@ def owned(array):
     if isinstance(array, np.ndarray):
         if type(array) is not np.ndarray:  # np.matrix, a masked array: the plain data, as
             array = array.view(np.ndarray)  # np.asarray gives (a matrix's * is no product)
-        if not array.dtype.isnative:       # byte-swapped input: convert to native order
-            return lock(array.astype(array.dtype.newbyteorder("=")))
-        return array if is_locked(array) else lock(array.copy())
+        if array.dtype.isnative and is_locked(array):
+            return array
+        return owned_copy(array)
     if type(array).__module__.startswith("cupy"):
         return array.copy()
     return array
+
+
+def owned_copy(array, dtype=None, order="C"):
+    """A locked copy of numpy ``array`` (as ``dtype``, native byte order) sharing no memory
+    with it.
+
+    A broadcast view (a zero stride on a dim longer than 1, as
+    ``np.broadcast_to`` makes) is not materialised: only its unique data is
+    copied, and the copy is broadcast again, read-only, to ``array``'s shape,
+    so ``np.broadcast_to(np.ones(3), (10**6, 10**6, 3))`` costs 24 bytes, not
+    24 TB.  ``order`` applies to that copy.
+
+    Examples
+    --------
+    >>> a = np.arange(3.0)
+    >>> b = owned_copy(np.broadcast_to(a, (10**6, 10**6, 3)))
+    >>> a[0] = 5.0
+    >>> b.shape, b.strides, float(b[7, 7, 0]), b.flags.writeable
+    ((1000000, 1000000, 3), (0, 0, 8), 0.0, False)
+    """
+    dtype = np.dtype(array.dtype if dtype is None else dtype)
+    if not dtype.isnative:                # byte-swapped input: convert to native order
+        dtype = dtype.newbyteorder("=")
+    unique = unique_data(array)
+    if unique is None:
+        return lock(np.array(array, dtype=dtype, order=order, copy=True))
+    base = lock(np.array(unique, dtype=dtype, order=order, copy=True))
+    return lock(np.broadcast_to(base, array.shape))
+
+
+def unique_data(array):
+    """The part of numpy ``array`` holding all its distinct elements, when a zero stride
+    repeats them (a broadcast view): ``array`` cut to length 1 along each such dim.
+    None when no dim longer than 1 has a zero stride."""
+    if 0 not in array.strides:
+        return None
+    cut = tuple(slice(0, 1) if step == 0 and n > 1 else slice(None)
+                for n, step in zip(array.shape, array.strides))
+    return None if all(c == slice(None) for c in cut) else array[cut]
 
 
 # ---------------------------------------------------------------- reading locked arrays

@@ -50,11 +50,39 @@ def check_output_size(op, out):
     """
     shape = check_output_dims(op, out).shape
     if out.layout == "sparse_coo":
+        if out.sparse_dim is not None and out.sparse_dim < len(shape):
+            check_numpy_span(op, "the output's values", (0,) + tuple(shape[out.sparse_dim:]),
+                             out.dtype)
         return out
     nbytes, what = _dense_bytes(out) if out.layout == "dense" else _crows_bytes(shape)
+    if nbytes == 0 and out.layout == "dense":
+        check_numpy_span(op, "the output", shape, out.dtype)
     check_bytes(op, f"the output of shape {list(shape)} and dtype "
                     f"{np.dtype(out.dtype).name}", nbytes, what)
     return out
+
+
+def check_numpy_span(op, subject, shape, dtype):
+    """ValueError naming ``op`` if numpy cannot make an array of ``shape`` even empty.
+
+    numpy refuses any shape whose nonzero dims times the itemsize exceed
+    2**63 - 1 bytes, 0-size or not (``np.zeros((0, 2**62))``: "array is too
+    big"), since its strides must fit; a smaller empty shape is fine.
+
+    Examples
+    --------
+    >>> check_numpy_span("zeros", "the output", (0, 2**59), "float64")
+    >>> check_numpy_span("zeros", "the output", (0, 2**62), "float64")
+    Traceback (most recent call last):
+    ...
+    ValueError: zeros: the output of shape [0, 4611686018427387904] and dtype float64 cannot exist even empty: numpy wants its nonzero dims times the itemsize (36893488147419103232 bytes) to be at most 2**63 - 1
+    """
+    dtype = np.dtype(dtype)
+    span = prod(d for d in shape if d) * dtype.itemsize
+    if span >= INT64_LIMIT:
+        raise ValueError(f"{op}: {subject} of shape {list(shape)} and dtype {dtype.name} "
+                         f"cannot exist even empty: numpy wants its nonzero dims times the "
+                         f"itemsize ({span} bytes) to be at most 2**63 - 1")
 
 
 def check_bytes(op, subject, nbytes, what):

@@ -14,6 +14,10 @@ from .dtypes import is_differentiable
 
 _T = TypeVar("_T", bound="TensorBase")
 
+#: How phisparse itself sets a tensor's attributes: the local tensor classes refuse
+#: assignment (:func:`frozen_setattr`), so their own code goes around it.
+set_attribute = object.__setattr__
+
 _LAYOUT_CLASSES = {}
 #: The layout classes, whose instances are local tensors (dispatch's short path).
 LOCAL_CLASSES = set()
@@ -53,6 +57,33 @@ def global_runtime(op):
     return _GLOBAL[0]
 
 
+#: Private autograd state that :func:`kernels.core.dist.layouts.record` still sets on a
+#: fresh local tensor by plain assignment; the only private names the guard lets through.
+_RECORDED = frozenset({"_grad_fn", "_out_index", "_stop_gradient"})
+
+
+def frozen_setattr(self, name, value):
+    """``__setattr__`` of the local tensor classes: tensors are immutable.
+
+    Only a public property with a setter (``stop_gradient``) may be assigned;
+    any other name, a new one or a private one holding the data (``_array``),
+    raises AttributeError, so no caller can swap a tensor's data or hang
+    state on it.  phisparse sets its own attributes with :data:`set_attribute`.
+    """
+    prop = getattr(type(self), name, None)
+    if (isinstance(prop, property) and prop.fset is not None) or name in _RECORDED:
+        set_attribute(self, name, value)
+        return
+    raise AttributeError(f"{type(self).__name__}: cannot set attribute {name!r}; tensors are "
+                         "immutable (ops return new tensors; only stop_gradient is settable)")
+
+
+def frozen_delattr(self, name):
+    """``__delattr__`` of the local tensor classes: no attribute can be deleted."""
+    raise AttributeError(f"{type(self).__name__}: cannot delete attribute {name!r}; tensors "
+                         "are immutable")
+
+
 class TensorBase:
     """Autograd state shared by all layouts.
 
@@ -71,10 +102,10 @@ class TensorBase:
     _out_index = 0
 
     def _init_autograd(self, stop_gradient):
-        self._stop_gradient = True
-        self._grad = None
-        self._grad_fn = None
-        self._out_index = 0
+        set_attribute(self, "_stop_gradient", True)
+        set_attribute(self, "_grad", None)
+        set_attribute(self, "_grad_fn", None)
+        set_attribute(self, "_out_index", 0)
         if stop_gradient is not True:
             self.stop_gradient = stop_gradient
 
@@ -96,7 +127,7 @@ class TensorBase:
             raise TypeError(f"stop_gradient=False needs a floating or complex tensor; this "
                             f"one has dtype {np.dtype(self.dtype).name}, which has no "
                             "gradient (cast it to a float dtype first)")
-        self._stop_gradient = bool(value)
+        set_attribute(self, "_stop_gradient", bool(value))
 
     @property
     def grad(self: _T) -> _T | None:
@@ -110,7 +141,7 @@ class TensorBase:
 
     def clear_grad(self) -> None:
         """Forget the accumulated gradient."""
-        self._grad = None
+        set_attribute(self, "_grad", None)
 
     def backward(self, grad_tensor: Any = None, retain_graph: bool = False) -> None:
         """Compute gradients of this tensor with respect to every leaf that needs one.

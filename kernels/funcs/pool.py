@@ -29,7 +29,7 @@ import threading
 
 import numpy as np
 
-from ..core.env import env_count
+from ..core.env import checked_count, env_count
 from ..core.owned import keep_writable
 from ..core.xp import xp_of
 from .shape import prod
@@ -58,6 +58,7 @@ def pool_limit():
 def set_pool_bytes(n: int | None = None) -> int:
     """Cap the pool at ``n`` bytes from now on (0 turns it off); None reads
     ``PHISPARSE_POOL_BYTES`` (or the default) again.  Returns the previous cap.
+    ``n`` must be an int (TypeError) of at least 0 (ValueError).
 
     Idle blocks above a lower cap are freed when the next large request needs room.
 
@@ -69,8 +70,9 @@ def set_pool_bytes(n: int | None = None) -> int:
     >>> _ = set_pool_bytes(old)
     """
     global _limit
+    n = None if n is None else checked_count("set_pool_bytes", "n", n, 0)
     old = pool_limit()
-    _limit = _from_environment() if n is None else max(0, int(n))
+    _limit = _from_environment() if n is None else n
     return old
 
 

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..core.env import env_count
+from ..core.env import checked_count, env_count
 
 #: Below this many bytes per thread, splitting costs more than it saves.
 MIN_BYTES_PER_THREAD = 4 << 20
@@ -49,6 +49,7 @@ def num_threads():
 def set_num_threads(n: int | None = None) -> int:
     """Use ``n`` threads from now on (1 turns threading off); None reads
     ``PHISPARSE_NUM_THREADS`` (or the CPU count) again.  Returns the previous count.
+    ``n`` must be an int (TypeError) of at least 1 (ValueError).
 
     Examples
     --------
@@ -58,8 +59,9 @@ def set_num_threads(n: int | None = None) -> int:
     >>> _ = set_num_threads(old)
     """
     global _num_threads
+    n = None if n is None else checked_count("set_num_threads", "n", n, 1)
     old = num_threads()
-    _num_threads = _from_environment() if n is None else max(1, int(n))
+    _num_threads = _from_environment() if n is None else n
     return old
 
 
