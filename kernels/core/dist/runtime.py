@@ -26,7 +26,11 @@ def to_global(x, placement=None, sbp=None):
     A local ``x`` (dense or sparse COO) is this rank's physical shard: its slice
     under split (sizes must follow ``numpy.array_split``), a whole copy under
     broadcast, an addend under partial_sum.  A global ``x`` is re-boxed to ``sbp``.
+    ``placement`` must be a :class:`Placement` (from ``dense.placement()``) or None.
     """
+    if placement is not None and not isinstance(placement, comm.Placement):
+        raise TypeError(f"to_global: placement must be a dense.placement(...) or None, "
+                        f"got {placement!r} ({type(placement).__name__})")
     if getattr(x, "is_global", False):
         if placement is not None and placement != x.placement:
             raise ValueError(f"to_global: moving a tensor from {x.placement!r} to "
