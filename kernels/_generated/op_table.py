@@ -561,11 +561,11 @@ _sbp_dense_multiply = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
+                   lambda e: _r.finite(e.y),
+                   'P, B -> P if finite(y)'),
         _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   None,
-                   'B, P -> P'),
+                   lambda e: _r.finite(e.x),
+                   'B, P -> P if finite(x)'),
     ),
     physical=None)
 
@@ -599,8 +599,8 @@ _sbp_dense_divide = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
+                   lambda e: _r.nonzero(e.y),
+                   'P, B -> P if nonzero(y)'),
     ),
     physical=None)
 
@@ -903,11 +903,11 @@ _sbp_dense_matmul = _r.SbpTable(
                    lambda e: e.x.ndim == e.y.ndim and e.x.ndim > 2 and (e.i == e.j) and (e.i < e.x.ndim - 2) and (e.x.shape[e.i] == e.y.shape[e.i]),
                    'S(i), S(j) -> S(i) if x.ndim == y.ndim and x.ndim > 2 and i == j and i < x.ndim - 2 and x.shape[i] == y.shape[i]'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
+                   lambda e: _r.finite(e.y),
+                   'P, B -> P if finite(y)'),
         _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   None,
-                   'B, P -> P'),
+                   lambda e: _r.finite(e.x),
+                   'B, P -> P if finite(x)'),
     ),
     physical=None)
 
@@ -1350,8 +1350,8 @@ _sbp_dense_cast = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
+                   lambda e: _r.cast_keeps_sums(e.x.dtype, e.out.dtype),
+                   'P -> P if cast_keeps_sums(x.dtype, out.dtype)'),
     ),
     physical=None)
 
@@ -2466,8 +2466,8 @@ _sbp_sparse_cast = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
+                   lambda e: _r.cast_keeps_sums(e.x.dtype, e.out.dtype),
+                   'P -> P if cast_keeps_sums(x.dtype, out.dtype)'),
     ),
     physical=None)
 

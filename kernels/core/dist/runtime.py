@@ -237,7 +237,7 @@ def _placement(spec, ins):
 def choose(spec, ins, metas, attrs, out_metas):
     """The candidate signature that needs the least boxing (first one on a tie)."""
     best, best_cost = None, None
-    for sig in rules.candidates(spec, metas, attrs, out_metas):
+    for sig in rules.candidates(spec, metas, attrs, out_metas, ins):
         c = sum(boxing.cost(t.sbp, s, _nbytes(t), t.layout != "dense")
                 for item, s in zip(ins, sig.ins) for t in rules.elements(item))
         if best is None or c < best_cost:
