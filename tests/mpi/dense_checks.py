@@ -90,6 +90,22 @@ def shape_checks():
     check("slice S(0)", lambda t: dense.slice(t, [1, 2], [1, 0], [3, 3]), [(x, S(0))], S(0))
     check("cast S(2)", lambda t: dense.cast(t, "float64"), [(x, S(2))], S(2))
     basic_checks(x)
+    shard_extent_checks()
+
+
+def shard_extent_checks():
+    """Shards of extent 1 or 0 along the split axis, and zero-size tensors: the
+    ops decide from the logical shape, so every rank's shard agrees."""
+    ones = data((SIZE, 1, 3))                       # extent 1 on every rank
+    check("squeeze S(0) of extent-1 shards", dense.squeeze, [(ones, S(0))], S(0))
+    check("squeeze S(0) dropping nothing", dense.squeeze, [(ones[:, 0], S(0))], B)
+    empty = data((0, 3, 3))
+    check("unsqueeze S(2) of a zero-size tensor", lambda t: dense.unsqueeze(t, [0]),
+          [(empty, S(2))], S(3))
+    check("reshape B, -1 resolving to 0", lambda t: dense.reshape(t, [-1, 5]),
+          [(data((2, 0)), B)], B)
+    check("reshape S(0), -1 resolving to 0", lambda t: dense.reshape(t, [2, -1, 5]),
+          [(data((2, 3, 0)), S(0))], B)
 
 
 def basic_checks(x):
