@@ -164,7 +164,7 @@ def run(spec, ins, attrs):
     sig = choose(spec, ins, metas, attrs, out_metas)
     boxed = [_each(lambda t: box(t, s), item) for item, s in zip(ins, sig.ins)]
     local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
-    shards = [_each(lambda t: t.to_local(), item) for item in boxed]
+    shards = [_each(lambda t: t._local, item) for item in boxed]
     failure = None
     try:
         if extra:
@@ -270,7 +270,7 @@ def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
         return attrs, {}
     env = rules.environment(spec, metas, attrs, out_metas, rules.Shards)
     for a, t, s in zip(spec.tensor_args, boxed, sig.ins):      # no Tensor[] (codegen)
-        setattr(env, a.name + "_local", t.to_local().meta)
+        setattr(env, a.name + "_local", t._local.meta)
         setattr(env, a.name + "_sbp", s)
         setattr(env, a.name + "_axis", s.axis)
         setattr(env, a.name + "_slice", _slice(t.meta.shape, s, placement))

@@ -12,8 +12,9 @@ from .. import autograd
 from ..dispatch import get_op
 from ..tensor import TensorBase, global_runtime
 from ..xp import to_numpy, to_place, xp_of
+from ..opspec import Arg, OpSpec
 from . import layouts
-from .sbp import broadcast, shard_shape
+from .sbp import broadcast, partial_sum, shard_shape
 
 
 class GlobalTensor(TensorBase):
@@ -104,8 +105,21 @@ class GlobalTensor(TensorBase):
         return self._placement
 
     def to_local(self):
-        """This rank's physical shard, a local tensor (gradients flow through it)."""
-        return self._local
+        """This rank's physical shard, a local tensor (gradients flow through it).
+
+        As in OneFlow, the gradient a rank's shard receives is read under this
+        tensor's sbp.  Under broadcast every rank holds the whole tensor and is
+        taken to compute the same loss from it, so the gradient counts once,
+        not once a rank: rank 0's goes back and the others' are dropped, and
+        ``x.grad`` equals the one-process gradient (the ranks' losses must
+        agree).  Under split each rank's gradient is its slice's, and under
+        partial_sum each addend's goes back as it is.
+        """
+        if self._sbp.kind != "B":
+            return self._local
+        out = type(self._local)._from_kernel(self._local._data(), self._local.meta)
+        return layouts.record(TO_LOCAL, [self._local], out, {"shape": self._meta.shape,
+                                                             "placement": self._placement})
 
     def numpy(self):
         """The logical array, on every rank.
@@ -255,13 +269,24 @@ def _has_op(namespace, name):
     return True
 
 
+def _to_local_backward(node, out_grad):
+    """A broadcast tensor's shard gradient, read as broadcast, in the physical
+    gradient's partial_sum form: rank 0 keeps it, the others hold zeros."""
+    shape, place = node.attrs["shape"], node.attrs["placement"]
+    return {"x": layouts.box_local(out_grad, shape, broadcast, partial_sum, place)[0]}
+
+
+TO_LOCAL = OpSpec(name="to_local", namespace="dist", args=(Arg("x", "Tensor"),),
+                  outputs=("out",), backward_fn=_to_local_backward)
+
+
 def box(g, dst):
     """The global tensor ``g`` re-boxed to ``dst``, recorded for autograd."""
     if g.sbp == dst:
         return g
     shape = g.meta.shape
-    out, steps = layouts.box_local(g.to_local(), shape, g.sbp, dst, g.placement)
-    out = layouts.record(layouts.BOXING, [g.to_local()], out,
+    out, steps = layouts.box_local(g._local, shape, g.sbp, dst, g.placement)
+    out = layouts.record(layouts.BOXING, [g._local], out,
                          {"shape": shape, "src": g.sbp, "dst": dst, "placement": g.placement,
                           "steps": steps})
     return GlobalTensor(out, dst, g.placement, g.meta)
