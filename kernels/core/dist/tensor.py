@@ -59,6 +59,11 @@ class GlobalTensor(TensorBase):
         return self._meta.ndim
 
     @property
+    def size(self):
+        """The logical number of elements."""
+        return self._meta.size
+
+    @property
     def place(self):
         return self._meta.place
 
@@ -220,6 +225,14 @@ class GlobalTensor(TensorBase):
         return GlobalTensor(self._local.detach(), self._sbp, self._placement, self._meta)
 
     # ------------------------------------------------------------ methods
+    @property
+    def T(self):
+        """The tensor with its dims reversed, as the local class's ``T`` (a transpose)."""
+        local_T = getattr(type(self._local), "T", None)
+        if local_T is None:
+            raise AttributeError(f"T: a global {self.layout} tensor has no T")
+        return local_T.fget(self)
+
     def to_dense(self):
         """The dense global tensor with the same sbp (each rank densifies its shard)."""
         return GlobalTensor(self._local.to_dense(), self._sbp, self._placement,
@@ -258,6 +271,33 @@ def _operator(name):
 
 for _name in OPERATORS:
     setattr(GlobalTensor, f"__{_name}__", _operator(_name))
+
+
+#: Methods that run the local tensor class's method on the global tensor: indexing
+#: (``g[0, 1:]`` lowers to basic_index and gather, with their SBP rules),
+#: ``astype``, conversion of a one-element tensor to a Python scalar (collectives),
+#: and numpy ufuncs, so an ndarray operand is a local input taken as broadcast
+#: (``np.ones(3) * g`` is a global tensor, as ``np.ones(3) * t`` is a Tensor).
+DELEGATED = ("__getitem__", "astype", "__float__", "__int__", "__complex__", "__bool__",
+             "__index__", "_scalar", "__array_ufunc__")
+
+
+def _delegated(name):
+    def method(self, *args, **kwargs):
+        local_method = getattr(type(self._local), name, None)
+        if local_method is None:
+            if name == "__array_ufunc__":
+                return NotImplemented
+            raise TypeError(f"{name}: a global {self.layout} tensor does not support it "
+                            f"(its local class {type(self._local).__name__} has none)")
+        return local_method(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"``{name}`` of the local tensor class, on the global tensor."
+    return method
+
+
+for _name in DELEGATED:
+    setattr(GlobalTensor, _name, _delegated(_name))
 GlobalTensor.__hash__ = object.__hash__     # == is elementwise; hash by identity
 
 
