@@ -177,7 +177,10 @@ def _remembered(key, shape):
 
 
 def getitem(x, key):
-    """``x[key]`` (see the module docstring)."""
+    """``x[key]`` (see the module docstring); a global x's key is planned afresh
+    on its logical shape, and the ops run under their SBP rules."""
+    if x.is_global:
+        return _lowered(x, key, None)
     memo = _remembered(key, x._array.shape)
     attrs = _PLANS.get(memo, _MISSING)
     if attrs is _MISSING:

@@ -386,7 +386,7 @@ class Tensor(TensorBase):
         if method == "__call__" and name is not None and not kwargs:
             from . import _generated_api as api
             return getattr(api, name)(*inputs)
-        host = [np.asarray(i) if isinstance(i, Tensor) else i for i in inputs]
+        host = [np.asarray(i) if isinstance(i, TensorBase) else i for i in inputs]
         return getattr(ufunc, method)(*host, **kwargs)
 
     __add__, __radd__ = _binary("add"), _binary("add", True)
@@ -410,7 +410,7 @@ class Tensor(TensorBase):
     @property
     def T(self) -> Tensor:
         """The tensor with its dims reversed (the matrix transpose of a 2-D tensor), a view."""
-        return api_op("transpose")(self, tuple(range(self._array.ndim - 1, -1, -1)))
+        return api_op("transpose")(self, tuple(range(self.ndim - 1, -1, -1)))
 
     def __getitem__(self, key: Any) -> Tensor:
         """numpy's indexing, differentiable: ints, slices (any step), None, ``...``, and one

@@ -25,8 +25,8 @@ def _backward_dense_reshape(node, out_grad):
 _sbp_dense_reshape = _r.SbpTable(
     rules=(
         _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.x.shape[:e.i + 1] == e.out.shape[:e.i + 1],
-                   'S(i) -> S(i) if x.shape[:i + 1] == out.shape[:i + 1]'),
+                   lambda e: e.x.shape[:e.i + 1] == e.out.shape[:e.i + 1] and e.out.size > 0,
+                   'S(i) -> S(i) if x.shape[:i + 1] == out.shape[:i + 1] and out.size > 0'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
@@ -561,11 +561,11 @@ _sbp_dense_multiply = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
+                   lambda e: _r.finite(e.y),
+                   'P, B -> P if finite(y)'),
         _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   None,
-                   'B, P -> P'),
+                   lambda e: _r.finite(e.x),
+                   'B, P -> P if finite(x)'),
     ),
     physical=None)
 
@@ -599,8 +599,8 @@ _sbp_dense_divide = _r.SbpTable(
                    lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                    'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
+                   lambda e: _r.nonzero(e.y),
+                   'P, B -> P if nonzero(y)'),
     ),
     physical=None)
 
@@ -903,11 +903,11 @@ _sbp_dense_matmul = _r.SbpTable(
                    lambda e: e.x.ndim == e.y.ndim and e.x.ndim > 2 and (e.i == e.j) and (e.i < e.x.ndim - 2) and (e.x.shape[e.i] == e.y.shape[e.i]),
                    'S(i), S(j) -> S(i) if x.ndim == y.ndim and x.ndim > 2 and i == j and i < x.ndim - 2 and x.shape[i] == y.shape[i]'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
+                   lambda e: _r.finite(e.y),
+                   'P, B -> P if finite(y)'),
         _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   None,
-                   'B, P -> P'),
+                   lambda e: _r.finite(e.x),
+                   'B, P -> P if finite(x)'),
     ),
     physical=None)
 
@@ -950,17 +950,17 @@ def _backward_dense_squeeze(node, out_grad):
 
 _sbp_dense_squeeze = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.reshape_axis')(e.x.shape, e.out.shape, e.i)),),
-                   lambda e: e.x.shape[e.i] != 1,
-                   'S(i) -> S(kernels.infermeta.manip.reshape_axis(x.shape, out.shape, i)) if x.shape[i] != 1'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i - _r.count_below(_resolve('kernels.infermeta.manip.squeezed_axes')(e.x.shape, e.axis), e.i)),),
+                   lambda e: e.out.ndim < e.x.ndim and e.x.shape[e.i] != 1,
+                   'S(i) -> S(i - count_below(kernels.infermeta.manip.squeezed_axes(x.shape, axis), i)) if out.ndim < x.ndim and x.shape[i] != 1'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
     ),
-    physical=None)
+    physical=_im.squeeze_sbp_physical)
 
 
-# dense.unsqueeze  (yaml/ops.yaml:1288)
+# dense.unsqueeze  (yaml/ops.yaml:1289)
 def _meta_dense_unsqueeze(x, axis):
     return _im.unsqueeze_infer_meta(x, axis)
 
@@ -974,9 +974,9 @@ def _backward_dense_unsqueeze(node, out_grad):
 
 _sbp_dense_unsqueeze = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.reshape_axis')(e.x.shape, e.out.shape, e.i)),),
-                   lambda e: e.x.shape[e.i] != 1,
-                   'S(i) -> S(kernels.infermeta.manip.reshape_axis(x.shape, out.shape, i)) if x.shape[i] != 1'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.unsqueeze_axis')(e.x.ndim, e.axis, e.i)),),
+                   None,
+                   'S(i) -> S(kernels.infermeta.manip.unsqueeze_axis(x.ndim, axis, i))'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
@@ -984,7 +984,7 @@ _sbp_dense_unsqueeze = _r.SbpTable(
     physical=None)
 
 
-# dense.flatten  (yaml/ops.yaml:1328)
+# dense.flatten  (yaml/ops.yaml:1329)
 def _meta_dense_flatten(x, start_axis, stop_axis):
     return _im.flatten_infer_meta(x, start_axis, stop_axis)
 
@@ -1008,7 +1008,7 @@ _sbp_dense_flatten = _r.SbpTable(
     physical=None)
 
 
-# dense.concat  (yaml/ops.yaml:1368)
+# dense.concat  (yaml/ops.yaml:1369)
 def _meta_dense_concat(xs, axis):
     return _im.concat_infer_meta(xs, axis)
 
@@ -1032,7 +1032,7 @@ _sbp_dense_concat = _r.SbpTable(
     physical=None)
 
 
-# dense.stack  (yaml/ops.yaml:1411)
+# dense.stack  (yaml/ops.yaml:1412)
 def _meta_dense_stack(xs, axis):
     return _im.stack_infer_meta(xs, axis)
 
@@ -1056,7 +1056,7 @@ _sbp_dense_stack = _r.SbpTable(
     physical=None)
 
 
-# dense.slice  (yaml/ops.yaml:1451)
+# dense.slice  (yaml/ops.yaml:1452)
 def _meta_dense_slice(x, axes, starts, ends):
     return _im.slice_infer_meta(x, axes, starts, ends)
 
@@ -1080,7 +1080,7 @@ _sbp_dense_slice = _r.SbpTable(
     physical=None)
 
 
-# dense.strided_slice  (yaml/ops.yaml:1494)
+# dense.strided_slice  (yaml/ops.yaml:1495)
 def _meta_dense_strided_slice(x, axes, starts, ends, strides):
     return _im.strided_slice_infer_meta(x, axes, starts, ends, strides)
 
@@ -1104,7 +1104,7 @@ _sbp_dense_strided_slice = _r.SbpTable(
     physical=None)
 
 
-# dense.basic_index  (yaml/ops.yaml:1538)
+# dense.basic_index  (yaml/ops.yaml:1539)
 def _meta_dense_basic_index(x, axes, starts, ends, strides, decrease_axis, none_axis):
     return _im.basic_index_infer_meta(x, axes, starts, ends, strides, decrease_axis, none_axis)
 
@@ -1128,7 +1128,7 @@ _sbp_dense_basic_index = _r.SbpTable(
     physical=None)
 
 
-# dense.index_select  (yaml/ops.yaml:1593)
+# dense.index_select  (yaml/ops.yaml:1594)
 def _meta_dense_index_select(x, index, axis):
     return _im.index_select_infer_meta(x, index, axis)
 
@@ -1155,7 +1155,7 @@ _sbp_dense_index_select = _r.SbpTable(
     physical=None)
 
 
-# dense.mean  (yaml/ops.yaml:1642)
+# dense.mean  (yaml/ops.yaml:1643)
 def _meta_dense_mean(x, axis, keepdim):
     return _im.mean_infer_meta(x, axis, keepdim)
 
@@ -1179,7 +1179,7 @@ _sbp_dense_mean = _r.SbpTable(
     physical=None)
 
 
-# dense.max  (yaml/ops.yaml:1684)
+# dense.max  (yaml/ops.yaml:1685)
 def _meta_dense_max(x, axis, keepdim):
     return _im.max_infer_meta(x, axis, keepdim)
 
@@ -1200,7 +1200,7 @@ _sbp_dense_max = _r.SbpTable(
     physical=None)
 
 
-# dense.min  (yaml/ops.yaml:1727)
+# dense.min  (yaml/ops.yaml:1728)
 def _meta_dense_min(x, axis, keepdim):
     return _im.min_infer_meta(x, axis, keepdim)
 
@@ -1221,7 +1221,7 @@ _sbp_dense_min = _r.SbpTable(
     physical=None)
 
 
-# dense.prod  (yaml/ops.yaml:1770)
+# dense.prod  (yaml/ops.yaml:1771)
 def _meta_dense_prod(x, axis, keepdim):
     return _im.prod_infer_meta(x, axis, keepdim)
 
@@ -1242,7 +1242,7 @@ _sbp_dense_prod = _r.SbpTable(
     physical=None)
 
 
-# dense.argmax  (yaml/ops.yaml:1813)
+# dense.argmax  (yaml/ops.yaml:1814)
 def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
@@ -1256,7 +1256,7 @@ _sbp_dense_argmax = _r.SbpTable(
     physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1858)
+# dense.argmin  (yaml/ops.yaml:1859)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -1270,27 +1270,27 @@ _sbp_dense_argmin = _r.SbpTable(
     physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1901)
+# dense.zeros  (yaml/ops.yaml:1902)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1936)
+# dense.ones  (yaml/ops.yaml:1937)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1971)
+# dense.full  (yaml/ops.yaml:1972)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:2008)
+# dense.arange  (yaml/ops.yaml:2009)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:2045)
+# dense.zeros_like  (yaml/ops.yaml:2046)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1304,7 +1304,7 @@ _sbp_dense_zeros_like = _r.SbpTable(
     physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2082)
+# dense.ones_like  (yaml/ops.yaml:2083)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1318,7 +1318,7 @@ _sbp_dense_ones_like = _r.SbpTable(
     physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2119)
+# dense.full_like  (yaml/ops.yaml:2120)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1332,7 +1332,7 @@ _sbp_dense_full_like = _r.SbpTable(
     physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2160)
+# dense.cast  (yaml/ops.yaml:2161)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 
@@ -1350,8 +1350,8 @@ _sbp_dense_cast = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
+                   lambda e: _r.cast_keeps_sums(e.x.dtype, e.out.dtype),
+                   'P -> P if cast_keeps_sums(x.dtype, out.dtype)'),
     ),
     physical=None)
 
@@ -2466,8 +2466,8 @@ _sbp_sparse_cast = _r.SbpTable(
                    None,
                    'S(i) -> S(i)'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
+                   lambda e: _r.cast_keeps_sums(e.x.dtype, e.out.dtype),
+                   'P -> P if cast_keeps_sums(x.dtype, out.dtype)'),
     ),
     physical=None)
 

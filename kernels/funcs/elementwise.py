@@ -47,7 +47,7 @@ class Binary:
     is None and costs nothing (a backward's ``grad_mask``).
 
     ``partial`` lists the SBP rules with partial sums the op admits, e.g.
-    ``'P, B -> P'`` for multiply (linear in x).  ``reads_operands`` is False
+    ``'P, B -> P if finite(y)'`` for multiply (linear in x while y is finite).  ``reads_operands`` is False
     when ``grad`` ignores x, y and out (add, subtract): a backward need not
     gather them.
     """
@@ -382,8 +382,8 @@ BINARY_TABLE = (
     Binary("multiply", _binary_ufunc("multiply"),
            _sides(lambda xp, x, y, out, g: g * _conj(xp, y),
                   lambda xp, x, y, out, g: g * _conj(xp, x)),
-           ("P, B -> P", "B, P -> P")),
-    Binary("divide", _divide, _divide_grad, ("P, B -> P",)),
+           ("P, B -> P if finite(y)", "B, P -> P if finite(x)")),
+    Binary("divide", _divide, _divide_grad, ("P, B -> P if nonzero(y)",)),
     Binary("pow", _binary_ufunc("power"), _sides(_pow_x, _pow_y)),
     Binary("maximum", _binary_ufunc("maximum"), _pick_grad(lambda x, y: x > y)),
     Binary("minimum", _binary_ufunc("minimum"), _pick_grad(lambda x, y: x < y)),

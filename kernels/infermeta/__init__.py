@@ -14,8 +14,8 @@ from .elementwise import (binary_grad_infer_meta, binary_infer_meta, broadcast_s
 from .creation import (arange_infer_meta, cast_infer_meta, full_infer_meta,
                        full_like_infer_meta, like_infer_meta, ones_infer_meta, zeros_infer_meta)
 from .manip import (concat_infer_meta, flatten_infer_meta, inverse_perm, list_grad_infer_meta,
-                    squeeze_infer_meta, stack_infer_meta, transpose_infer_meta,
-                    unsqueeze_infer_meta)
+                    squeeze_infer_meta, squeeze_sbp_physical, stack_infer_meta,
+                    transpose_infer_meta, unsqueeze_infer_meta)
 from .matmul import matmul_infer_meta
 from .slice import (basic_index_infer_meta, index_select_infer_meta, slice_infer_meta, strided_slice_infer_meta)
 from .gather import (batch_gather_infer_meta, batch_gather_sbp_physical, gather_infer_meta,
@@ -52,8 +52,8 @@ __all__ += ["sparse_sum_infer_meta", "sparse_softmax_infer_meta", "sum_plan"]
 __all__ += ["unary_infer_meta", "binary_infer_meta", "binary_grad_infer_meta",
             "broadcast_shape"]
 __all__ += ["where_infer_meta", "where_grad_infer_meta", "matmul_infer_meta",
-            "transpose_infer_meta", "inverse_perm", "squeeze_infer_meta", "unsqueeze_infer_meta",
-            "flatten_infer_meta", "concat_infer_meta", "stack_infer_meta",
+            "transpose_infer_meta", "inverse_perm", "squeeze_infer_meta",
+            "squeeze_sbp_physical", "unsqueeze_infer_meta", "flatten_infer_meta", "concat_infer_meta", "stack_infer_meta",
             "list_grad_infer_meta", "slice_infer_meta", "strided_slice_infer_meta",
             "basic_index_infer_meta",
             "index_select_infer_meta", "mean_infer_meta", "max_infer_meta", "min_infer_meta",

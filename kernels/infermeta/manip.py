@@ -41,9 +41,31 @@ def transpose_infer_meta(x, perm):
 @functools.lru_cache(maxsize=1024)
 def squeeze_shape(shape, axis=None, op="squeeze"):
     """Paddle's squeeze: drop the size-1 dims among ``axis`` (all when None); others stay."""
+    gone = squeezed_axes(shape, axis, op)
+    return tuple(s for i, s in enumerate(shape) if i not in gone)
+
+
+def squeezed_axes(shape, axis=None, op="squeeze"):
+    """The axes squeeze drops: the size-1 dims among ``axis`` (all when None or empty)."""
     axes = range(len(shape)) if axis is None or len(axis) == 0 else \
         {normalize_axis(a, len(shape), op) for a in axis}
-    return tuple(s for i, s in enumerate(shape) if not (i in axes and s == 1))
+    return tuple(i for i in sorted(axes) if shape[i] == 1)
+
+
+def squeeze_sbp_physical(s):
+    """SBP physical attributes of squeeze: the axes the logical shape drops, so a
+    shard of extent 1 along a split axis keeps it (``s`` is a
+    :class:`kernels.core.dist.rules.Shards`)."""
+    return {"axis": squeezed_axes(s.x.shape, s.axis)}
+
+
+def unsqueeze_axis(ndim, axis, i):
+    """The output axis of input axis ``i`` after unsqueeze (from the inserted
+    positions, not the sizes, which a zero-size shape leaves ambiguous)."""
+    out = list(range(ndim))
+    for a in axis:
+        out.insert(normalize_axis(a, len(out) + 1, "unsqueeze"), None)
+    return out.index(i)
 
 
 @functools.lru_cache(maxsize=1024)

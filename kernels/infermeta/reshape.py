@@ -68,4 +68,11 @@ def reshape_infer_meta(x, shape):
     """Output meta of reshape (x's dtype, layout and place with the resolved shape),
     and that shape as the kernel's canonical ``shape``."""
     new = resolve_reshape(x.shape, shape)
-    return Canonical(check_output_size("reshape", x.with_(shape=new)), {"shape": new})
+    return Canonical(check_output_size("reshape", x.with_(shape=new)),
+                     {"shape": _as_given_again(shape, new)})
+
+
+def _as_given_again(shape, new):
+    """``new``, with a -1 left where it resolved to 0: a literal 0 there would copy
+    x's dim when the shape is resolved again (a global tensor's shards are)."""
+    return tuple(-1 if s == -1 and n == 0 else n for s, n in zip(shape, new))

@@ -9,7 +9,7 @@ global tensors: operator_checks.py).
 import numpy as np
 
 import dense
-from global_checks import B, CHECKS, P, RANK, S, check, data, glob
+from global_checks import B, CHECKS, P, PLACE, RANK, SIZE, S, check, data, glob
 
 
 def elementwise_checks():
@@ -29,6 +29,31 @@ def elementwise_checks():
     check("relu S(1)", dense.relu, [(x, S(1))], S(1))
     check("where S(0)", lambda a, b: dense.where(dense.greater_than(a, b), a, b), [(x, S(0)), (y, S(0))], S(0),
           (0, 1))
+
+
+def addend_checks():
+    """partial_sum rules that hold for some dtypes or values only, on addends that
+    show it: cast to int truncates each addend (x / SIZE), and with the whole x on
+    rank 0 and zeros elsewhere, an addend 0 * inf or 0 / 0 is NaN where one
+    process gives inf.  Each result equals one process on the logical tensor."""
+    x = np.array([[1.5, -2.5, 0.7], [-0.5, 3.0, -1.7]])
+    y = np.array([[0.0, 1.0, np.inf], [2.0, 0.0, -np.inf]])
+    spread = dense.to_tensor(x / SIZE).to_global(placement=PLACE, sbp=P)
+    first = dense.to_tensor(x if RANK == 0 else 0 * x).to_global(placement=PLACE, sbp=P)
+    gy = dense.to_tensor(y).to_global(placement=PLACE, sbp=B)
+    cases = [("cast P to int64", lambda a, b: dense.cast(a, "int64"), spread),
+             ("cast P to bool", lambda a, b: dense.cast(a, "bool"), spread),
+             ("multiply P,B with inf", dense.multiply, first),
+             ("multiply B,P with inf", lambda a, b: dense.multiply(b, a), first),
+             ("divide P,B with zeros", dense.divide, first),
+             ("matmul P,B with inf", lambda a, b: dense.matmul(a, b, transpose_y=True), first)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, fn, g in cases:
+            want = fn(dense.to_tensor(g.numpy()), dense.to_tensor(y)).numpy()
+            np.testing.assert_array_equal(fn(g, gy).numpy(), want, err_msg=name)
+            CHECKS.append(name)
+    assert dense.cast(spread, "float32").sbp == P, "cast P to float32 stays P"
+    CHECKS.append("cast P to float32 stays P")
 
 
 def matmul_checks():
@@ -65,6 +90,22 @@ def shape_checks():
     check("slice S(0)", lambda t: dense.slice(t, [1, 2], [1, 0], [3, 3]), [(x, S(0))], S(0))
     check("cast S(2)", lambda t: dense.cast(t, "float64"), [(x, S(2))], S(2))
     basic_checks(x)
+    shard_extent_checks()
+
+
+def shard_extent_checks():
+    """Shards of extent 1 or 0 along the split axis, and zero-size tensors: the
+    ops decide from the logical shape, so every rank's shard agrees."""
+    ones = data((SIZE, 1, 3))                       # extent 1 on every rank
+    check("squeeze S(0) of extent-1 shards", dense.squeeze, [(ones, S(0))], S(0))
+    check("squeeze S(0) dropping nothing", dense.squeeze, [(ones[:, 0], S(0))], B)
+    empty = data((0, 3, 3))
+    check("unsqueeze S(2) of a zero-size tensor", lambda t: dense.unsqueeze(t, [0]),
+          [(empty, S(2))], S(3))
+    check("reshape B, -1 resolving to 0", lambda t: dense.reshape(t, [-1, 5]),
+          [(data((2, 0)), B)], B)
+    check("reshape S(0), -1 resolving to 0", lambda t: dense.reshape(t, [2, -1, 5]),
+          [(data((2, 3, 0)), S(0))], B)
 
 
 def basic_checks(x):
@@ -141,6 +182,7 @@ def reduce_checks():
 
 def main():
     elementwise_checks()
+    addend_checks()
     matmul_checks()
     masked_grad_checks()
     shape_checks()

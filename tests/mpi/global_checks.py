@@ -147,7 +147,30 @@ def error_checks():
         pass
     else:
         raise AssertionError("a bool partial_sum was accepted")
+    try:
+        dense.to_tensor(np.zeros(2)).to_global(placement="cpu", sbp=B)
+    except TypeError as exc:
+        assert "to_global: placement must be a dense.placement" in str(exc) and \
+            "'cpu'" in str(exc), str(exc)
+    else:
+        raise AssertionError("to_global accepted placement='cpu'")
     CHECKS.append("errors")
+
+
+def to_local_grad_checks():
+    """A loss from to_local() of a broadcast tensor, the same on every rank, gives
+    the one-process gradient (it counts once, not once a rank); of a split
+    tensor, each rank's slice of it."""
+    x = data((4, 3), np.float64)
+    ref = dense.to_tensor(x, stop_gradient=False)
+    (ref * ref).sum().backward()
+    for sbp in (B, S(0)):
+        leaf, g = glob(x, sbp, grad=True)
+        local = g.to_local()
+        (local * local).sum().backward()
+        want = shard(ref.grad.numpy(), sbp)
+        assert np.array_equal(leaf.grad.numpy(), want), f"to_local {sbp} gradient"
+        CHECKS.append(f"to_local {sbp} gradient")
 
 
 # ---------------------------------------------------------------- ops
@@ -366,6 +389,7 @@ def transfer_path_checks():
 def main():
     boxing_checks()
     error_checks()
+    to_local_grad_checks()
     subplacement_checks()
     reshape_checks()
     sum_checks()

@@ -33,6 +33,24 @@ def dense_operator_checks():
         CHECKS.append(name)
 
 
+def method_checks():
+    """Indexing, ``T``, ``astype``, ``float()`` and numpy operands on global tensors,
+    as on local ones: numpy arrays are local inputs taken as broadcast."""
+    x = data((6, 4))
+    check("x[1:, ::-2] S(0)", lambda a: a[1:, ::-2], [(x, S(0))], B)
+    check("x[:, 1] S(0)", lambda a: a[:, 1], [(x, S(0))], S(0))
+    check("x[None, ..., [0, 2]] S(0)", lambda a: a[None, ..., [0, 2]], [(x, S(0))], S(1))
+    check("x.T S(0)", lambda a: a.T, [(x, S(0))], S(1))
+    check("x * ndarray S(1)", lambda a: a * np.arange(4.0), [(x, S(1))], S(1))
+    check("ndarray * x S(1)", lambda a: np.arange(4.0) * a, [(x, S(1))], S(1))
+    check("ndarray - x P", lambda a: np.ones((6, 4)) - a, [(x, P)], P)
+    g = glob(x, S(0))[1]
+    assert g.astype("int32").dtype == np.int32 and g.astype("int32").sbp == S(0), "astype"
+    assert (float(g[2, 1]), int(g[2, 1]), bool(g[2, 1])) == (float(x[2, 1]), int(x[2, 1]),
+                                                             bool(x[2, 1])), "scalars"
+    CHECKS.extend(["astype S(0)", "float/int/bool of g[2, 1]"])
+
+
 def sparse_operator_checks():
     """Sparse COO globals: ``s * 2 + s``, ``s * d`` and ``-s`` as sparse.multiply/add/neg."""
     idx = np.array([[0, 1, 3, 5], [0, 2, 1, 3]])
@@ -52,6 +70,7 @@ def sparse_operator_checks():
 
 def main():
     dense_operator_checks()
+    method_checks()
     sparse_operator_checks()
     if RANK == 0:
         print(f"{len(CHECKS)} passed, 0 failed")

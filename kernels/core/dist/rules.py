@@ -31,9 +31,10 @@ import itertools
 from dataclasses import dataclass
 from types import SimpleNamespace
 
+from ..xp import xp_of
 from .sbp import Sbp, broadcast, partial_sum
 
-HELPERS = ("axes_of", "norm_axis", "count_below")
+HELPERS = ("axes_of", "norm_axis", "count_below", "cast_keeps_sums", "finite", "nonzero")
 B = broadcast
 P = partial_sum
 
@@ -58,6 +59,59 @@ def norm_axis(axis, ndim):
 def count_below(axes, i):
     """How many of ``axes`` are below ``i``."""
     return sum(a < i for a in axes)
+
+
+def cast_keeps_sums(src, dst):
+    """Whether casting each addend from ``src`` to ``dst`` and summing gives the cast
+    of the sum (the ``P -> P`` rule of cast): between floating and complex dtypes
+    (up to rounding; complex to real keeps the real part, which is linear), and from
+    an integer dtype to one as wide or narrower (wrapping is reduction modulo
+    2**bits).  Not to bool or from floating to integer (each addend would be
+    truncated), nor from an integer to a wider or floating dtype (the addends'
+    sum wraps in ``src``, their casts' sum does not)."""
+    if src.kind in "fc" and dst.kind in "fc":
+        return True
+    return src.kind in "iu" and dst.kind in "iu" and dst.itemsize <= src.itemsize
+
+
+def finite(t):
+    """Whether every value of the Tensor argument ``t`` is finite (no inf or NaN).
+
+    A data predicate: ``P, B -> P`` of multiply and matmul holds only then
+    (an addend 0 times inf is NaN where the sum times inf is inf).  It reads
+    ``t`` only where it is broadcast (every rank holds the same copy, so every
+    rank answers alike without communicating); another sbp answers False, and
+    so does a condition evaluated without the tensors (:func:`candidates`).
+    """
+    return _all_values(t, lambda xp, v: xp.isfinite(v))
+
+
+def nonzero(t):
+    """Whether the Tensor argument ``t`` holds no zero (``P, B -> P`` of divide: an
+    addend 0 over 0 is NaN where the sum over 0 is inf); read as :func:`finite`
+    reads, and False for a sparse ``t``, whose unstored entries are zeros."""
+    return getattr(t, "layout", None) == "dense" and _all_values(t, lambda xp, v: v != 0)
+
+
+def _all_values(t, test):
+    g = getattr(t, "tensor", None)
+    if g is None or g.sbp.kind != "B":
+        return False
+    local = g._local
+    values = local._data() if local.layout == "dense" else local._data().values
+    return bool(test(xp_of(values), values).all())
+
+
+class Operand:
+    """A Tensor argument as rule conditions see it: its logical metadata's attributes
+    (``x.shape``), and the global tensor itself (``tensor``) for :func:`finite` and
+    :func:`nonzero`."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __getattr__(self, name):
+        return getattr(self.tensor.meta, name)
 
 
 @dataclass(frozen=True)
@@ -108,13 +162,20 @@ def environment(spec, metas, attrs, out_metas, cls=SimpleNamespace):
     return env
 
 
-def candidates(spec, metas, attrs, out_metas):
-    """Every signature the op's table allows for these logical inputs."""
+def candidates(spec, metas, attrs, out_metas, tensors=None):
+    """Every signature the op's table allows for these logical inputs.
+
+    ``tensors`` (the global inputs) let conditions read data through
+    :func:`finite` and :func:`nonzero`; without them those answer False.
+    """
     table = spec.sbp
     found = [Signature((broadcast,) * len(metas), (broadcast,) * len(out_metas))]
     if table is None:
         return found
     env = environment(spec, metas, attrs, out_metas)
+    if tensors is not None:
+        env.__dict__.update({a.name: Operand(t) for a, t in zip(spec.tensor_args, tensors)
+                             if not isinstance(t, list)})
     for rule in table.rules:
         found.extend(_expand(rule, metas, out_metas, env))
     return found

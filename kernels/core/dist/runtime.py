@@ -26,7 +26,11 @@ def to_global(x, placement=None, sbp=None):
     A local ``x`` (dense or sparse COO) is this rank's physical shard: its slice
     under split (sizes must follow ``numpy.array_split``), a whole copy under
     broadcast, an addend under partial_sum.  A global ``x`` is re-boxed to ``sbp``.
+    ``placement`` must be a :class:`Placement` (from ``dense.placement()``) or None.
     """
+    if placement is not None and not isinstance(placement, comm.Placement):
+        raise TypeError(f"to_global: placement must be a dense.placement(...) or None, "
+                        f"got {placement!r} ({type(placement).__name__})")
     if getattr(x, "is_global", False):
         if placement is not None and placement != x.placement:
             raise ValueError(f"to_global: moving a tensor from {x.placement!r} to "
@@ -160,7 +164,7 @@ def run(spec, ins, attrs):
     sig = choose(spec, ins, metas, attrs, out_metas)
     boxed = [_each(lambda t: box(t, s), item) for item, s in zip(ins, sig.ins)]
     local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
-    shards = [_each(lambda t: t.to_local(), item) for item in boxed]
+    shards = [_each(lambda t: t._local, item) for item in boxed]
     failure = None
     try:
         if extra:
@@ -233,7 +237,7 @@ def _placement(spec, ins):
 def choose(spec, ins, metas, attrs, out_metas):
     """The candidate signature that needs the least boxing (first one on a tie)."""
     best, best_cost = None, None
-    for sig in rules.candidates(spec, metas, attrs, out_metas):
+    for sig in rules.candidates(spec, metas, attrs, out_metas, ins):
         c = sum(boxing.cost(t.sbp, s, _nbytes(t), t.layout != "dense")
                 for item, s in zip(ins, sig.ins) for t in rules.elements(item))
         if best is None or c < best_cost:
@@ -266,7 +270,7 @@ def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
         return attrs, {}
     env = rules.environment(spec, metas, attrs, out_metas, rules.Shards)
     for a, t, s in zip(spec.tensor_args, boxed, sig.ins):      # no Tensor[] (codegen)
-        setattr(env, a.name + "_local", t.to_local().meta)
+        setattr(env, a.name + "_local", t._local.meta)
         setattr(env, a.name + "_sbp", s)
         setattr(env, a.name + "_axis", s.axis)
         setattr(env, a.name + "_slice", _slice(t.meta.shape, s, placement))

@@ -12,8 +12,9 @@ from .. import autograd
 from ..dispatch import get_op
 from ..tensor import TensorBase, global_runtime
 from ..xp import to_numpy, to_place, xp_of
+from ..opspec import Arg, OpSpec
 from . import layouts
-from .sbp import broadcast, shard_shape
+from .sbp import broadcast, partial_sum, shard_shape
 
 
 class GlobalTensor(TensorBase):
@@ -56,6 +57,11 @@ class GlobalTensor(TensorBase):
     @property
     def ndim(self):
         return self._meta.ndim
+
+    @property
+    def size(self):
+        """The logical number of elements."""
+        return self._meta.size
 
     @property
     def place(self):
@@ -104,8 +110,21 @@ class GlobalTensor(TensorBase):
         return self._placement
 
     def to_local(self):
-        """This rank's physical shard, a local tensor (gradients flow through it)."""
-        return self._local
+        """This rank's physical shard, a local tensor (gradients flow through it).
+
+        As in OneFlow, the gradient a rank's shard receives is read under this
+        tensor's sbp.  Under broadcast every rank holds the whole tensor and is
+        taken to compute the same loss from it, so the gradient counts once,
+        not once a rank: rank 0's goes back and the others' are dropped, and
+        ``x.grad`` equals the one-process gradient (the ranks' losses must
+        agree).  Under split each rank's gradient is its slice's, and under
+        partial_sum each addend's goes back as it is.
+        """
+        if self._sbp.kind != "B":
+            return self._local
+        out = type(self._local)._from_kernel(self._local._data(), self._local.meta)
+        return layouts.record(TO_LOCAL, [self._local], out, {"shape": self._meta.shape,
+                                                             "placement": self._placement})
 
     def numpy(self):
         """The logical array, on every rank.
@@ -206,6 +225,14 @@ class GlobalTensor(TensorBase):
         return GlobalTensor(self._local.detach(), self._sbp, self._placement, self._meta)
 
     # ------------------------------------------------------------ methods
+    @property
+    def T(self):
+        """The tensor with its dims reversed, as the local class's ``T`` (a transpose)."""
+        local_T = getattr(type(self._local), "T", None)
+        if local_T is None:
+            raise AttributeError(f"T: a global {self.layout} tensor has no T")
+        return local_T.fget(self)
+
     def to_dense(self):
         """The dense global tensor with the same sbp (each rank densifies its shard)."""
         return GlobalTensor(self._local.to_dense(), self._sbp, self._placement,
@@ -244,6 +271,33 @@ def _operator(name):
 
 for _name in OPERATORS:
     setattr(GlobalTensor, f"__{_name}__", _operator(_name))
+
+
+#: Methods that run the local tensor class's method on the global tensor: indexing
+#: (``g[0, 1:]`` lowers to basic_index and gather, with their SBP rules),
+#: ``astype``, conversion of a one-element tensor to a Python scalar (collectives),
+#: and numpy ufuncs, so an ndarray operand is a local input taken as broadcast
+#: (``np.ones(3) * g`` is a global tensor, as ``np.ones(3) * t`` is a Tensor).
+DELEGATED = ("__getitem__", "astype", "__float__", "__int__", "__complex__", "__bool__",
+             "__index__", "_scalar", "__array_ufunc__")
+
+
+def _delegated(name):
+    def method(self, *args, **kwargs):
+        local_method = getattr(type(self._local), name, None)
+        if local_method is None:
+            if name == "__array_ufunc__":
+                return NotImplemented
+            raise TypeError(f"{name}: a global {self.layout} tensor does not support it "
+                            f"(its local class {type(self._local).__name__} has none)")
+        return local_method(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"``{name}`` of the local tensor class, on the global tensor."
+    return method
+
+
+for _name in DELEGATED:
+    setattr(GlobalTensor, _name, _delegated(_name))
 GlobalTensor.__hash__ = object.__hash__     # == is elementwise; hash by identity
 
 
@@ -255,13 +309,24 @@ def _has_op(namespace, name):
     return True
 
 
+def _to_local_backward(node, out_grad):
+    """A broadcast tensor's shard gradient, read as broadcast, in the physical
+    gradient's partial_sum form: rank 0 keeps it, the others hold zeros."""
+    shape, place = node.attrs["shape"], node.attrs["placement"]
+    return {"x": layouts.box_local(out_grad, shape, broadcast, partial_sum, place)[0]}
+
+
+TO_LOCAL = OpSpec(name="to_local", namespace="dist", args=(Arg("x", "Tensor"),),
+                  outputs=("out",), backward_fn=_to_local_backward)
+
+
 def box(g, dst):
     """The global tensor ``g`` re-boxed to ``dst``, recorded for autograd."""
     if g.sbp == dst:
         return g
     shape = g.meta.shape
-    out, steps = layouts.box_local(g.to_local(), shape, g.sbp, dst, g.placement)
-    out = layouts.record(layouts.BOXING, [g.to_local()], out,
+    out, steps = layouts.box_local(g._local, shape, g.sbp, dst, g.placement)
+    out = layouts.record(layouts.BOXING, [g._local], out,
                          {"shape": shape, "src": g.sbp, "dst": dst, "placement": g.placement,
                           "steps": steps})
     return GlobalTensor(out, dst, g.placement, g.meta)
