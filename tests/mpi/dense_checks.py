@@ -52,8 +52,16 @@ def addend_checks():
             want = fn(dense.to_tensor(g.numpy()), dense.to_tensor(y)).numpy()
             np.testing.assert_array_equal(fn(g, gy).numpy(), want, err_msg=name)
             CHECKS.append(name)
-    assert dense.cast(spread, "float32").sbp == P, "cast P to float32 stays P"
-    CHECKS.append("cast P to float32 stays P")
+    narrow = dense.to_tensor((x / SIZE).astype(np.float32)).to_global(placement=PLACE, sbp=P)
+    assert dense.cast(narrow, "float64").sbp == P, "cast P to a wider float stays P"
+    CHECKS.append("cast P to a wider float stays P")
+    big = np.array([1e39, 2.0]) * (1 if RANK == 0 else -1) + (RANK == 1) * np.array([0, 4.0])
+    huge = dense.to_tensor(big).to_global(placement=PLACE, sbp=P)    # [0, 2] on 2 ranks
+    with np.errstate(over="ignore"):
+        want = huge.numpy().astype(np.float32)
+    np.testing.assert_array_equal(dense.cast(huge, "float32").numpy(), want,
+                                  err_msg="cast P to float32 with addends beyond its range")
+    CHECKS.append("cast P to float32 with addends beyond its range")
 
 
 def matmul_checks():

@@ -63,15 +63,21 @@ def count_below(axes, i):
 
 def cast_keeps_sums(src, dst):
     """Whether casting each addend from ``src`` to ``dst`` and summing gives the cast
-    of the sum (the ``P -> P`` rule of cast): between floating and complex dtypes
-    (up to rounding; complex to real keeps the real part, which is linear), and from
-    an integer dtype to one as wide or narrower (wrapping is reduction modulo
-    2**bits).  Not to bool or from floating to integer (each addend would be
-    truncated), nor from an integer to a wider or floating dtype (the addends'
+    of the sum (the ``P -> P`` rule of cast): from a floating or complex dtype to one
+    of as much precision or more (complex to real keeps the real part, which is
+    linear), and from an integer dtype to one as wide or narrower (wrapping is
+    reduction modulo 2**bits).  Not to bool or from floating to integer (each
+    addend would be truncated), nor to a narrower float (addends of 1e39 and
+    -1e39 overflow float32 to inf and -inf, whose sum is NaN, where their sum
+    casts to 0), nor from an integer to a wider or floating dtype (the addends'
     sum wraps in ``src``, their casts' sum does not)."""
     if src.kind in "fc" and dst.kind in "fc":
-        return True
+        return _component_bytes(dst) >= _component_bytes(src)
     return src.kind in "iu" and dst.kind in "iu" and dst.itemsize <= src.itemsize
+
+
+def _component_bytes(dtype):
+    return dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
 
 
 def finite(t):
@@ -166,14 +172,18 @@ def candidates(spec, metas, attrs, out_metas, tensors=None):
     """Every signature the op's table allows for these logical inputs.
 
     ``tensors`` (the global inputs) let conditions read data through
-    :func:`finite` and :func:`nonzero`; without them those answer False.
+    :func:`finite` and :func:`nonzero`; without them those answer False.  They
+    are read only where an input is partial_sum: the rules they guard keep P,
+    and boxing another sbp into P is never cheaper than a rule without it, so
+    an S x B multiply does not scan its broadcast operand.
     """
     table = spec.sbp
     found = [Signature((broadcast,) * len(metas), (broadcast,) * len(out_metas))]
     if table is None:
         return found
     env = environment(spec, metas, attrs, out_metas)
-    if tensors is not None:
+    if tensors is not None and any(getattr(getattr(t, "sbp", None), "kind", None) == "P"
+                                   for t in tensors):
         env.__dict__.update({a.name: Operand(t) for a, t in zip(spec.tensor_args, tensors)
                              if not isinstance(t, list)})
     for rule in table.rules:
