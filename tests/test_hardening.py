@@ -699,8 +699,10 @@ def test_h3_int_and_bool_of_tensors_raise_named_value_errors():
     lambda: dense.to_tensor(np.arange(3.0)),
     lambda: dense.to_tensor(np.arange(3.0)) * 2.0,
     lambda: sparse.sparse_coo_tensor([[0, 2]], [1.0, 3.0], [3]),
-    lambda: sparse.sparse_csr_tensor([0, 1, 1], [1], [2.0], [2, 2]) * 2.0],
-    ids=["dense", "dense-output", "coo", "csr-output"])
+    lambda: sparse.sparse_csr_tensor([0, 1, 1], [1], [2.0], [2, 2]) * 2.0,
+    lambda: dense.to_tensor(np.arange(3.0)).to_global(sbp=dense.sbp.split(0)),
+    lambda: dense.to_tensor(np.arange(3.0)).to_global(sbp=dense.sbp.broadcast) * 2.0],
+    ids=["dense", "dense-output", "coo", "csr-output", "global", "global-output"])
 def test_h4_tensors_take_no_new_or_changed_attributes(make):
     t = make()
     before = (t.to_dense() if t.layout != "dense" else t).numpy()

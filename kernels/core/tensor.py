@@ -14,7 +14,7 @@ from .dtypes import is_differentiable
 
 _T = TypeVar("_T", bound="TensorBase")
 
-#: How phisparse itself sets a tensor's attributes: the local tensor classes refuse
+#: How phisparse itself sets a tensor's attributes: the tensor classes refuse
 #: assignment (:func:`frozen_setattr`), so their own code goes around it.
 set_attribute = object.__setattr__
 
@@ -57,13 +57,8 @@ def global_runtime(op):
     return _GLOBAL[0]
 
 
-#: Private autograd state that :func:`kernels.core.dist.layouts.record` still sets on a
-#: fresh local tensor by plain assignment; the only private names the guard lets through.
-_RECORDED = frozenset({"_grad_fn", "_out_index", "_stop_gradient"})
-
-
 def frozen_setattr(self, name, value):
-    """``__setattr__`` of the local tensor classes: tensors are immutable.
+    """``__setattr__`` of the tensor classes (local and global): tensors are immutable.
 
     Only a public property with a setter (``stop_gradient``) may be assigned;
     any other name, a new one or a private one holding the data (``_array``),
@@ -71,7 +66,7 @@ def frozen_setattr(self, name, value):
     state on it.  phisparse sets its own attributes with :data:`set_attribute`.
     """
     prop = getattr(type(self), name, None)
-    if (isinstance(prop, property) and prop.fset is not None) or name in _RECORDED:
+    if isinstance(prop, property) and prop.fset is not None:
         set_attribute(self, name, value)
         return
     raise AttributeError(f"{type(self).__name__}: cannot set attribute {name!r}; tensors are "
@@ -79,7 +74,7 @@ def frozen_setattr(self, name, value):
 
 
 def frozen_delattr(self, name):
-    """``__delattr__`` of the local tensor classes: no attribute can be deleted."""
+    """``__delattr__`` of the tensor classes: no attribute can be deleted."""
     raise AttributeError(f"{type(self).__name__}: cannot delete attribute {name!r}; tensors "
                          "are immutable")
 

@@ -10,7 +10,7 @@ over the ranks that held a copy (see :func:`.boxing.coo_adjoint`).
 """
 from .. import autograd
 from ..opspec import Arg, OpSpec
-from ..tensor import layout_class
+from ..tensor import layout_class, set_attribute
 from . import boxing
 from .sbp import shard_shape
 
@@ -58,7 +58,9 @@ def record(spec, inputs, out, attrs):
     if all(t.stop_gradient for t in inputs) or not autograd.grad_enabled():
         return out
     node = autograd.GradNode(spec, tuple(inputs), {}, attrs)
-    out._grad_fn, out._out_index, out._stop_gradient = node, 0, False
+    set_attribute(out, "_grad_fn", node)          # tensors refuse plain assignment
+    set_attribute(out, "_out_index", 0)
+    set_attribute(out, "_stop_gradient", False)
     return out
 
 

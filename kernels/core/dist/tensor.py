@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import autograd
 from ..dispatch import get_op
-from ..tensor import TensorBase, global_runtime
+from ..tensor import TensorBase, frozen_delattr, frozen_setattr, global_runtime, set_attribute
 from ..xp import to_numpy, to_place, xp_of
 from ..opspec import Arg, OpSpec
 from . import layouts
@@ -28,12 +28,15 @@ class GlobalTensor(TensorBase):
 
     is_global = True
 
+    __setattr__ = frozen_setattr
+    __delattr__ = frozen_delattr
+
     def __init__(self, local, sbp, placement, meta):
-        self._local = local
-        self._sbp = sbp
-        self._placement = placement
-        self._meta = meta
-        self._nnz = None
+        set_attribute(self, "_local", local)
+        set_attribute(self, "_sbp", sbp)
+        set_attribute(self, "_placement", placement)
+        set_attribute(self, "_meta", meta)
+        set_attribute(self, "_nnz", None)
 
     # ------------------------------------------------------------ attributes
     @property
@@ -87,8 +90,8 @@ class GlobalTensor(TensorBase):
         from .comm import allreduce_ints
         if self._nnz is None:
             local = self._local.nnz()
-            self._nnz = local if self._sbp.kind == "B" else \
-                int(allreduce_ints(self._placement.group, [local], "sum")[0])
+            set_attribute(self, "_nnz", local if self._sbp.kind == "B" else
+                          int(allreduce_ints(self._placement.group, [local], "sum")[0]))
         return self._nnz
 
     def indices(self):
