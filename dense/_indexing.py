@@ -138,8 +138,9 @@ def _plan(entries, shape):
                 if step == 0:
                     raise ValueError(f"{OP}: slice step cannot be zero")
                 start, stop, _ = k.indices(n)
-                axes.append(dim), starts.append(start), strides.append(step)
-                ends.append(stop if stop >= 0 else -n - 1)  # -1 after indices(): before 0
+                axes.append(dim), strides.append(step)   # -1 after indices(): before 0
+                starts.append(start if start >= 0 else -n - 1)
+                ends.append(stop if stop >= 0 else -n - 1)
             elif not isinstance(k, slice):
                 pos, at = out_dim, dim
             out_dim += 1

@@ -30,6 +30,26 @@ def test_getitem_matches_numpy_and_its_gradient_is_a_scatter(key):
     np.testing.assert_allclose(x.grad.numpy(), expect)
 
 
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_getitem_slices_with_bounds_past_either_end_match_numpy(n):
+    """Every start and stop in [-n - 3, n + 3] with steps of both signs, as numpy
+    clamps them: a start below -n with a negative step selects nothing (it read as
+    the last element once), and the gradient of the selection follows."""
+    a = np.arange(2.0 * n).reshape(2, n)
+    bounds = [None, *range(-n - 3, n + 4)]
+    for start in bounds:
+        for stop in bounds:
+            for step in (None, 1, 2, -1, -2, -(n + 2)):
+                key = (slice(None), slice(start, stop, step))
+                x = dense.to_tensor(a, stop_gradient=False)
+                out = x[key]
+                np.testing.assert_array_equal(out.numpy(), a[key], err_msg=repr(key))
+                dense.sum(out).backward()
+                expect = np.zeros_like(a)
+                expect[key] = 1.0
+                np.testing.assert_array_equal(x.grad.numpy(), expect, err_msg=repr(key))
+
+
 @given(st.tuples(*[st.one_of(st.integers(-3, 2), st.slices(3), st.none())] * 2))
 def test_getitem_basic_keys_match_numpy(key):
     a = np.arange(9).reshape(3, 3)
