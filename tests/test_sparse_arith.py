@@ -634,3 +634,20 @@ def test_sparse_with_dense_or_scalar_sums_duplicates_first(layout):
     sparse.sum(sparse.multiply(x, y)).backward()
     np.testing.assert_array_equal(v.grad.numpy(), [7.0, 7.0, 5.0])   # one per stored entry
     np.testing.assert_array_equal(y.grad.numpy(), [[3.0, 1.0]])
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "float32"])
+def test_sum_into_a_truncating_dtype_sums_duplicates_first(layout, axis, dtype):
+    """0.6 and 0.7 stored at (0, 1) are the logical 1.3, which numpy sums as 1 in int64
+    (0 + 0 entry by entry); 0.5 and -0.5 at (1, 0) are 0, False as bool (True | True)."""
+    rows, cols, vals = [0, 0, 1, 1], [1, 1, 0, 0], [0.6, 0.7, 0.5, -0.5]
+    x = sparse.sparse_coo_tensor([rows, cols], vals, [2, 2])
+    if layout == "csr":
+        x = sparse.sparse_csr_tensor([0, 2, 4], cols, vals, [2, 2])
+    logical = np.array([[0.0, 1.3], [0.0, 0.0]])
+    want = np.asarray(logical.sum(axis=axis, dtype=dtype))
+    got = sparse.sum(x, axis=axis, dtype=dtype).to_dense().numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.reshape(want.shape), want)

@@ -57,6 +57,14 @@ def _sum(x, plan, dtype):
     return ukeys, sums, group, free, shape
 
 
+def _entrywise(src, dst):
+    """Whether summing in ``dst`` may cast each stored entry of ``src`` values before
+    duplicates are added: not for bool values (duplicates are or-ed, not counted),
+    nor for a cast that truncates (float to int or bool: 0.6 and 0.7 at one
+    coordinate are 1.3, which sums as 1 in int64, not 0 + 0)."""
+    return src != np.bool_ and not (src.kind in "fc" and dst.kind in "iub")
+
+
 def _squeeze(values, plan, keepdim):
     if keepdim or not plan.value_axes:
         return values
@@ -67,7 +75,7 @@ def sum_coo(x, axis, dtype, keepdim):
     """Sum COO x over ``axis`` (None: all), in ``dtype`` (None: numpy's sum dtype)."""
     plan = sum_plan(x.shape, x.sparse_dim, axis, keepdim)
     dtype = sparse_sum_dtype(x.values.dtype, dtype)
-    if x.values.dtype == np.bool_:      # duplicates of a bool tensor are or-ed, not counted
+    if not _entrywise(x.values.dtype, dtype):
         x = coalesce_coo(x)
     ukeys, values, _, free, fshape = _sum(x, plan, dtype)
     values = _squeeze(values, plan, keepdim)
@@ -112,12 +120,13 @@ def sum_csr(x, axis, dtype, keepdim):
     """
     plan = sum_plan(x.shape, len(x.shape), axis, keepdim, csr=True)
     dtype = sparse_sum_dtype(x.values.dtype, dtype)
-    if x.values.dtype != np.bool_ and len(plan.axes) == len(x.shape):
+    entrywise = _entrywise(x.values.dtype, dtype)
+    if entrywise and len(plan.axes) == len(x.shape):
         xp = xp_of(x.values)
         n = min(x.nnz, 1)
         total = sum_leading(x.values, dtype)[:n]
         return csr_out(xp.zeros(n, dtype=xp.int64), total, plan.shape, x.crows.dtype, xp)
-    if x.values.dtype != np.bool_ and plan.axes == (len(x.shape) - 1,):
+    if entrywise and plan.axes == (len(x.shape) - 1,):
         return _row_sums(x, plan, dtype)
     out = sum_coo(coo_of_csr(x), axis, dtype, True)
     xp = xp_of(out.values)
