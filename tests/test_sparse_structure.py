@@ -493,7 +493,9 @@ def test_dense_inputs_raise_type_error():
     for call in (lambda: sparse.transpose(d, [1, 0]), lambda: sparse.slice(d, [0], [0], [1]),
                  lambda: sparse.index_select(d, np.array([0]), 0),
                  lambda: sparse.concat([d, d], 0), lambda: sparse.stack([d, d], 0)):
-        with pytest.raises(TypeError, match="no kernel for input layouts"):
+        with pytest.raises(TypeError, match=r"no kernel for input layouts \[('dense', )*'dense'\]; "
+                           r"argument '(x|xs)' is a dense tensor and must be sparse_coo or "
+                           r"sparse_csr; convert it with to_sparse_coo\(\) or to_sparse_csr"):
             call()
 
 

@@ -404,9 +404,25 @@ def select_kernel_sig(spec, metas):
     for sig in spec.kernels:
         if sig.in_layouts == layouts:
             return sig
-    have = ", ".join(f"{s.func}{{{', '.join(s.in_layouts)}}}" for s in spec.kernels)
     raise TypeError(f"{spec.name}: no kernel for input layouts {list(layouts)}; "
-                    f"this op has: {have}")
+                    f"{_layout_hint(spec, layouts)}")
+
+
+#: What turns a tensor into each layout.
+_CONVERT = {"dense": "to_dense()", "sparse_coo": "to_sparse_coo()",
+            "sparse_csr": "to_sparse_csr()"}
+
+
+def _layout_hint(spec, layouts):
+    """Which argument's layout no kernel takes, the layouts it takes, and how to convert."""
+    for i, (arg, layout) in enumerate(zip(spec.tensor_args, layouts)):
+        takes = sorted({s.in_layouts[i] for s in spec.kernels})
+        if layout not in takes:
+            how = " or ".join(_CONVERT[t] for t in takes if t in _CONVERT)
+            return (f"argument '{arg.name}' is a {layout} tensor and must be "
+                    f"{' or '.join(takes)}" + (f"; convert it with {how}" if how else ""))
+    have = ", ".join("{" + ", ".join(s.in_layouts) + "}" for s in spec.kernels)
+    return f"this op takes the layout combinations {have}"
 
 
 def _place(spec, metas):
