@@ -255,7 +255,9 @@ class Tensor(TensorBase):
 
     def __iter__(self) -> Iterator[Tensor]:
         """The tensors along the first dim, each differentiable (``dense.gather`` of one index)."""
-        n = len(self)
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        n = self.shape[0]
         return (dispatch.call("dense", "gather", self, np.array(i), 0) for i in range(n))
 
     def _scalar(self, what):

@@ -779,3 +779,17 @@ def test_h6_sparse_sum_of_small_ints_is_int64_with_numpys_value(layout):
     assert dense.sum(dense.to_tensor(full)).dtype == np.int64
     got = sparse.sum(x, dtype="uint8").to_dense().numpy()
     assert got.dtype == np.uint8 and got.item() == full.sum(dtype=np.uint8)
+
+
+def test_messages_name_the_input_not_the_output():
+    """Errors about an input's rank or a 0-d tensor say so (not the result's rank or an
+    empty range), as numpy's do."""
+    t = dense.to_tensor(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"^unsqueeze: axis 3 .* tensor of rank 2; expected "
+                                         r"a value in \[-3, 3\)"):
+        dense.unsqueeze(t, 3)
+    with pytest.raises(TypeError, match="^iteration over a 0-d tensor"):
+        list(dense.to_tensor(1.0))
+    with pytest.raises(ValueError, match="^to_sparse_coo: a 0-d tensor has no dim"):
+        dense.to_tensor(2.0).to_sparse_coo(0)
+    assert [u.numpy().tolist() for u in dense.to_tensor([[1, 2], [3, 4]])] == [[1, 2], [3, 4]]

@@ -73,7 +73,11 @@ def unsqueeze_shape(shape, axis, op="unsqueeze"):
     """Paddle's unsqueeze: insert a size-1 dim at each of ``axis`` in turn."""
     out = list(shape)
     for a in axis:
-        out.insert(normalize_axis(a, len(out) + 1, op), 1)
+        n = len(out) + 1
+        if not -n <= a < n:
+            raise ValueError(f"{op}: axis {a} is out of range for inserting a dim into a "
+                             f"tensor of rank {n - 1}; expected a value in [{-n}, {n})")
+        out.insert(a % n, 1)
     return tuple(out)
 
 

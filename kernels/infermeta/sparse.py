@@ -70,6 +70,9 @@ def to_sparse_coo_infer_meta(x, sparse_dim):
     COO x one at least its own (its leading dense dims are folded).
     """
     low = {"dense": 1, "sparse_csr": x.ndim}.get(x.layout, x.sparse_dim)
+    if x.ndim == 0:
+        raise ValueError("to_sparse_coo: a 0-d tensor has no dim to index; a sparse COO "
+                         "tensor has at least one sparse dim (reshape x to [1] first)")
     if not low <= sparse_dim <= x.ndim:
         raise ValueError(f"to_sparse_coo: sparse_dim {sparse_dim} is out of range for a "
                          f"{x.layout} tensor of shape {list(x.shape)}; expected a value in "
