@@ -1798,11 +1798,11 @@ _sbp_sparse_multiply = _r.SbpTable(
                    lambda e: e.x.shape == e.y.shape,
                    'S(i), S(i) -> S(i) if x.shape == y.shape'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
+                   lambda e: _r.finite(e.y),
+                   'P, B -> P if finite(y)'),
         _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   None,
-                   'B, P -> P'),
+                   lambda e: _r.finite(e.x),
+                   'B, P -> P if finite(x)'),
     ),
     physical=None)
 
@@ -1825,8 +1825,8 @@ _sbp_sparse_divide = _r.SbpTable(
                    lambda e: e.x.shape == e.y.shape,
                    'S(i), S(i) -> S(i) if x.shape == y.shape'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
+                   lambda e: _r.nonzero(e.y),
+                   'P, B -> P if nonzero(y)'),
     ),
     physical=None)
 
