@@ -998,9 +998,9 @@ def _backward_dense_flatten(node, out_grad):
 
 _sbp_dense_flatten = _r.SbpTable(
     rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.reshape_axis')(e.x.shape, e.out.shape, e.i)),),
-                   lambda e: e.x.shape[e.i] != 1,
-                   'S(i) -> S(kernels.infermeta.manip.reshape_axis(x.shape, out.shape, i)) if x.shape[i] != 1'),
+        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.flatten_axis')(e.x.shape, e.start_axis, e.stop_axis, e.i)),),
+                   None,
+                   'S(i) -> S(kernels.infermeta.manip.flatten_axis(x.shape, start_axis, stop_axis, i))'),
         _r.SbpRule(('P',), lambda e: (_r.P,),
                    None,
                    'P -> P'),
