@@ -126,13 +126,17 @@ def addend_checks():
                              np.array([-0.5, 0.0, 0.0]) * (RANK == 1))
     sparse_y = (np.array([[1]]), np.array([2.0]), (3,))
     other = (np.array([[0, 1]]), np.array([2.0, 3.0]), (3,))
+    inf2d = (np.array([[0, 1], [0, 2]]), np.array([np.inf, 1.0]), (2, 3))
     cases = [("multiply P,B with inf", sparse.multiply, (dup, P), (np.array([np.inf, 1, 1]), B)),
              ("multiply P,B by a scalar inf", lambda a, b: sparse.multiply(a, np.inf),
               (dup, P), (np.ones(3), B)),
              ("divide P,B by 0", lambda a, b: sparse.divide(a, 0.0), (over, P), (np.ones(3), B)),
              ("divide P,B by a sparse y", sparse.divide, (over, P), (sparse_y, B)),
              ("multiply B,P with inf", sparse.multiply, (inf, B), (spread, P)),
-             ("multiply B,P sparse with inf", sparse.multiply, (inf, B), (other, P))]
+             ("multiply B,P sparse with inf", sparse.multiply, (inf, B), (other, P)),
+             ("mv B,P with inf", sparse.mv, (inf2d, B), (spread, P)),
+             ("matmul B,P with inf", lambda a, b: sparse.matmul(a, b.reshape([3, 1])),
+              (inf2d, B), (spread, P))]
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, fn, (a, sa), (b, sb) in cases:
             ga = local(a, sa)[1]
@@ -147,8 +151,23 @@ def addend_checks():
             CHECKS.append(name)
 
 
+def mask_grad_check():
+    """A global mask that asks for a gradient gets none (masked_matmul's mask is not
+    differentiable), as one process: boxing and to_global pass the None on."""
+    m = (np.array([[0, 1], [1, 0]]), np.array([1.0, 1.0]), (2, 2))
+    x, y = dense.to_tensor(np.ones((2, 3))), dense.to_tensor(np.ones((3, 2)), stop_gradient=False)
+    for sbp in (B, P, S(0)):
+        leaf, mask = local(m, sbp, grad=True)
+        gy = y.to_global(placement=PLACE, sbp=B)
+        dense.sum(sparse.masked_matmul(x.to_global(placement=PLACE, sbp=B), gy,
+                                       mask).to_dense()).backward()
+        assert leaf.grad is None, f"masked_matmul mask {sbp}: {leaf.grad}"
+        CHECKS.append(f"masked_matmul no mask gradient {sbp}")
+
+
 def main():
     addend_checks()
+    mask_grad_check()
     x, y = coo_parts((6, 5), 12, 1), coo_parts((6, 5), 9, 2)
     col = np.arange(1.0, 6.0)
     for sx, sy, want in [(P, P, P), (S(0), S(0), S(0)), (B, B, B)]:

@@ -130,7 +130,7 @@ def _describe(row):
 def _to_global_backward(node, out_grad):
     """A local leaf under broadcast gets the whole gradient: all-reduce its addends."""
     sbp, placement = node.attrs["sbp"], node.attrs["placement"]
-    if sbp.kind != "B":
+    if sbp.kind != "B" or out_grad is None:       # None: no gradient (masked_matmul's mask)
         return {"x": out_grad}
     if out_grad.layout == "dense":
         return {"x": layouts.local_tensor(comm.like(comm.allreduce(
