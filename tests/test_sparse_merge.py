@@ -299,3 +299,20 @@ def test_a_stored_zero_makes_only_its_own_block_tag_its_sums(monkeypatch):
     assert out.nnz() == np.count_nonzero(stored[0] | stored[1])        # the zero is kept
     np.testing.assert_array_equal(out.to_dense().numpy(),
                                   x.to_dense().numpy() + y.to_dense().numpy())
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("y_cols", [[], [2], [1, 2]])
+def test_an_infinite_value_outside_the_intersection_is_not_stored(layout, y_cols):
+    """scipy's walk pairs an entry of one operand only with 0 and keeps inf * 0 = NaN;
+    a non-finite value takes the flags walk, so the product is the intersection's, as
+    the sort-based merge gives (the NaN of x at column 0 stays out too)."""
+    x = sparse.sparse_coo_tensor([[0, 0, 0], [0, 1, 2]], [np.nan, np.inf, 1.0], [2, 3])
+    y = sparse.sparse_coo_tensor([[0] * len(y_cols), y_cols], np.ones(len(y_cols)), [2, 3])
+    x, y = x.coalesce(), y.coalesce()
+    if layout == "csr":
+        x, y = x.to_sparse_csr(), y.to_sparse_csr()
+    for out in (x * y, y * x):
+        want = [[0.0, np.inf if 1 in y_cols else 0.0, 1.0 if 2 in y_cols else 0.0], [0, 0, 0]]
+        np.testing.assert_array_equal(out.to_dense().numpy(), want)
+        assert out.nnz() == len(y_cols)

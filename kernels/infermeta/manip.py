@@ -95,18 +95,20 @@ def flatten_shape(shape, start_axis=0, stop_axis=-1, op="flatten"):
     return tuple(shape[:lo]) + (prod(shape[lo:hi + 1]),) + tuple(shape[hi + 1:])
 
 
-def reshape_axis(in_shape, out_shape, i):
-    """The output axis that holds input axis ``i`` whole after a reshape, else -1.
+def flatten_axis(shape, start_axis, stop_axis, i):
+    """The output axis of input axis ``i`` after flatten, else -1 (from the axes'
+    positions, not the sizes, which a zero-size shape leaves ambiguous).
 
-    Axis i maps to axis j when the dims before them hold as many elements and
-    the two dims are equal: a split of i is then a split of j (the SBP rule
-    of squeeze, unsqueeze and flatten).
+    Axes before ``start_axis`` keep their place and those after ``stop_axis``
+    move down by the merged span; an axis inside it maps to the merged axis
+    only when the other merged dims hold one element each, so that its
+    ``array_split`` shards are the merged axis's.
     """
-    before = prod(in_shape[:i])
-    for j, s in enumerate(out_shape):
-        if prod(out_shape[:j]) == before and s == in_shape[i]:
-            return j
-    return -1
+    lo = normalize_axis(start_axis, len(shape), "flatten", "start_axis")
+    hi = normalize_axis(stop_axis, len(shape), "flatten", "stop_axis")
+    if i < lo or i > hi:
+        return i if i < lo else i - (hi - lo)
+    return lo if prod(shape[lo:i] + shape[i + 1:hi + 1]) == 1 else -1
 
 
 def squeeze_infer_meta(x, axis=None):

@@ -182,9 +182,9 @@ def sums_nonzero(av, bv):
 
 def products_nonzero(av, bv, least=None):
     """True if no product of a value of ``av`` and one of ``bv`` can be zero, and no NaN
-    is stored (then the answer is False, to be safe).  ``least`` finds a least magnitude:
-    :func:`min_abs` by default, remembered for locked arrays; a block's slices pass the
-    bare scan.
+    or infinity is stored (then the answer is False, to be safe).  ``least`` finds a
+    least magnitude: :func:`min_abs` by default, remembered for locked arrays; a
+    block's slices pass the bare scan.
 
     Examples
     --------
@@ -201,12 +201,18 @@ def products_nonzero(av, bv, least=None):
     return low >= 2 * float(np.finfo(av.dtype).smallest_subnormal)
 
 
+def finite(v):
+    """True if 1-D float ``v`` stores no NaN or infinity (:func:`min_abs`, remembered)."""
+    return v.shape[0] == 0 or not math.isnan(min_abs(v))
+
+
 #: Values per step of :func:`min_abs`: its scratch stays in cache.
 _ABS_CHUNK = 1 << 16
 
 
 def min_abs(v):
-    """The least magnitude in 1-D float ``v`` (non-empty) as a float, NaN if one is stored;
+    """The least magnitude in 1-D float ``v`` (non-empty) as a float, NaN if a NaN or an
+    infinity is stored;
     chunk by chunk through one cache-sized scratch (``np.abs(v)`` whole would write a
     temporary as large as v), and remembered for a locked v (a tensor's values).
 
@@ -226,8 +232,8 @@ def _scan_min_abs(v):
     for lo in range(0, v.shape[0], _ABS_CHUNK):
         part = np.abs(v[lo:lo + _ABS_CHUNK], out=scratch[:min(_ABS_CHUNK, v.shape[0] - lo)])
         m = float(part.min())
-        if math.isnan(m):
-            return m
+        if math.isnan(m) or math.isinf(float(part.max())):
+            return math.nan
         low = min(low, m)
     return low
 
@@ -316,6 +322,8 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
     >>> merge(*a, *b, 4, values=("subtract", np.array([1.0, 0.0]), np.array([0.0, 2.0]))).values
     array([ 1.,  0., -2.])
     """
+    if values is not None and values[0] == "multiply" and not all(map(finite, values[1:])):
+        values = None       # scipy's walk keeps inf * 0 = NaN for an entry of one operand only
     cuts = _cuts(ap, bp)
     data, fn = (_flags, _WALK["add"]) if values is None else (_payload(*values),
                                                               _WALK[values[0]])

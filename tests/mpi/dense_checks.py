@@ -110,6 +110,12 @@ def shard_extent_checks():
     empty = data((0, 3, 3))
     check("unsqueeze S(2) of a zero-size tensor", lambda t: dense.unsqueeze(t, [0]),
           [(empty, S(2))], S(3))
+    check("flatten S(1) merged into a zero-size dim", lambda t: dense.flatten(t, 0, 1),
+          [(empty, S(1))], B)
+    check("flatten S(2) after a zero-size merged dim", lambda t: dense.flatten(t, 0, 1),
+          [(empty, S(2))], S(1))
+    check("flatten S(1) with extent-1 dims merged", lambda t: dense.flatten(t, 0, 2),
+          [(data((1, 5, 1)), S(1))], S(0))
     check("reshape B, -1 resolving to 0", lambda t: dense.reshape(t, [-1, 5]),
           [(data((2, 0)), B)], B)
     check("reshape S(0), -1 resolving to 0", lambda t: dense.reshape(t, [2, -1, 5]),

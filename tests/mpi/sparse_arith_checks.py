@@ -112,7 +112,62 @@ def positional_box_grad_checks():
                    hybrid, src)
 
 
+def addend_checks():
+    """partial_sum rules of sparse multiply and divide on addends that break them, each
+    against one process: a stored 0 on rank 0 and a 1 on rank 1 at one coordinate
+    times inf (the sum 1 times inf is inf, the addend 0 times inf NaN), -2 and 1.5
+    there over 0 (-inf, where the addends' quotients -inf and inf sum to NaN), over a
+    sparse y (whose implicit zeros divide too), a broadcast inf times addends 1.5 and
+    -0.5, and an inf times a y that stores nothing there (the intersection is empty)."""
+    dup = (np.zeros((1, 2), np.int64), np.array([0.0, 1.0]), (3,))
+    over = (np.zeros((1, 2), np.int64), np.array([-2.0, 1.5]), (3,))
+    inf = (np.array([[0, 2]]), np.array([np.inf, 1.0]), (3,))
+    spread = dense.to_tensor(np.array([1.5, 1.0, 2.0]) if RANK == 0 else
+                             np.array([-0.5, 0.0, 0.0]) * (RANK == 1))
+    sparse_y = (np.array([[1]]), np.array([2.0]), (3,))
+    other = (np.array([[0, 1]]), np.array([2.0, 3.0]), (3,))
+    inf2d = (np.array([[0, 1], [0, 2]]), np.array([np.inf, 1.0]), (2, 3))
+    cases = [("multiply P,B with inf", sparse.multiply, (dup, P), (np.array([np.inf, 1, 1]), B)),
+             ("multiply P,B by a scalar inf", lambda a, b: sparse.multiply(a, np.inf),
+              (dup, P), (np.ones(3), B)),
+             ("divide P,B by 0", lambda a, b: sparse.divide(a, 0.0), (over, P), (np.ones(3), B)),
+             ("divide P,B by a sparse y", sparse.divide, (over, P), (sparse_y, B)),
+             ("multiply B,P with inf", sparse.multiply, (inf, B), (spread, P)),
+             ("multiply B,P sparse with inf", sparse.multiply, (inf, B), (other, P)),
+             ("mv B,P with inf", sparse.mv, (inf2d, B), (spread, P)),
+             ("matmul B,P with inf", lambda a, b: sparse.matmul(a, b.reshape([3, 1])),
+              (inf2d, B), (spread, P))]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, fn, (a, sa), (b, sb) in cases:
+            ga = local(a, sa)[1]
+            if isinstance(b, tuple):
+                gb, wb = local(b, sb)[1], whole(b)
+            else:
+                gb = b.to_global(placement=PLACE, sbp=sb) if sb == P else \
+                    dense.to_tensor(b).to_global(placement=PLACE, sbp=sb)
+                wb = dense.to_tensor(gb.numpy())
+            want = logical(fn(whole(a), wb))
+            np.testing.assert_array_equal(logical(fn(ga, gb)), want, err_msg=name)
+            CHECKS.append(name)
+
+
+def mask_grad_check():
+    """A global mask that asks for a gradient gets none (masked_matmul's mask is not
+    differentiable), as one process: boxing and to_global pass the None on."""
+    m = (np.array([[0, 1], [1, 0]]), np.array([1.0, 1.0]), (2, 2))
+    x, y = dense.to_tensor(np.ones((2, 3))), dense.to_tensor(np.ones((3, 2)), stop_gradient=False)
+    for sbp in (B, P, S(0)):
+        leaf, mask = local(m, sbp, grad=True)
+        gy = y.to_global(placement=PLACE, sbp=B)
+        dense.sum(sparse.masked_matmul(x.to_global(placement=PLACE, sbp=B), gy,
+                                       mask).to_dense()).backward()
+        assert leaf.grad is None, f"masked_matmul mask {sbp}: {leaf.grad}"
+        CHECKS.append(f"masked_matmul no mask gradient {sbp}")
+
+
 def main():
+    addend_checks()
+    mask_grad_check()
     x, y = coo_parts((6, 5), 12, 1), coo_parts((6, 5), 9, 2)
     col = np.arange(1.0, 6.0)
     for sx, sy, want in [(P, P, P), (S(0), S(0), S(0)), (B, B, B)]:

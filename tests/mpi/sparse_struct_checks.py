@@ -141,6 +141,12 @@ def main():
     # gradient (the boxing's backward is positional)
     check("softmax hybrid", lambda t: sparse.softmax(t, 0), np.array([[0, 1, 3, 5, 0, 1]]),
           h_values[:6] / 4.0, (6, 2), P, B)
+    # the shape [6, -1] of a (4, 2, 0) tensor resolves to [6, 0]; each rank's reshape
+    # resolves the caller's [6, -1] again (the resolved 0 would copy x's dim 1, 2)
+    empty = (np.array([[0, 3], [1, 0]]), np.zeros((2, 0)), (4, 2, 0))
+    for src, want in [(B, B), (P, P), (S(0), P)]:
+        check("reshape -1 resolving to 0", lambda t: sparse.reshape(t, [6, -1]), *empty,
+              src, want)
     list_checks(rng)
     if RANK == 0:
         print(f"{len(CHECKS)} passed, 0 failed")

@@ -130,7 +130,7 @@ def _describe(row):
 def _to_global_backward(node, out_grad):
     """A local leaf under broadcast gets the whole gradient: all-reduce its addends."""
     sbp, placement = node.attrs["sbp"], node.attrs["placement"]
-    if sbp.kind != "B":
+    if sbp.kind != "B" or out_grad is None:       # None: no gradient (masked_matmul's mask)
         return {"x": out_grad}
     if out_grad.layout == "dense":
         return {"x": layouts.local_tensor(comm.like(comm.allreduce(
@@ -160,10 +160,11 @@ def run(spec, ins, attrs):
     out_metas = dispatch.infer(spec, metas, attrs)
     for m in out_metas:
         _check_layout_sbp(m, broadcast, spec.name)
-    attrs = canonical_attrs(spec, metas, attrs)
-    sig = choose(spec, ins, metas, attrs, out_metas)
+    canonical = canonical_attrs(spec, metas, attrs)
+    sig = choose(spec, ins, metas, canonical, out_metas)
     boxed = [_each(lambda t: box(t, s), item) for item, s in zip(ins, sig.ins)]
-    local_attrs, extra = physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement)
+    local_attrs, extra = physical_attrs(spec, sig, boxed, metas, canonical, out_metas,
+                                        placement, attrs)
     shards = [_each(lambda t: t._local, item) for item in boxed]
     failure = None
     try:
@@ -258,16 +259,20 @@ def _nbytes(t):
     return t.nnz() * (m.sparse_dim * 8 + dense_part * m.dtype.itemsize)
 
 
-def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
-    """The attributes the local kernel gets, and its kernel-only attributes.
+def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement, given):
+    """The attributes the local op gets, and its kernel-only attributes.
 
     The op's ``physical`` function (see :mod:`.rules`) sees the chosen
-    signature's shards and returns a dict: entries naming a YAML attribute
-    replace its logical value; the others are kernel-only attributes.
+    signature's shards and the canonical ``attrs``, and returns a dict:
+    entries naming a YAML attribute replace its value; the others are
+    kernel-only attributes.  The attributes it leaves are the caller's
+    (``given``): the local op resolves them again on the shards, and a
+    resolved value need not resolve to itself (sparse reshape's shape [6, 0]
+    from [6, -1] would copy x's dim 1 again).
     """
     table = spec.sbp
     if table is None or table.physical is None:
-        return attrs, {}
+        return given, {}
     env = rules.environment(spec, metas, attrs, out_metas, rules.Shards)
     for a, t, s in zip(spec.tensor_args, boxed, sig.ins):      # no Tensor[] (codegen)
         setattr(env, a.name + "_local", t._local.meta)
@@ -278,7 +283,7 @@ def physical_attrs(spec, sig, boxed, metas, attrs, out_metas, placement):
                                                          placement.size, placement.rank))
     extra = dict(table.physical(env))
     names = [a.name for a in spec.attr_args]
-    local = [extra.pop(n) if n in extra else v for n, v in zip(names, attrs)]
+    local = [extra.pop(n) if n in extra else v for n, v in zip(names, given)]
     return local, extra
 
 
@@ -291,6 +296,7 @@ def _run_with_kernel_attrs(spec, shards, attrs, extra):
     """
     metas = [t.meta for t in shards]
     out_meta = dispatch.infer(spec, metas, attrs)[0]
+    attrs = canonical_attrs(spec, metas, attrs)
     data = _kernel(spec, metas)(*(t._data() for t in shards), *attrs, **extra)
     out = layouts.local_tensor(data, out_meta)
     if spec.backward is None or all(t.stop_gradient for t in shards):

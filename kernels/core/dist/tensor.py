@@ -316,6 +316,8 @@ def _to_local_backward(node, out_grad):
     """A broadcast tensor's shard gradient, read as broadcast, in the physical
     gradient's partial_sum form: rank 0 keeps it, the others hold zeros."""
     shape, place = node.attrs["shape"], node.attrs["placement"]
+    if out_grad is None:
+        return {"x": None}
     return {"x": layouts.box_local(out_grad, shape, broadcast, partial_sum, place)[0]}
 
 
