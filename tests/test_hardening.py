@@ -793,3 +793,35 @@ def test_messages_name_the_input_not_the_output():
     with pytest.raises(ValueError, match="^to_sparse_coo: a 0-d tensor has no dim"):
         dense.to_tensor(2.0).to_sparse_coo(0)
     assert [u.numpy().tolist() for u in dense.to_tensor([[1, 2], [3, 4]])] == [[1, 2], [3, 4]]
+
+
+# ---------------------------------------------------------------- second hostile round
+# H7-: the findings of the second hostile-input round (probes in tests/hostile_probes.py).
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_h7_sparse_tensors_convert_like_dense_ones_and_name_what_they_refuse(layout):
+    """float/int/complex of a one-element sparse tensor are its logical value (duplicates
+    summed), as bool() is; len() is the first dim (as torch); iteration, indexing and
+    operator.index raise TypeErrors that say what to use instead."""
+    one = sparse.sparse_coo_tensor([[0, 0], [0, 0]], [1.5, 2.25], [1, 1])
+    one = one if layout == "coo" else one.to_sparse_csr()
+    assert float(one) == 3.75 and int(one) == 3 and complex(one) == 3.75 + 0j
+    empty = sparse.sparse_coo_tensor(np.zeros((2, 0), int), np.zeros(0), [1, 1])
+    assert float(empty if layout == "coo" else empty.to_sparse_csr()) == 0.0
+    x = sparse.sparse_coo_tensor([[0, 2], [1, 0]], [1.0, 2.0], [3, 2])
+    x = x if layout == "coo" else x.to_sparse_csr()
+    assert len(x) == 3
+    for conv in (float, int, complex, bool):
+        with pytest.raises(ValueError, match=rf"^{conv.__name__}\(\): only a one-element "
+                                             rf"tensor .* shape \[3, 2\]"):
+            conv(x)
+    with pytest.raises(TypeError, match="^iteration over a sparse_(coo|csr) tensor"):
+        iter(x)
+    with pytest.raises(TypeError, match=r"^getitem: a sparse_(coo|csr) tensor cannot be indexed"):
+        x[0]
+    with pytest.raises(TypeError, match=r"^operator.index\(\): a sparse"):
+        [1, 2][one]
+    nan = sparse.sparse_coo_tensor([[0]], [float("nan")], [1])
+    with pytest.raises(ValueError, match=r"^int\(\): the tensor holds nan"):
+        int(nan)
+    leaf = sparse.sparse_coo_tensor([[0]], [2.0], [1], stop_gradient=False)
+    assert float(leaf) == 2.0 and leaf.grad is None
