@@ -883,3 +883,23 @@ def test_h8_creation_keeps_what_the_dtype_can_hold():
         b = dense.to_tensor(np.broadcast_to(np.array([1, 2]), (10 ** 6, 10 ** 6, 2)),
                             dtype="float32")
         assert b.dtype == np.float32 and b[5, 6].numpy().tolist() == [1.0, 2.0]
+
+
+def test_h9_sparse_add_and_subtract_infer_meta_follow_the_scalar_rule():
+    """infer_meta raises what the op raises: a nonzero scalar added to a sparse tensor
+    would be dense (TypeError), and a zero one gives x's metadata, as the op returns x."""
+    x = sparse.sparse_coo_tensor([[0, 1]], [1.5, 2.0], [3])
+    for op, args in [("add", (x, 2)), ("add", (2.5, x)), ("subtract", (x, np.float32(1))),
+                     ("subtract", (1, x.meta)), ("divide", (2, x))]:
+        with pytest.raises(TypeError, match=f"^{op}: "):
+            getattr(sparse, op)(*args)
+        with pytest.raises(TypeError, match=f"^{op}: "):
+            getattr(sparse, op).infer_meta(*args)
+    for op, args in [("add", (x, 0)), ("add", (0.0, x)), ("subtract", (x, 0)),
+                     ("subtract", (0, x)), ("divide", (x, 2))]:
+        got = getattr(sparse, op).infer_meta(*args)
+        out = getattr(sparse, op)(*args)
+        assert (got.shape, got.dtype, got.layout) == (tuple(out.shape), out.dtype, out.layout)
+    assert sparse.add.infer_meta(x.meta, 0).layout == "sparse_coo"
+    with pytest.raises(TypeError, match=r"^add.infer_meta: missing a required argument: 'y'"):
+        sparse.add.infer_meta(x)
