@@ -232,7 +232,16 @@ class Tensor(TensorBase):
         ``copy=False`` raises ValueError, as numpy does, where a copy is needed
         (another dtype, or a tensor on the GPU).
         """
-        converts = dtype is not None and np.dtype(dtype) != self.dtype
+        if copy is not None and not isinstance(copy, (bool, np.bool_)):
+            raise TypeError(f"__array__: copy must be True, False or None, got {copy!r} of "
+                            f"type {type(copy).__name__}")
+        if dtype is not None:
+            try:
+                dtype = np.dtype(dtype)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"__array__: dtype {dtype!r} is not a numpy dtype ({exc})") \
+                    from None
+        converts = dtype is not None and dtype != self.dtype
         if copy is False and (converts or self.place != "cpu"):
             raise ValueError(f"__array__: copy=False, but a {self.place} tensor of dtype "
                              f"{self.dtype.name} can become an array of dtype "

@@ -275,6 +275,8 @@ def _python_values(data, dt, op):
 
 def _shape(shape, op):
     if isinstance(shape, TensorBase):
+        if shape.layout != "dense":
+            raise TypeError(f"{op}: shape must be a list of ints, got a {shape.layout} tensor")
         shape = shape.numpy().tolist()
     shape = np.asarray(shape).tolist() if isinstance(shape, np.ndarray) else shape
     if not isinstance(shape, (list, tuple)) or not all(

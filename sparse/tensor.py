@@ -53,7 +53,11 @@ def _locked(data):
 
 
 def _operand(op, symbol, other):
-    """An operator's other operand: a list or tuple as a numpy array, else as it is."""
+    """An operator's other operand: a list or tuple as a numpy array, else as it is; a
+    MetaTensor (no data) raises TypeError naming ``op``, as the sparse.* functions do."""
+    if isinstance(other, MetaTensor):
+        raise TypeError(f"{op}: the operand of {symbol} is a MetaTensor (metadata without "
+                        f"data); pass a Tensor, or call sparse.{op}.infer_meta")
     return sequence_operand(op, symbol, other) if isinstance(other, (list, tuple)) else other
 
 
@@ -382,8 +386,8 @@ class SparseCooTensor(_SparseTensor):
 
     def to_sparse_coo(self, sparse_dim: int | None = None) -> SparseCooTensor:
         """See :func:`sparse.to_sparse_coo`; None or the current sparse_dim returns itself."""
-        if sparse_dim is None or sparse_dim == self.sparse_dim():
-            return self
+        if sparse_dim is None or (type(sparse_dim) is int and sparse_dim == self.sparse_dim()):
+            return self                 # anything else is checked by the op
         return _op("to_sparse_coo", self, sparse_dim)
 
     def to_scipy(self) -> Any:

@@ -903,3 +903,35 @@ def test_h9_sparse_add_and_subtract_infer_meta_follow_the_scalar_rule():
     assert sparse.add.infer_meta(x.meta, 0).layout == "sparse_coo"
     with pytest.raises(TypeError, match=r"^add.infer_meta: missing a required argument: 'y'"):
         sparse.add.infer_meta(x)
+
+
+def test_h10_hostile_arguments_of_the_second_sweep_raise_named_errors():
+    """What the second sweep found: each raised AttributeError or numpy's unnamed error."""
+    coo = sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+    t = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    cases = [
+        (lambda: dense.reshape(t, coo), TypeError, r"^reshape: argument 'shape' .* sparse_coo"),
+        (lambda: sparse.sparse_coo_tensor([[0]], [1.0], coo), TypeError,
+         r"^sparse_coo_tensor: shape must be a list of ints, got a sparse_coo tensor"),
+        (lambda: sparse.sparse_csr_tensor([0, 1], [0], [1.0], coo), TypeError,
+         r"^sparse_csr_tensor: shape"),
+        (lambda: dense.to_tensor([1.0], place=np.zeros(2)), TypeError, r"^to_tensor: place must"),
+        (lambda: sparse.sparse_coo_tensor([[0]], [1.0], [1], place=3), TypeError,
+         r"^sparse_coo_tensor: place must"),
+        (lambda: coo.to_sparse_coo(np.ones(3)), TypeError, r"^to_sparse_coo: "),
+        (lambda: coo * dense.MetaTensor((2, 3), "float64"), TypeError, r"^multiply: the operand "
+                                                                        r"of \* is a MetaTensor"),
+        (lambda: coo + dense.MetaTensor((2, 3), "float64"), TypeError, r"^add: "),
+        (lambda: t[0:np.True_], TypeError, r"^getitem: a slice's stop must be an integer"),
+        (lambda: t.__array__(dtype="abc"), TypeError, r"^__array__: dtype 'abc'"),
+        (lambda: t.__array__(copy=np.ones(2)), TypeError, r"^__array__: copy must be"),
+        (lambda: dense.arange(np.False_, np.True_, dtype="bool"), TypeError, r"^arange: dtype bool"),
+    ]
+    for call, exc, match in cases:
+        with pytest.raises(exc, match=match):
+            call()
+    assert t[0:True].shape == [1, 3]                      # a Python bool is an int, as numpy
+    assert coo.to_sparse_coo(np.int64(2)).sparse_dim() == 2
+    np.testing.assert_array_equal(dense.arange(np.True_, 3).numpy(), np.arange(np.True_, 3))
+    np.testing.assert_array_equal(dense.arange(np.False_, np.True_).numpy(), [0])
+    np.testing.assert_array_equal(dense.arange(0, 3, np.True_).numpy(), [0, 1, 2])

@@ -119,12 +119,16 @@ def arange_length(start, end, step, op="arange"):
     """numpy's arange length: ``ceil((end - start) / step)``, at least 0."""
     if step == 0:
         raise ValueError(f"{op}: step is 0; expected a nonzero step")
+    values = []
     for name, v in (("start", start), ("end", end), ("step", step)):
         if not isinstance(v, (numbers.Real, np.bool_)):
             raise TypeError(f"{op}: {name} must be a real number, got {v!r}")
+        v = int(v) if isinstance(v, (numbers.Integral, np.bool_)) else v  # np.True_ - 0 fails
         if not math.isfinite(v) or abs(v) >= 2 ** 63:
             raise ValueError(f"{op}: {name} is {v!r}; expected a finite number below 2**63 "
                              "in magnitude")
+        values.append(v)
+    start, end, step = values
     return max(0, math.ceil((end - start) / step))
 
 
