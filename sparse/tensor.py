@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 from math import prod
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -315,12 +315,12 @@ class _SparseTensor(TensorBase):
             raise TypeError(f"len() of a 0-d {self.layout} tensor")
         return int(self._d.shape[0])
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         """Refused: iterating a sparse tensor would need an op per row."""
         raise TypeError(f"iteration over a {self.layout} tensor is not supported; use "
                         "sparse.index_select or sparse.slice, or iterate over x.to_dense()")
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         """Refused: sparse tensors have no indexing operator."""
         raise TypeError(f"getitem: a {self.layout} tensor cannot be indexed (x[{key!r}]); use "
                         "sparse.slice or sparse.index_select, or index x.to_dense()")
