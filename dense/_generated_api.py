@@ -1943,8 +1943,10 @@ def full(shape: _t.IntArray, fill_value: _t.Scalar, dtype: _t.Optional[_t.DataTy
     Raises
     ------
     ValueError
-        A negative size; for an integer dtype, a NaN or infinite fill_value or
-        one out of the dtype's range (a float in range truncates, as numpy).
+        A negative size; a fill_value the dtype cannot hold: a complex one
+        for a real dtype, a NaN, infinite or out-of-range one for an integer
+        dtype (a float in range truncates, as numpy), a finite one that a
+        float dtype would make inf.
     TypeError
         An unknown dtype.
 
@@ -1980,7 +1982,8 @@ def arange(start: _t.Scalar, end: _t.Optional[_t.Scalar] = None, step: _t.Scalar
     Raises
     ------
     ValueError
-        A step of 0.
+        A step of 0, or a start, step or last value the dtype cannot hold
+        (as ``full``'s fill_value).
     TypeError
         An unknown dtype, or bool.
 
@@ -2081,8 +2084,9 @@ def full_like(x: _t.TensorLike, fill_value: _t.Scalar, dtype: _t.Optional[_t.Dat
     Raises
     ------
     ValueError
-        For an integer dtype, a NaN or infinite fill_value or one out of the
-        dtype's range.
+        A fill_value the dtype cannot hold: a complex one for a real dtype, a
+        NaN, infinite or out-of-range one for an integer dtype, a finite one
+        that a float dtype would make inf.
     TypeError
         An unknown dtype.
 

@@ -101,7 +101,7 @@ def _check_slice(k):
     rule: ``x[1.0:2]`` raises)."""
     for part in ("start", "stop", "step"):
         v = getattr(k, part)
-        if v is None or _is_int(v) or isinstance(v, (bool, np.bool_)):
+        if v is None or _is_int(v) or (isinstance(v, (bool, np.bool_)) and part == "step"):
             continue
         if isinstance(v, TensorBase) or hasattr(type(v), "__index__"):
             try:

@@ -15,6 +15,7 @@ from kernels.core.size import check_bytes, check_numpy_span
 from kernels.core.tensor import (TensorBase, frozen_delattr, frozen_setattr, register_layout,
                                  set_attribute)
 from kernels.core.xp import canonical_place, check_place, place_of, to_numpy, to_place, xp_of
+from kernels.infermeta.creation import cast_values
 
 from ._indexing import getitem
 from ._ops import api_op, op_spec
@@ -231,7 +232,16 @@ class Tensor(TensorBase):
         ``copy=False`` raises ValueError, as numpy does, where a copy is needed
         (another dtype, or a tensor on the GPU).
         """
-        converts = dtype is not None and np.dtype(dtype) != self.dtype
+        if copy is not None and not isinstance(copy, (bool, np.bool_)):
+            raise TypeError(f"__array__: copy must be True, False or None, got {copy!r} of "
+                            f"type {type(copy).__name__}")
+        if dtype is not None:
+            try:
+                dtype = np.dtype(dtype)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"__array__: dtype {dtype!r} is not a numpy dtype ({exc})") \
+                    from None
+        converts = dtype is not None and dtype != self.dtype
         if copy is False and (converts or self.place != "cpu"):
             raise ValueError(f"__array__: copy=False, but a {self.place} tensor of dtype "
                              f"{self.dtype.name} can become an array of dtype "
@@ -509,6 +519,8 @@ def _rebuild_broadcast(unique, shape, place, stop_gradient):
 
 
 def _host_or_device(data, dtype):
+    """``data`` as a new array (of ``dtype`` if given; a value it cannot hold raises
+    ValueError naming to_tensor, see :func:`kernels.infermeta.creation.cast_values`)."""
     dt = None if dtype is None else canonical_dtype(dtype)
     if isinstance(data, TensorBase):
         data = data.numpy() if data.layout == "dense" else data.to_dense().numpy()
@@ -517,17 +529,27 @@ def _host_or_device(data, dtype):
     if isinstance(data, np.ndarray):
         if dt is not None:
             check_numpy_span("to_tensor", "data", data.shape, dt)
-        if unique_data(data) is not None:   # a broadcast view: copy its unique data only
+        unique = unique_data(data)
+        if unique is not None:              # a broadcast view: copy its unique data only
+            if dt is not None:
+                cast_values(unique, dt, "to_tensor", "data")
             return owned_copy(data.view(np.ndarray), dt or canonical_dtype(data.dtype))
+        if dt is not None and data.dtype != dt:
+            return cast_values(data, dt, "to_tensor", "data")
     try:
-        return np.array(data, dtype=dt, copy=True)
-    except OverflowError as exc:        # numpy's error for 300 as uint8
+        array = np.array(data, copy=True)
+        if dt is not None and array.dtype != dt and array.dtype.kind in "OSUV":
+            with np.errstate(over="raise", invalid="raise"):  # numpy's own conversion
+                array = np.array(data, dtype=dt, copy=True)
+    except (OverflowError, FloatingPointError) as exc:  # numpy's errors for 2**70 as int64
         held = f" (it holds [{np.iinfo(dt).min}, {np.iinfo(dt).max}])" \
             if dt is not None and dt.kind in "iu" else ""
         raise ValueError(f"to_tensor: data holds a value out of the range of dtype "
                          f"{dt.name if dt is not None else None}{held}: {exc}") from None
     except (ValueError, TypeError) as exc:
         raise ValueError(f"to_tensor: data cannot become an array: {exc}") from None
+    return array if dt is None or array.dtype == dt else cast_values(array, dt, "to_tensor",
+                                                                     "data")
 
 
 def from_dlpack(obj: Any, stop_gradient: bool = True) -> Tensor:

@@ -13,6 +13,7 @@ import numbers
 
 import numpy as np
 
+from kernels.core.meta import MetaTensor
 from kernels.core.tensor import TensorBase
 
 from . import _generated_api as _api
@@ -23,6 +24,20 @@ def is_scalar(value):
     return isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, TensorBase)
 
 
+def _sparse(value):
+    """True for a sparse tensor or the MetaTensor of one."""
+    return isinstance(value, (TensorBase, MetaTensor)) and value.layout != "dense"
+
+
+def _bind(generated, args, kwargs):
+    """(x, y) of an infer-meta call; TypeError naming the op for a wrong argument list."""
+    try:
+        bound = inspect.signature(generated).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{generated.__name__}.infer_meta: {exc}") from None
+    return bound.arguments["x"], bound.arguments["y"]
+
+
 def _dense_scalar_error(op, value):
     return TypeError(f"{op}: {op} of a sparse tensor and the nonzero scalar {value!r} would "
                      "be dense; convert with to_dense() first")
@@ -31,35 +46,60 @@ def _dense_scalar_error(op, value):
 def _additive(name):
     generated = getattr(_api, name)
 
-    def fn(x, y):
+    def scalar_rule(x, y, run):
+        """What a sparse operand with a scalar one gives: TypeError for a nonzero scalar;
+        for a zero, the sparse operand (or its negation), through ``run(op, t)``."""
         for s, other in ((y, x), (x, y)):
-            if is_scalar(s) and isinstance(other, TensorBase) and other.layout != "dense":
+            if is_scalar(s) and _sparse(other):
                 if s != 0:
                     raise _dense_scalar_error(name, s)
-                return other if s is y or name == "add" else _api.neg(other)
-        return generated(x, y)
-    return _wrap(fn, generated)
+                return other if s is y or name == "add" else run("neg", other)
+        return None
+
+    def fn(x, y):
+        out = scalar_rule(x, y, lambda op, t: getattr(_api, op)(t))
+        return generated(x, y) if out is None else out
+
+    def infer_meta(*args, **kwargs):
+        x, y = _bind(generated, args, kwargs)
+        out = scalar_rule(x, y, lambda op, t: getattr(_api, op).infer_meta(t))
+        if out is None:
+            return generated.infer_meta(x, y)
+        return out if isinstance(out, MetaTensor) else out.meta
+    return _wrap(fn, generated, infer_meta)
 
 
 def _divide():
     generated = _api.divide
 
-    def fn(x, y):
-        if is_scalar(x) and isinstance(y, TensorBase) and y.layout != "dense":
+    def check(x, y):
+        if is_scalar(x) and _sparse(y):
             raise TypeError(f"divide: the scalar {x!r} divided by a sparse tensor would be "
                             "dense (x / 0 at every coordinate y does not store); convert y "
                             "with to_dense() first")
+
+    def fn(x, y):
+        check(x, y)
         return generated(x, y)
-    return _wrap(fn, generated)
+
+    def infer_meta(*args, **kwargs):
+        x, y = _bind(generated, args, kwargs)
+        check(x, y)
+        return generated.infer_meta(x, y)
+    return _wrap(fn, generated, infer_meta)
 
 
-def _wrap(fn, generated):
+def _wrap(fn, generated, infer_meta):
+    """``fn`` dressed as the generated op; its infer-meta applies the same scalar rule."""
     fn.__name__ = fn.__qualname__ = generated.__name__
     fn.__doc__ = generated.__doc__
     fn.__annotations__ = dict(generated.__annotations__)
     fn.__signature__ = inspect.signature(generated)
     fn.__module__ = "sparse"
-    fn.infer_meta = generated.infer_meta
+    infer_meta.__name__ = generated.infer_meta.__name__
+    infer_meta.__doc__ = generated.infer_meta.__doc__
+    infer_meta.__signature__ = inspect.signature(generated.infer_meta)
+    fn.infer_meta = infer_meta
     return fn
 
 

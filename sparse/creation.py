@@ -13,6 +13,7 @@ from kernels.core.dtypes import INDEX, canonical_dtype
 from kernels.core.size import check_bytes
 from kernels.core.tensor import TensorBase
 from kernels.core.xp import canonical_place, check_place, place_of, to_place, xp_of
+from kernels.infermeta.creation import cast_values
 from kernels.sparse.data import CooData, CsrData
 from kernels.sparse.validate import check_coo, check_csr
 
@@ -254,6 +255,8 @@ def _value_buffer(data, dtype, place, op):
         data = _python_values(data, dt, op)      # as to_tensor: 300 is no uint8
     array = _own(data, place, op, "values")
     native = canonical_dtype(array.dtype, op, "values' dtype")
+    if dt is not None and array.dtype != dt and isinstance(array, np.ndarray):
+        return cast_values(array, dt, op, "values")     # NaN is no int, 1j no float
     return array.astype(dt or native, copy=False)
 
 
@@ -262,15 +265,18 @@ def _python_values(data, dt, op):
     to_tensor): a value the dtype cannot hold (300 as uint8, NaN as int64, a complex
     as float64) raises, naming ``op``, where a cast would change it silently."""
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), np.errstate(over="raise", invalid="raise"):
             warnings.simplefilter("error", np.exceptions.ComplexWarning)
             return np.array(data, dtype=dt)
-    except (OverflowError, ValueError, TypeError, np.exceptions.ComplexWarning) as exc:
+    except (OverflowError, ValueError, TypeError, FloatingPointError,
+            np.exceptions.ComplexWarning) as exc:
         raise ValueError(f"{op}: values cannot become dtype {dt.name}: {exc}") from None
 
 
 def _shape(shape, op):
     if isinstance(shape, TensorBase):
+        if shape.layout != "dense":
+            raise TypeError(f"{op}: shape must be a list of ints, got a {shape.layout} tensor")
         shape = shape.numpy().tolist()
     shape = np.asarray(shape).tolist() if isinstance(shape, np.ndarray) else shape
     if not isinstance(shape, (list, tuple)) or not all(

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numbers
 from math import prod
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 import dense
 from dense.tensor import _sizes, sequence_operand, sparse_comparison_error
 from kernels.core import dispatch
-from kernels.core.autograd import grad_enabled
+from kernels.core.autograd import grad_enabled, no_grad
 from kernels.core.annotations import IntArray
 from kernels.core.meta import MetaTensor
 from kernels.core.owned import lock
@@ -53,7 +53,11 @@ def _locked(data):
 
 
 def _operand(op, symbol, other):
-    """An operator's other operand: a list or tuple as a numpy array, else as it is."""
+    """An operator's other operand: a list or tuple as a numpy array, else as it is; a
+    MetaTensor (no data) raises TypeError naming ``op``, as the sparse.* functions do."""
+    if isinstance(other, MetaTensor):
+        raise TypeError(f"{op}: the operand of {symbol} is a MetaTensor (metadata without "
+                        f"data); pass a Tensor, or call sparse.{op}.infer_meta")
     return sequence_operand(op, symbol, other) if isinstance(other, (list, tuple)) else other
 
 
@@ -267,15 +271,59 @@ class _SparseTensor(TensorBase):
     def __abs__(self):
         return _op("abs", self)
 
+    # ------------------------------------------------------------ Python protocols
+    # As for dense tensors and numpy: float(), int(), complex() and bool() of a
+    # one-element tensor give its logical value (duplicates summed), len() is the
+    # first dim (as torch); iteration and indexing have no sparse op behind them
+    # and raise TypeError naming what to use instead.
+    def _scalar(self, what):
+        """The logical value of a one-element tensor as a one-element dense Tensor."""
+        n = prod(self._d.shape)
+        if n != 1:
+            ambiguous = "; its truth value is ambiguous" if what == "bool" else ""
+            raise ValueError(f"{what}(): only a one-element tensor converts to a Python "
+                             f"scalar; this {self.layout} tensor has shape {self.shape} "
+                             f"({n} elements){ambiguous}")
+        with no_grad():
+            return _op("to_dense", self)
+
     def __bool__(self) -> bool:
         """The truth of a one-element tensor's logical value; ValueError for any other
         size, as for dense tensors and numpy (an all-zero sparse tensor is no 'empty')."""
-        n = prod(self._d.shape)
-        if n != 1:
-            raise ValueError(f"bool(): only a one-element tensor has a truth value; this "
-                             f"{self.layout} tensor has shape {self.shape} ({n} elements), "
-                             "so its truth value is ambiguous")
-        return bool(self.to_dense())
+        return bool(self._scalar("bool"))
+
+    def __float__(self) -> float:
+        """The logical value of a one-element tensor (duplicates summed) as a float."""
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        """The logical value of a one-element tensor (duplicates summed) as an int."""
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        """The logical value of a one-element tensor (duplicates summed) as a complex."""
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        """Refused: a sparse tensor is no index (``lst[s]``, ``range(s)``); use int(s)."""
+        raise TypeError(f"operator.index(): a {self.layout} tensor is not an index; use "
+                        "int(x) for the value of a one-element tensor")
+
+    def __len__(self) -> int:
+        """The size of the first dim (as torch); a 0-d tensor has no len() (TypeError)."""
+        if self.ndim == 0:
+            raise TypeError(f"len() of a 0-d {self.layout} tensor")
+        return int(self._d.shape[0])
+
+    def __iter__(self) -> Iterator[Any]:
+        """Refused: iterating a sparse tensor would need an op per row."""
+        raise TypeError(f"iteration over a {self.layout} tensor is not supported; use "
+                        "sparse.index_select or sparse.slice, or iterate over x.to_dense()")
+
+    def __getitem__(self, key: Any) -> Any:
+        """Refused: sparse tensors have no indexing operator."""
+        raise TypeError(f"getitem: a {self.layout} tensor cannot be indexed (x[{key!r}]); use "
+                        "sparse.slice or sparse.index_select, or index x.to_dense()")
 
     # ------------------------------------------------------------ numpy
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -338,8 +386,8 @@ class SparseCooTensor(_SparseTensor):
 
     def to_sparse_coo(self, sparse_dim: int | None = None) -> SparseCooTensor:
         """See :func:`sparse.to_sparse_coo`; None or the current sparse_dim returns itself."""
-        if sparse_dim is None or sparse_dim == self.sparse_dim():
-            return self
+        if sparse_dim is None or (type(sparse_dim) is int and sparse_dim == self.sparse_dim()):
+            return self                 # anything else is checked by the op
         return _op("to_sparse_coo", self, sparse_dim)
 
     def to_scipy(self) -> Any:

@@ -627,6 +627,48 @@ bad("coo of a huge broadcast", COO, V,
     lambda: sparse.sparse_coo_tensor([[0]], np.broadcast_to(np.ones(3), (1, 10 ** 6, 10 ** 6, 3))))
 
 
+# ---------------------------------------------------------------- second hostile round
+bad("float of a sparse vector", "float()", V, lambda: float(_coo()))
+bad("iter of a sparse tensor", "iteration", T, lambda: iter(_csr()))
+bad("getitem of a sparse tensor", "getitem", T, lambda: _coo()[0])
+bad("sparse as an index", "operator.index()", T, lambda: [1, 2][_coo()])
+bad("full complex into float", "full", V, lambda: dense.full([2], 1j, dtype="float64"))
+bad("full_like complex into float", "full_like", V, lambda: dense.full_like(_t(A), 1j))
+bad("full overflow float32", "full", V, lambda: dense.full([2], 1e300, dtype="float32"))
+bad("to_tensor complex array into float", "to_tensor", V,
+    lambda: dense.to_tensor(np.array([1j]), dtype="float64"))
+bad("to_tensor NaN array into int", "to_tensor", V,
+    lambda: dense.to_tensor(np.array([np.nan]), dtype="int32"))
+bad("to_tensor wrapping int array", "to_tensor", V,
+    lambda: dense.to_tensor(np.array([300]), dtype="uint8"))
+bad("arange step beyond int8", "arange", V, lambda: dense.arange(0, 1e18, 1e17, dtype="int8"))
+bad("coo complex values into float", COO, V,
+    lambda: sparse.sparse_coo_tensor([[0]], np.array([1j]), [1], dtype="float64"))
+bad("add.infer_meta of a nonzero scalar", "add", T, lambda: sparse.add.infer_meta(_coo(), 2))
+bad("subtract.infer_meta of a nonzero scalar", "subtract", T,
+    lambda: sparse.subtract.infer_meta(2, _csr()))
+bad("reshape to a sparse shape", "reshape", T, lambda: dense.reshape(_t(A), _coo()))
+bad("coo of a sparse shape", COO, T, lambda: sparse.sparse_coo_tensor(IDX, VAL, _coo()))
+bad("to_tensor array place", "to_tensor", T, lambda: dense.to_tensor(A, place=np.zeros(2)))
+bad("to_sparse_coo array sparse_dim", "to_sparse_coo", T, lambda: _coo().to_sparse_coo(A))
+bad("sparse * MetaTensor", "multiply", T, lambda: _coo() * MetaTensor((2, 3), "float64"))
+bad("getitem np.bool_ stop", "getitem", T, lambda: _t(A)[0:np.True_])
+bad("__array__ bad dtype", "__array__", T, lambda: _t(A).__array__(dtype="abc"))
+
+
+@ok("sparse scalar conversions and len")
+def _():
+    x = sparse.sparse_coo_tensor([[0, 0]], [1.5, 2.0], [1])
+    assert float(x) == 3.5 and int(x) == 3 and complex(x) == 3.5
+    assert len(_coo()) == 2 and len(_csr()) == 2
+
+
+@ok("arange of numpy bools")
+def _():
+    _same(dense.arange(np.True_, 3), np.arange(np.True_, 3))
+    _same(dense.arange(np.False_, np.True_), np.array([0]))
+
+
 @ok("operators take lists as numpy")
 def _():
     t = _t(A)

@@ -793,3 +793,145 @@ def test_messages_name_the_input_not_the_output():
     with pytest.raises(ValueError, match="^to_sparse_coo: a 0-d tensor has no dim"):
         dense.to_tensor(2.0).to_sparse_coo(0)
     assert [u.numpy().tolist() for u in dense.to_tensor([[1, 2], [3, 4]])] == [[1, 2], [3, 4]]
+
+
+# ---------------------------------------------------------------- second hostile round
+# H7-: the findings of the second hostile-input round (probes in tests/hostile_probes.py).
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_h7_sparse_tensors_convert_like_dense_ones_and_name_what_they_refuse(layout):
+    """float/int/complex of a one-element sparse tensor are its logical value (duplicates
+    summed), as bool() is; len() is the first dim (as torch); iteration, indexing and
+    operator.index raise TypeErrors that say what to use instead."""
+    one = sparse.sparse_coo_tensor([[0, 0], [0, 0]], [1.5, 2.25], [1, 1])
+    one = one if layout == "coo" else one.to_sparse_csr()
+    assert float(one) == 3.75 and int(one) == 3 and complex(one) == 3.75 + 0j
+    empty = sparse.sparse_coo_tensor(np.zeros((2, 0), int), np.zeros(0), [1, 1])
+    assert float(empty if layout == "coo" else empty.to_sparse_csr()) == 0.0
+    x = sparse.sparse_coo_tensor([[0, 2], [1, 0]], [1.0, 2.0], [3, 2])
+    x = x if layout == "coo" else x.to_sparse_csr()
+    assert len(x) == 3
+    for conv in (float, int, complex, bool):
+        with pytest.raises(ValueError, match=rf"^{conv.__name__}\(\): only a one-element "
+                                             rf"tensor .* shape \[3, 2\]"):
+            conv(x)
+    with pytest.raises(TypeError, match="^iteration over a sparse_(coo|csr) tensor"):
+        iter(x)
+    with pytest.raises(TypeError, match=r"^getitem: a sparse_(coo|csr) tensor cannot be indexed"):
+        x[0]
+    with pytest.raises(TypeError, match=r"^operator.index\(\): a sparse"):
+        [1, 2][one]
+    nan = sparse.sparse_coo_tensor([[0]], [float("nan")], [1])
+    with pytest.raises(ValueError, match=r"^int\(\): the tensor holds nan"):
+        int(nan)
+    leaf = sparse.sparse_coo_tensor([[0]], [2.0], [1], stop_gradient=False)
+    assert float(leaf) == 2.0 and leaf.grad is None
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: dense.full([2], 1j, dtype="float64"), r"^full: fill_value 1j is complex"),
+    (lambda: dense.full([2], 1 + 0j, dtype="float32"), r"^full: fill_value \(1\+0j\) is complex"),
+    (lambda: dense.full_like(dense.to_tensor([1.0]), 1j), r"^full_like: fill_value 1j"),
+    (lambda: dense.full([2], 1e300, dtype="float32"), r"^full: fill_value 1e\+300 is out of "
+                                                        r"the range of float32"),
+    (lambda: dense.full([2], 70000, dtype="float16"), r"^full: .* out of the range of float16"),
+    (lambda: dense.full([2], np.float64(np.nan), dtype="int8"), r"^full: fill_value .*nan"),
+    (lambda: dense.to_tensor(np.array([1j, 2.0]), dtype="float64"),
+     r"^to_tensor: data of dtype complex128 cannot become float64"),
+    (lambda: dense.to_tensor([np.complex128(1j)], dtype="float64"), r"^to_tensor: data of"),
+    (lambda: dense.to_tensor(np.array([1.0, np.nan]), dtype="int64"),
+     r"^to_tensor: data holds NaN or inf"),
+    (lambda: dense.to_tensor(np.array([300]), dtype="uint8"),
+     r"^to_tensor: data holds 300, .* uint8 \(it holds \[0, 255\]\)"),
+    (lambda: dense.to_tensor(np.array([-1.5, 300.7]), dtype="int8"), r"^to_tensor: data holds 300"),
+    (lambda: dense.to_tensor([1e300], dtype="float32"), r"^to_tensor: data holds a value out of "
+                                                        r"the range of float32"),
+    (lambda: dense.to_tensor(np.broadcast_to(np.array([1j]), (10 ** 6, 10 ** 6)), dtype="float64"),
+     r"^to_tensor: data of dtype complex128"),
+    (lambda: dense.arange(0, 1e18, 1e17, dtype="int8"), r"^arange: step 1e\+17 is out of the "
+                                                         r"range of int8"),
+    (lambda: dense.arange(0, 257, dtype="uint8"), r"^arange: the last value 256 is out of"),
+    (lambda: dense.arange(-1, 3, dtype="uint8"), r"^arange: start -1 is out of the range"),
+    (lambda: sparse.sparse_coo_tensor([[0]], np.array([1j]), [1], dtype="float64"),
+     r"^sparse_coo_tensor: values of dtype complex128 cannot become float64"),
+    (lambda: sparse.sparse_coo_tensor([[0]], np.array([np.inf]), [1], dtype="int32"),
+     r"^sparse_coo_tensor: values holds NaN or inf"),
+    (lambda: sparse.sparse_csr_tensor([0, 1], [0], [1e300], [1, 1], dtype="float32"),
+     r"^sparse_csr_tensor: values cannot become dtype float32"),
+], ids=lambda v: "" if callable(v) else v[:40])
+def test_h8_creation_refuses_a_value_its_dtype_cannot_hold_by_name(call, match):
+    """numpy drops imaginary parts (ComplexWarning), makes NaN and out-of-range values
+    arbitrary integers and overflows floats to inf (RuntimeWarning); creation refuses each
+    by name, dense and sparse alike, before any output is made."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+def test_h8_creation_keeps_what_the_dtype_can_hold():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert dense.to_tensor(np.array([1.7, -1.7]), dtype="int8").numpy().tolist() == [1, -1]
+        assert dense.to_tensor([1j, 0], dtype="bool").numpy().tolist() == [True, False]
+        assert dense.full([1], 1j, "complex64").numpy().tolist() == [1j]
+        assert dense.full([1], np.inf, "float32").numpy().tolist() == [np.inf]
+        assert dense.full_like(dense.to_tensor([1]), 2.5).numpy().tolist() == [2]
+        assert dense.arange(0, 256, dtype="uint8").numpy()[-1] == 255
+        assert dense.to_tensor("1.5", dtype="float64").numpy().tolist() == 1.5
+        b = dense.to_tensor(np.broadcast_to(np.array([1, 2]), (10 ** 6, 10 ** 6, 2)),
+                            dtype="float32")
+        assert b.dtype == np.float32 and b[5, 6].numpy().tolist() == [1.0, 2.0]
+
+
+def test_h9_sparse_add_and_subtract_infer_meta_follow_the_scalar_rule():
+    """infer_meta raises what the op raises: a nonzero scalar added to a sparse tensor
+    would be dense (TypeError), and a zero one gives x's metadata, as the op returns x."""
+    x = sparse.sparse_coo_tensor([[0, 1]], [1.5, 2.0], [3])
+    for op, args in [("add", (x, 2)), ("add", (2.5, x)), ("subtract", (x, np.float32(1))),
+                     ("subtract", (1, x.meta)), ("divide", (2, x))]:
+        with pytest.raises(TypeError, match=f"^{op}: "):
+            getattr(sparse, op)(*args)
+        with pytest.raises(TypeError, match=f"^{op}: "):
+            getattr(sparse, op).infer_meta(*args)
+    for op, args in [("add", (x, 0)), ("add", (0.0, x)), ("subtract", (x, 0)),
+                     ("subtract", (0, x)), ("divide", (x, 2))]:
+        got = getattr(sparse, op).infer_meta(*args)
+        out = getattr(sparse, op)(*args)
+        assert (got.shape, got.dtype, got.layout) == (tuple(out.shape), out.dtype, out.layout)
+    assert sparse.add.infer_meta(x.meta, 0).layout == "sparse_coo"
+    with pytest.raises(TypeError, match=r"^add.infer_meta: missing a required argument: 'y'"):
+        sparse.add.infer_meta(x)
+
+
+def test_h10_hostile_arguments_of_the_second_sweep_raise_named_errors():
+    """What the second sweep found: each raised AttributeError or numpy's unnamed error."""
+    coo = sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+    t = dense.to_tensor(np.arange(6.0).reshape(2, 3))
+    cases = [
+        (lambda: dense.reshape(t, coo), TypeError, r"^reshape: argument 'shape' .* sparse_coo"),
+        (lambda: sparse.sparse_coo_tensor([[0]], [1.0], coo), TypeError,
+         r"^sparse_coo_tensor: shape must be a list of ints, got a sparse_coo tensor"),
+        (lambda: sparse.sparse_csr_tensor([0, 1], [0], [1.0], coo), TypeError,
+         r"^sparse_csr_tensor: shape"),
+        (lambda: dense.to_tensor([1.0], place=np.zeros(2)), TypeError, r"^to_tensor: place must"),
+        (lambda: sparse.sparse_coo_tensor([[0]], [1.0], [1], place=3), TypeError,
+         r"^sparse_coo_tensor: place must"),
+        (lambda: coo.to_sparse_coo(np.ones(3)), TypeError, r"^to_sparse_coo: "),
+        (lambda: coo * dense.MetaTensor((2, 3), "float64"), TypeError, r"^multiply: the operand "
+                                                                        r"of \* is a MetaTensor"),
+        (lambda: coo + dense.MetaTensor((2, 3), "float64"), TypeError, r"^add: "),
+        (lambda: t[0:np.True_], TypeError, r"^getitem: a slice's stop must be an integer"),
+        (lambda: t.__array__(dtype="abc"), TypeError, r"^__array__: dtype 'abc'"),
+        (lambda: t.__array__(copy=np.ones(2)), TypeError, r"^__array__: copy must be"),
+        (lambda: dense.arange(np.False_, np.True_, dtype="bool"), TypeError, r"^arange: dtype bool"),
+    ]
+    for call, exc, match in cases:
+        with pytest.raises(exc, match=match):
+            call()
+    assert t[0:True].shape == [1, 3]                      # a Python bool is an int, as numpy
+    assert coo.to_sparse_coo(np.int64(2)).sparse_dim() == 2
+    np.testing.assert_array_equal(dense.arange(np.True_, 3).numpy(), np.arange(np.True_, 3))
+    np.testing.assert_array_equal(dense.arange(np.False_, np.True_).numpy(), [0])
+    np.testing.assert_array_equal(dense.arange(0, 3, np.True_).numpy(), [0, 1, 2])

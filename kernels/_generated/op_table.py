@@ -1285,12 +1285,12 @@ def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:2009)
+# dense.arange  (yaml/ops.yaml:2011)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:2046)
+# dense.zeros_like  (yaml/ops.yaml:2049)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1304,7 +1304,7 @@ _sbp_dense_zeros_like = _r.SbpTable(
     physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2083)
+# dense.ones_like  (yaml/ops.yaml:2086)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1318,7 +1318,7 @@ _sbp_dense_ones_like = _r.SbpTable(
     physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2120)
+# dense.full_like  (yaml/ops.yaml:2123)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1332,7 +1332,7 @@ _sbp_dense_full_like = _r.SbpTable(
     physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2161)
+# dense.cast  (yaml/ops.yaml:2165)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 

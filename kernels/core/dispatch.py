@@ -295,6 +295,9 @@ def _int_list(value, spec, arg):
     if type(value) in (list, tuple) and all(type(v) is int for v in value):
         return tuple(value)
     if isinstance(value, TensorBase):
+        if value.layout != "dense":
+            raise TypeError(f"{spec.name}: argument '{arg.name}' must be a list of ints or a "
+                            f"1-D integer array, got a {value.layout} tensor")
         value = value.numpy()
     if isinstance(value, np.ndarray):
         if value.ndim > 1 or not (value.dtype.kind in "iu" or value.size == 0):

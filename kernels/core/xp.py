@@ -48,7 +48,10 @@ def canonical_place(place, op):
     """
     if place is None:
         return None
-    name, _, index = str(place).partition(":") if isinstance(place, str) else (place, "", "")
+    if not isinstance(place, str):
+        raise TypeError(f"{op}: place must be a str ('cpu', 'gpu', 'gpu:0', 'cuda', "
+                        f"'cuda:0') or None, got {type(place).__name__}")
+    name, _, index = place.partition(":")
     name = "gpu" if name == "cuda" else name
     if name not in PLACES or (index and (name == "cpu" or index != "0")):
         raise ValueError(f"{op}: place {place!r} is not one of 'cpu', 'gpu', 'gpu:0', "

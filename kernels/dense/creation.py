@@ -37,7 +37,8 @@ def arange(start, end=None, step=1, dtype=None):
     meta = arange_infer_meta(start, end, step, dtype)
     if end is None:
         start, end = 0, start
-    return np.arange(start, end, step, dtype=meta.dtype)
+    start, end, step = (int(v) if isinstance(v, np.bool_) else v for v in (start, end, step))
+    return np.arange(start, end, step, dtype=meta.dtype)    # numpy: np.True_ - 0 fails
 
 
 @register_kernel("zeros_like", backends=BACKENDS, dtypes=ALL)

@@ -32,25 +32,70 @@ def _fill_dtype(fill_value, dtype, op):
 
 
 def check_fill(value, dtype, op, arg="fill_value"):
-    """ValueError naming ``op`` unless the real ``value`` becomes a number of integer ``dtype``.
+    """ValueError naming ``op`` unless the scalar ``value`` becomes a number of ``dtype``.
 
-    numpy raises OverflowError for an int out of the dtype's range and casts
-    NaN, ±inf and out-of-range floats silently to arbitrary values; a float
-    inside the range truncates toward zero, as numpy's cast.  A complex value
-    is cast by its real part (numpy drops the imaginary part), so that is checked.
+    numpy raises OverflowError for an int out of an integer dtype's range,
+    casts NaN, ±inf and out-of-range floats silently to arbitrary integers,
+    drops a complex value's imaginary part with a ComplexWarning, and makes a
+    finite value too large for a float dtype ``inf`` with a RuntimeWarning;
+    each of these raises here.  A float inside an integer dtype's range
+    truncates toward zero, as numpy's cast; any value becomes a bool (its truth).
     """
-    if dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)):
+    if dtype.kind == "b" or isinstance(value, (bool, np.bool_)):
         return
-    given = value
-    if isinstance(value, (complex, np.complexfloating)):
-        value = value.real
+    if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c":
+        raise ValueError(f"{op}: {arg} {value!r} is complex and dtype {dtype.name} is real "
+                         "(numpy would drop the imaginary part); expected a real number (take "
+                         ".real), or a complex dtype")
+    if dtype.kind not in "iu":
+        try:
+            with np.errstate(over="raise", invalid="raise"):
+                np.asarray(value, dtype=dtype)
+        except (FloatingPointError, OverflowError):
+            raise ValueError(f"{op}: {arg} {value!r} is out of the range of {dtype.name} "
+                             f"(it would become inf); expected a value of magnitude at most "
+                             f"{np.finfo(dtype).max}") from None
+        return
     if not math.isfinite(value):
-        raise ValueError(f"{op}: {arg} {given!r} cannot become {dtype.name}; expected a "
+        raise ValueError(f"{op}: {arg} {value!r} cannot become {dtype.name}; expected a "
                          "finite number")
     info = np.iinfo(dtype)
     if not info.min <= int(value) <= info.max:          # int() truncates, as the cast
-        raise ValueError(f"{op}: {arg} {given!r} is out of the range of {dtype.name}; "
+        raise ValueError(f"{op}: {arg} {value!r} is out of the range of {dtype.name}; "
                          f"expected a value in [{info.min}, {info.max}]")
+
+
+def cast_values(array, dtype, op, arg="data"):
+    """A copy of numpy ``array`` as ``dtype``, checked as :func:`check_fill` checks a scalar.
+
+    ValueError naming ``op`` and ``arg`` where a value would not survive the
+    cast: a complex array into a real dtype, NaN, ±inf or a value out of range
+    into an integer dtype (numpy wraps or makes arbitrary integers), a finite
+    value too large for a float dtype (numpy makes it inf).  A float inside an
+    integer dtype's range truncates toward zero, as numpy's ``astype``.
+    """
+    src = array.dtype
+    if src != dtype and dtype.kind != "b" and array.size:
+        if src.kind == "c" and dtype.kind != "c":
+            raise ValueError(f"{op}: {arg} of dtype {src.name} cannot become {dtype.name}: "
+                             "the imaginary parts would be lost; expected real data (take "
+                             ".real first), or a complex dtype")
+        if dtype.kind in "iu" and src.kind in "fiu":
+            if src.kind == "f" and not np.isfinite(array).all():
+                raise ValueError(f"{op}: {arg} holds NaN or inf, which {dtype.name} cannot "
+                                 "hold; expected finite numbers")
+            lo, hi, info = int(array.min()), int(array.max()), np.iinfo(dtype)
+            if lo < info.min or hi > info.max:          # int() truncates, as the cast
+                raise ValueError(f"{op}: {arg} holds {lo if lo < info.min else hi}, a value "
+                                 f"out of the range of dtype {dtype.name} (it holds "
+                                 f"[{info.min}, {info.max}])")
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            return array.astype(dtype)
+    except FloatingPointError:
+        raise ValueError(f"{op}: {arg} holds a value out of the range of {dtype.name} (it "
+                         f"would become inf); expected values of magnitude at most "
+                         f"{np.finfo(dtype).max}") from None
 
 
 def zeros_infer_meta(shape, dtype=None):
@@ -74,12 +119,16 @@ def arange_length(start, end, step, op="arange"):
     """numpy's arange length: ``ceil((end - start) / step)``, at least 0."""
     if step == 0:
         raise ValueError(f"{op}: step is 0; expected a nonzero step")
+    values = []
     for name, v in (("start", start), ("end", end), ("step", step)):
         if not isinstance(v, (numbers.Real, np.bool_)):
             raise TypeError(f"{op}: {name} must be a real number, got {v!r}")
+        v = int(v) if isinstance(v, (numbers.Integral, np.bool_)) else v  # np.True_ - 0 fails
         if not math.isfinite(v) or abs(v) >= 2 ** 63:
             raise ValueError(f"{op}: {name} is {v!r}; expected a finite number below 2**63 "
                              "in magnitude")
+        values.append(v)
+    start, end, step = values
     return max(0, math.ceil((end - start) / step))
 
 
@@ -94,6 +143,10 @@ def arange_infer_meta(start, end=None, step=1, dtype=None):
     if dt.kind == "b":        # numpy refuses it past length 2; Paddle has no bool arange
         raise TypeError(f"arange: dtype {dt.name} is not supported; expected an integer, "
                         "floating or complex dtype")
+    if n:                     # numpy computes in dt: the first, the step and the last value
+        last = start + (n - 1) * step
+        for name, v in (("start", start), ("step", step), ("the last value", last)):
+            check_fill(v, dt, "arange", name)
     return check_output_size("arange", MetaTensor((n,), dt))
 
 
