@@ -1945,8 +1945,8 @@ def full(shape: _t.IntArray, fill_value: _t.Scalar, dtype: _t.Optional[_t.DataTy
     ValueError
         A negative size; a fill_value the dtype cannot hold: a complex one
         for a real dtype, a NaN, infinite or out-of-range one for an integer
-        dtype (a float in range truncates, as numpy), a finite one that a
-        float dtype would make inf.
+        dtype (a float in range truncates, as numpy; a float too large for a
+        float dtype becomes inf, as numpy).
     TypeError
         An unknown dtype.
 
@@ -2085,8 +2085,8 @@ def full_like(x: _t.TensorLike, fill_value: _t.Scalar, dtype: _t.Optional[_t.Dat
     ------
     ValueError
         A fill_value the dtype cannot hold: a complex one for a real dtype, a
-        NaN, infinite or out-of-range one for an integer dtype, a finite one
-        that a float dtype would make inf.
+        NaN, infinite or out-of-range one for an integer dtype (a float too
+        large for a float dtype becomes inf, as numpy).
     TypeError
         An unknown dtype.
 

@@ -263,9 +263,10 @@ def _value_buffer(data, dtype, place, op):
 def _python_values(data, dt, op):
     """Python values made ``dt`` the way numpy builds an array of them in ``dt`` (and
     to_tensor): a value the dtype cannot hold (300 as uint8, NaN as int64, a complex
-    as float64) raises, naming ``op``, where a cast would change it silently."""
+    as float64) raises, naming ``op``, where a cast would change it silently; a float
+    too large for a float dtype becomes inf, as in numpy."""
     try:
-        with warnings.catch_warnings(), np.errstate(over="raise", invalid="raise"):
+        with warnings.catch_warnings(), np.errstate(over="ignore", invalid="raise"):
             warnings.simplefilter("error", np.exceptions.ComplexWarning)
             return np.array(data, dtype=dt)
     except (OverflowError, ValueError, TypeError, FloatingPointError,
