@@ -61,11 +61,14 @@ def _operand(op, symbol, other):
     return sequence_operand(op, symbol, other) if isinstance(other, (list, tuple)) else other
 
 
-def _refuse_comparison(symbol, x, y):
-    if isinstance(y, (TensorBase, np.ndarray, np.generic, numbers.Number, list, tuple)) \
-            or type(y).__module__.startswith("cupy"):
-        raise sparse_comparison_error(symbol, x, y)
-    return NotImplemented
+def _refusing(symbol):
+    """A comparison method of sparse tensors, which raises TypeError naming ``symbol``."""
+    def compare(x, y):
+        if isinstance(y, (TensorBase, np.ndarray, np.generic, numbers.Number, list, tuple)) \
+                or type(y).__module__.startswith("cupy"):
+            raise sparse_comparison_error(symbol, x, y)
+        return NotImplemented
+    return compare
 
 
 _NUMPY_REFUSAL = ("{what} does not take a sparse tensor: use x.to_dense().numpy() for a "
@@ -244,23 +247,8 @@ class _SparseTensor(TensorBase):
     # (never Python's identity answer); with anything else (None) Python decides.
     __hash__ = TensorBase.__hash__
 
-    def __eq__(self, other):
-        return _refuse_comparison("==", self, other)
-
-    def __ne__(self, other):
-        return _refuse_comparison("!=", self, other)
-
-    def __lt__(self, other):
-        return _refuse_comparison("<", self, other)
-
-    def __le__(self, other):
-        return _refuse_comparison("<=", self, other)
-
-    def __gt__(self, other):
-        return _refuse_comparison(">", self, other)
-
-    def __ge__(self, other):
-        return _refuse_comparison(">=", self, other)
+    __eq__, __ne__ = _refusing("=="), _refusing("!=")
+    __lt__, __le__, __gt__, __ge__ = (_refusing(s) for s in ("<", "<=", ">", ">="))
 
     def __pow__(self, factor):
         return _arith().power(self, factor)
