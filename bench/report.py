@@ -1,4 +1,5 @@
 """What a person reads: the progress bar (stderr), the machine line and the markdown tables."""
+import math
 import os
 import platform
 import sys
@@ -158,6 +159,34 @@ def _summary(doc, be, alloc):
 
 MODE_TITLE = {"default": "every library at its defaults", "fresh": "fresh outputs"}
 
+#: Tables of every peer side by side: (workload name prefix, title, unit, seconds to the
+#: unit, the peer each row is compared with).  The issues set their goals this way: per
+#: call against Paddle's eager call, large dense ops against numpy.
+BY_PEER = (("tiny/", "Per call on 10 elements", "µs", 1e6, "paddle"),
+           ("dense/", "Dense ops on 16 MiB of float32", "ms", 1e3, "numpy"))
+
+
+def _by_peer(doc, be, alloc, prefix, title, unit, scale, ref):
+    """One row per workload starting with ``prefix``: each peer's best median, and ours
+    over ``ref``'s; empty when no such row ran."""
+    medians = {}
+    for r in doc["results"]:
+        if (r["backend"], r.get("alloc"), r["status"]) == (be, alloc, "ok") \
+                and r["workload"].startswith(prefix):
+            row = medians.setdefault(r["workload"], {})
+            row[r["peer"]] = min(row.get(r["peer"], math.inf), r["median_s"])
+    if not medians:
+        return []
+    peers = [p for p in doc["peers"] if any(p in row for row in medians.values())]
+    rows = []
+    for name, row in medians.items():
+        ours, other = row.get(US), row.get(ref)
+        rows.append([name] + [f"{row[p] * scale:.3g}" if p in row else "—" for p in peers]
+                    + [ratio(ours / other if ours and other else None)])
+    head = ["workload"] + [f"{p} {unit}" for p in peers] + [f"{US} / {ref}"]
+    return [f"## {title} [{be}, {MODE_TITLE.get(alloc, alloc + ' outputs')}]: medians, "
+            f"{unit}", ""] + _table(head, rows)
+
 
 def _reusers(doc, workload, be):
     """The peers whose peak memory shows reused memory in a fresh-mode row."""
@@ -229,6 +258,9 @@ def markdown(doc):
     groups = [(be, a) for be in doc["config"]["backends"] for a in doc["config"]["allocs"]]
     for g in groups:
         parts += [_summary(doc, *g), [""]]
+        for spec in BY_PEER:
+            table = _by_peer(doc, *g, *spec)
+            parts += [table, [""]] if table else []
     for g in groups:
         parts += [_details(doc, *g), [""]]
     for be in doc["config"]["backends"]:

@@ -149,6 +149,14 @@ def _csr_describe(p):
 # ------------------------------------------------------------------ sparse arithmetic
 SPARSE_ARITH = ("sparse_add", "sparse_multiply", "sparse_sum", "sparse_abs")
 
+#: Issue 19's elementwise ops and reductions, each timed by name by every dense peer.
+UNARY = ("neg", "abs", "exp", "log", "sqrt", "square", "sin", "cos", "tanh", "sigmoid",
+         "relu", "clip")
+BINARY = ("add", "subtract", "multiply", "divide", "pow", "maximum", "minimum")
+REDUCE = ("sum", "mean", "max", "min", "prod", "argmax", "argmin")
+#: A large dense input: 16 MiB of float32, where issue 19 compares us with numpy.
+LARGE = (4096, 1024)
+
 
 def _arith_build(p, rng):
     """Two canonical COO operands x and y (sorted unique coordinates, independent draws)."""
@@ -222,6 +230,11 @@ def _random(shape, rng):
     return rng.random(shape, dtype=np.float32)
 
 
+def _positive(shape, rng):
+    """float32 in [0.5, 1.5): inside every unary op's domain (log, sqrt) and away from 0."""
+    return rng.random(shape, dtype=np.float32) + np.float32(0.5)
+
+
 def _index(n, shape, rng):
     return rng.integers(0, n, size=shape, dtype=np.int64)
 
@@ -235,8 +248,10 @@ def _batch_gather_out(p):
     return tuple(p["index_shape"]) + tuple(p["shape"][len(p["index_shape"]):])
 
 
-def _matmul_out(p):
-    return (p["m"], p["n"])
+def _reduced(p):
+    """The shape a reduction over ``axis`` (an int, or None for every axis) leaves."""
+    return () if p["axis"] is None else tuple(
+        s for i, s in enumerate(p["shape"]) if i != p["axis"])
 
 
 OUT_SHAPE = {
@@ -245,12 +260,15 @@ OUT_SHAPE = {
     "repeat": lambda p: tuple(n * r for n, r in zip(p["shape"], p["repeats"])),
     "gather": _gather_out,
     "batch_gather": _batch_gather_out,
-    "add": lambda p: tuple(p["shape"]),
-    "mean": lambda p: tuple(s for i, s in enumerate(p["shape"]) if i != p["axis"]),
-    "exp": lambda p: tuple(p["shape"]),
     "scale": lambda p: tuple(p["shape"]),
+    "where": lambda p: tuple(p["shape"]),
 }
-OUT_SHAPE["sum"] = OUT_SHAPE["max"] = OUT_SHAPE["mean"]
+for _op in UNARY:
+    OUT_SHAPE[_op] = OUT_SHAPE["scale"]
+for _op in BINARY:
+    OUT_SHAPE[_op] = lambda p: np.broadcast_shapes(tuple(p["shape"]), tuple(p["y_shape"]))
+for _op in REDUCE:
+    OUT_SHAPE[_op] = _reduced
 
 _INDEX_BYTES = {
     "gather": lambda p: p["n_index"] * I64,
@@ -264,8 +282,10 @@ def _dense_traffic(op, p, grad):
     index = _INDEX_BYTES.get(op, lambda p: 0)(p)
     if op in _INDEX_BYTES:  # a gather reads only the rows it gathers
         return (out + index, x) if grad else (out + index, out)
-    if op == "add":  # the broadcast operand is read once
+    if op in BINARY:  # a broadcast operand is read once
         return x + math.prod(p["y_shape"]) * F32, out
+    if op == "where":  # a bool condition, x and y
+        return x // F32 + 2 * x, out
     return (out, x) if grad else (x, out)
 
 
@@ -284,13 +304,17 @@ BUILD = {
     "batch_gather": lambda p, rng: {
         "x": _random(p["shape"], rng),
         "index": _index(p["shape"][len(p["index_shape"]) - 1], p["index_shape"], rng)},
-    "add": lambda p, rng: {"x": _random(p["shape"], rng), "y": _random(p["y_shape"], rng)},
     "matmul": lambda p, rng: {"x": _random((p["m"], p["k"]), rng),
                               "y": _random((p["k"], p["n"]), rng)},
-    "mean": lambda p, rng: {"x": _random(p["shape"], rng)},
+    "scale": lambda p, rng: {"x": _random(p["shape"], rng)},
+    "where": lambda p, rng: {"cond": rng.random(p["shape"]) < 0.5,
+                             "x": _positive(p["shape"], rng), "y": _positive(p["shape"], rng)},
 }
-for _op in ("exp", "scale", "sum", "max"):
-    BUILD[_op] = BUILD["mean"]
+for _op in UNARY + REDUCE:
+    BUILD[_op] = lambda p, rng: {"x": _positive(p["shape"], rng)}
+for _op in BINARY:
+    BUILD[_op] = lambda p, rng: {"x": _positive(p["shape"], rng),
+                                 "y": _positive(p["y_shape"], rng)}
 
 TRAFFIC = {"coo_reshape": _coo_traffic, "csr_reshape": _csr_traffic,
            "matmul": lambda p: ((p["m"] * p["k"] + p["k"] * p["n"]) * F32, p["m"] * p["n"] * F32),
@@ -310,14 +334,18 @@ DESCRIBE = {
                          f"{p['n_index']} indices"),
     "batch_gather": lambda p: (f"batch_gather {list(p['shape'])} f32, "
                                f"index {list(p['index_shape'])}"),
-    "add": lambda p: f"add {list(p['shape'])} + {list(p['y_shape'])} f32 (broadcast)",
     "matmul": lambda p: f"matmul [{p['m']}, {p['k']}] @ [{p['k']}, {p['n']}] f32",
-    "mean": lambda p: f"mean {list(p['shape'])} f32 over axis {p['axis']}",
-    "sum": lambda p: f"sum {list(p['shape'])} f32 over axis {p['axis']}",
-    "max": lambda p: f"max {list(p['shape'])} f32 over axis {p['axis']}",
-    "exp": lambda p: f"exp {list(p['shape'])} f32",
     "scale": lambda p: f"x * 2.0 (a Python scalar), {list(p['shape'])} f32",
+    "where": lambda p: f"where(cond, x, y) {list(p['shape'])} f32",
 }
+for _op in UNARY:
+    DESCRIBE[_op] = lambda p, _op=_op: f"{_op} {list(p['shape'])} f32"
+for _op in BINARY:
+    DESCRIBE[_op] = lambda p, _op=_op: f"{_op} {list(p['shape'])}, {list(p['y_shape'])} f32"
+for _op in REDUCE:
+    DESCRIBE[_op] = lambda p, _op=_op: (f"{_op} {list(p['shape'])} f32 over "
+                                        + ("every axis" if p["axis"] is None
+                                           else f"axis {p['axis']}"))
 DESCRIBE.update({op: (lambda p, op=op: _arith_describe(op, p)) for op in SPARSE_ARITH})
 
 
@@ -472,14 +500,22 @@ def _arith_workloads():
 
 
 def _dense_compute_workloads():
-    """Issue 19's rows: a broadcast add, a 1024^2 matmul and a mean over an axis (32 MiB)."""
-    return [
+    """Issue 19's large rows: every elementwise op and reduction on 16 MiB of float32
+    (``dense/<op>``; reductions over axis 1 and over everything), a broadcast add, a
+    1024^2 matmul."""
+    quick = (64, 32)
+    out = [Workload(f"dense/{op}", op, {"shape": LARGE}, {"shape": quick}) for op in UNARY]
+    out += [Workload(f"dense/{op}", op, {"shape": LARGE, "y_shape": LARGE},
+                     {"shape": quick, "y_shape": quick}) for op in BINARY]
+    out.append(Workload("dense/where", "where", {"shape": LARGE}, {"shape": quick}))
+    out += [Workload(f"dense/{op}/{tag}", op, {"shape": LARGE, "axis": axis},
+                     {"shape": quick, "axis": axis})
+            for op in REDUCE for axis, tag in ((1, "axis1"), (None, "all"))]
+    return out + [
         Workload("add/broadcast", "add", {"shape": (8192, 1024), "y_shape": (1024,)},
                  {"shape": (64, 32), "y_shape": (32,)}),
         Workload("matmul/1024", "matmul", {"m": 1024, "k": 1024, "n": 1024},
                  {"m": 32, "k": 16, "n": 8}),
-        Workload("mean/axis1", "mean", {"shape": (8192, 1024), "axis": 1},
-                 {"shape": (64, 32), "axis": 1}),
     ]
 
 
@@ -507,19 +543,20 @@ TINY_CALLS = 2000
 
 
 def _tiny_workloads():
+    """Issue 12's ops (reshape, expand, repeat, gather, COO reshape) and issue 19's
+    (``x * 2.0``, matmul, every elementwise op and reduction) on 10 elements."""
     params = {
         "reshape": {"shape": (2, 5), "new_shape": (5, 2)},
         "expand": {"shape": (10, 1), "new_shape": (10, 3)},
         "repeat": {"shape": (10,), "repeats": (2,)},
         "gather": {"shape": (10,), "axis": 0, "n_index": 3},
         "coo_reshape": {"shape": (10, 10), "new_shape": (100,), "nnz": 10, "dense": ()},
-        "add": {"shape": (10,), "y_shape": (10,)},
-        "matmul": {"m": 2, "k": 5, "n": 2},
-        "mean": {"shape": (2, 5), "axis": 1},
-        "sum": {"shape": (2, 5), "axis": 1},
-        "max": {"shape": (2, 5), "axis": 1},
-        "exp": {"shape": (10,)},
         "scale": {"shape": (10,)},
+        "matmul": {"m": 2, "k": 5, "n": 2},
+        "where": {"shape": (10,)},
+        **{op: {"shape": (10,)} for op in UNARY},
+        **{op: {"shape": (10,), "y_shape": (10,)} for op in BINARY},
+        **{op: {"shape": (2, 5), "axis": 1} for op in REDUCE},
     }
     return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS) for op, p in params.items()]
 

@@ -240,6 +240,19 @@ def test_schedule_interleaves_rounds():
                                                           ["w1"], ["w1"], ["w1", "w2"]]
 
 
+def test_schedule_runs_per_call_jobs_of_a_peer_together_in_many_rounds():
+    tiny = [runner.Job(w, "cpu", "default", p, "i") for p in "ab" for w in ("tiny/exp",
+                                                                            "tiny/sum")]
+    jobs = [runner.Job("expand", "cpu", "default", p, "i") for p in "ab"] + tiny
+    batches = runner.schedule(jobs, rounds=2, isolate=True, tiny_rounds=3)
+    assert [[(j.workload, j.peer) for j in b] for b in batches[:4]] == [
+        [("expand", "a")], [("expand", "b")], [("expand", "b")], [("expand", "a")]]
+    per_call = batches[4:]
+    assert [b[0].peer for b in per_call] == ["a", "b", "b", "a", "a", "b"]
+    assert all([j.workload for j in b] == ["tiny/exp", "tiny/sum"] for b in per_call)
+    assert all(len({j.peer for j in b}) == 1 for b in per_call)
+
+
 def test_alloc_modes_set_the_same_environment_for_every_peer(monkeypatch):
     monkeypatch.setenv("PHISPARSE_POOL_BYTES", "123")
     fresh, reused = runner.worker_env("fresh"), runner.worker_env("reused")
@@ -293,7 +306,8 @@ def _dense(out):
                                   "csr_reshape/2d/nnz1e7", "csr_reshape/3d/nnz5e6", "expand",
                                   "expand_grad", "repeat", "repeat_grad", "gather",
                                   "gather_grad", "batch_gather", "batch_gather_grad",
-                                  "add/broadcast", "matmul/1024", "mean/axis1"])
+                                  "add/broadcast", "matmul/1024"]
+                         + [w.name for w in workloads.WORKLOADS if w.name.startswith("dense/")])
 def test_peers_compute_the_same_result(name):
     w = workloads.BY_NAME[name]
     if w.op in ("coo_reshape", "csr_reshape"):
@@ -309,12 +323,10 @@ def test_peers_compute_the_same_result(name):
 def _reference(w, inp):
     """The dense op or its gradient from numpy loops and closed forms."""
     x, p = inp["x"], w.quick
-    if w.op == "add":
-        return x + inp["y"][None, :]
+    if w.op in ELEMENTWISE or w.op in REDUCTIONS:
+        return _dense_reference(w.op, inp, p)
     if w.op == "matmul":
         return np.einsum("ik,kj->ij", x.astype(np.float64), inp["y"].astype(np.float64))
-    if w.op == "mean":
-        return x.sum(axis=p["axis"], dtype=np.float64) / x.shape[p["axis"]]
     if w.op == "expand":
         return np.broadcast_to(x, p["new_shape"])
     if w.op == "expand_grad":
@@ -423,6 +435,49 @@ def test_busy_spinners_end_with_the_run(monkeypatch):
     assert all(p.poll() is not None for p in procs)     # and ended after it
 
 
+#: Issue 19's elementwise ops in float64 from the definitions (x, y in [0.5, 1.5)).
+ELEMENTWISE = {
+    "neg": lambda x: 0 - x, "abs": lambda x: np.where(x < 0, -x, x),
+    "exp": lambda x: np.e ** x, "log": lambda x: np.log2(x) / np.log2(np.e),
+    "sqrt": lambda x: x ** 0.5, "square": lambda x: x * x,
+    "sin": lambda x: np.imag(np.exp(1j * x)), "cos": lambda x: np.real(np.exp(1j * x)),
+    "tanh": lambda x: (np.e ** (2 * x) - 1) / (np.e ** (2 * x) + 1),
+    "sigmoid": lambda x: 1 / (1 + np.e ** -x), "relu": lambda x: np.where(x > 0, x, 0),
+    "clip": lambda x: np.where(x < 0.75, 0.75, np.where(x > 1.25, 1.25, x)),
+    "add": lambda x, y: x + y, "subtract": lambda x, y: x - y,
+    "multiply": lambda x, y: x * y, "divide": lambda x, y: x / y,
+    "pow": lambda x, y: np.e ** (y * np.log2(x) / np.log2(np.e)),
+    "maximum": lambda x, y: np.where(x >= y, x, y), "minimum": lambda x, y: np.where(x <= y, x, y),
+    "where": lambda c, x, y: np.where(c, x, y),
+}
+#: Reductions of a float64 2-D x over ``axis`` (None: all) from sorted slices and loops.
+REDUCTIONS = {
+    "sum": lambda x, axis: _slices(x, axis, lambda v: sum(sorted(v))),
+    "mean": lambda x, axis: _slices(x, axis, lambda v: sum(sorted(v)) / len(v)),
+    "max": lambda x, axis: _slices(x, axis, lambda v: sorted(v)[-1]),
+    "min": lambda x, axis: _slices(x, axis, lambda v: sorted(v)[0]),
+    "prod": lambda x, axis: _slices(x, axis, math.prod),
+    "argmax": lambda x, axis: _slices(x, axis, lambda v: max(range(len(v)), key=v.__getitem__)),
+    "argmin": lambda x, axis: _slices(x, axis, lambda v: min(range(len(v)), key=v.__getitem__)),
+}
+
+
+def _slices(x, axis, f):
+    """``f`` of every 1-D slice of 2-D x along ``axis`` (None: of the flat x)."""
+    if axis is None:
+        return np.array(f(x.ravel().tolist()))
+    rows = x if axis == 1 else x.T
+    return np.array([f(r) for r in rows.tolist()])
+
+
+def _dense_reference(op, inp, p):
+    if op in REDUCTIONS:
+        return REDUCTIONS[op](inp["x"].astype(np.float64), p["axis"])
+    names = ("cond", "x", "y") if op == "where" else ("x", "y") if "y" in inp else ("x",)
+    return ELEMENTWISE[op](*(inp[k].astype(np.float64) if k != "cond" else inp[k]
+                             for k in names))
+
+
 TINY = [w.name for w in workloads.WORKLOADS if w.name.startswith("tiny/")]
 
 
@@ -434,18 +489,16 @@ def test_tiny_workloads_agree_with_numpy(name):
     if w.op == "coo_reshape":
         assert p["nnz"] == 10
         expected = _sparse_reference(w, inp)
+    elif w.op in ELEMENTWISE or w.op in REDUCTIONS:
+        assert inp["x"].size == 10
+        expected = _dense_reference(w.op, inp, p)
     else:
         assert inp["x"].size == 10
         expected = {"reshape": lambda x: x.reshape(p["new_shape"]),
                     "expand": lambda x: np.broadcast_to(x, p["new_shape"]),
                     "repeat": lambda x: np.tile(x, p["repeats"]),
                     "gather": lambda x: np.take(x, inp["index"], axis=p["axis"]),
-                    "add": lambda x: x + inp.get("y"),
                     "matmul": lambda x: np.einsum("ik,kj->ij", x, inp.get("y")),
-                    "mean": lambda x: x.sum(axis=p.get("axis")) / x.shape[p.get("axis")],
-                    "sum": lambda x: np.add.reduce(x, axis=p.get("axis")),
-                    "max": lambda x: np.maximum.reduce(x, axis=p.get("axis")),
-                    "exp": lambda x: np.e ** x.astype(np.float64),
                     "scale": lambda x: x + x,
                     }[w.op](inp["x"])
     outputs = [o for peer in (US, "numpy", "scipy") for o in _outputs(peer, w)]

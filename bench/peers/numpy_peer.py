@@ -4,9 +4,13 @@ Gradients are the closed forms, called directly: a sum over the broadcast
 axes, a reshape-and-sum for tile and a scatter-add (``np.add.at``,
 ``cupyx.scatter_add`` on a GPU) for the gathers.
 """
+import functools
+
 import numpy as np
 
 from ..measure import Case
+from ..workloads import BINARY, REDUCE, UNARY
+from ._dense_ops import CLIP, impls
 from ._grad import split_axis, sum_to_shape, tile_grad
 
 BACKENDS = ("cpu", "gpu")
@@ -99,32 +103,38 @@ def batch_gather_grad(inp, be):
     return Case(run)
 
 
-def add(inp, be):
-    x, y = be.asarray(inp["x"]), be.asarray(inp["y"])
-    return Case(lambda: be.xp.add(x, y))
-
-
 def matmul(inp, be):
     x, y = be.asarray(inp["x"]), be.asarray(inp["y"])
     return Case(lambda: be.xp.matmul(x, y))
 
 
-def reduction(op):
-    """A factory timing ``xp.<op>(x, axis=axis)`` (mean, sum, max)."""
-    def factory(inp, be):
-        x, axis, fn = be.asarray(inp["x"]), inp["axis"], getattr(be.xp, op)
-        return Case(lambda: fn(x, axis=axis))
-    return factory
-
-
-def exp(inp, be):
-    x = be.asarray(inp["x"])
-    return Case(lambda: be.xp.exp(x))
-
-
 def scale(inp, be):
     x = be.asarray(inp["x"])
     return Case(lambda: x * 2.0)
+
+
+def _dense_ops():
+    """IMPLS of issue 19's elementwise ops and reductions: what a numpy user writes
+    (``1 / (1 + exp(-x))`` for sigmoid, ``maximum(x, 0)`` for relu).  Each entry takes
+    the backend's array namespace (numpy, or cupy on a GPU) and returns the call."""
+    unary = {op: _named(op) for op in UNARY if op not in ("sigmoid", "relu", "clip")}
+    unary.update(sigmoid=lambda xp: lambda x: 1 / (1 + xp.exp(-x)),
+                 relu=lambda xp: functools.partial(xp.maximum, 0),
+                 clip=lambda xp: functools.partial(xp.clip, a_min=CLIP[0], a_max=CLIP[1]))
+    reduce = {op: (lambda xp, op=op: lambda axis: functools.partial(getattr(xp, op), axis=axis))
+              for op in REDUCE}
+    return impls(lambda a, be: be.asarray(a), unary, {op: _named(op) for op in BINARY},
+                 reduce, lambda xp: xp.where, lambda op: NP_NAMES.get(op, op),
+                 bind=lambda entry, be: entry(be.xp))
+
+
+#: numpy's name where it differs from the op's.
+NP_NAMES = {"neg": "negative", "pow": "power"}
+
+
+def _named(op):
+    """A table entry: the namespace's function of the op's numpy name."""
+    return lambda xp: getattr(xp, NP_NAMES.get(op, op))
 
 
 IMPLS = {
@@ -137,9 +147,7 @@ IMPLS = {
     "gather_grad": {"add.at": gather_grad},
     "batch_gather": {"take_along_axis": batch_gather, "flat take": batch_gather_flat},
     "batch_gather_grad": {"add.at": batch_gather_grad},
-    "add": {"add": add},
     "matmul": {"matmul": matmul},
-    "exp": {"exp": exp},
     "scale": {"x * 2.0": scale},
 }
-IMPLS.update({op: {op: reduction(op)} for op in ("mean", "sum", "max")})
+IMPLS.update(_dense_ops())

@@ -3,9 +3,14 @@
 Gradients run through Paddle's autograd: ``out.backward(out_grad)`` on a graph
 built once, untimed, with the gradient released between calls.
 """
+import functools
+
 import paddle
+import paddle.nn.functional as F
 
 from ..measure import Case
+from ..workloads import BINARY, REDUCE, UNARY
+from ._dense_ops import CLIP, impls
 
 paddle.set_device("cpu")
 BACKENDS = ("cpu",)
@@ -43,12 +48,7 @@ def _forwards(inp):
     index = paddle.to_tensor(inp["index"]) if "index" in inp else None
     y = paddle.to_tensor(inp["y"]) if "y" in inp else None
     return {
-        "add": lambda x: paddle.add(x, y),
         "matmul": lambda x: paddle.matmul(x, y),
-        "mean": lambda x: paddle.mean(x, axis=axis),
-        "sum": lambda x: paddle.sum(x, axis=axis),
-        "max": lambda x: paddle.max(x, axis=axis),
-        "exp": lambda x: paddle.exp(x),
         "scale": lambda x: x * 2.0,
         "reshape": lambda x: paddle.reshape(x, list(new_shape)),
         "expand": lambda x: paddle.expand(x, list(new_shape)),
@@ -81,13 +81,27 @@ def backward(op):
     return factory
 
 
+def _dense_ops():
+    """IMPLS of issue 19's elementwise ops and reductions: ``paddle.<op>`` (sigmoid and relu
+    from ``paddle.nn.functional``), reductions with ``axis=`` (None: every axis)."""
+    unary = {op: getattr(paddle, op) for op in UNARY if op not in ("sigmoid", "relu", "clip")}
+    unary.update(sigmoid=F.sigmoid, relu=F.relu,
+                 clip=functools.partial(paddle.clip, min=CLIP[0], max=CLIP[1]))
+    reduce = {op: (lambda axis, f=getattr(paddle, op): functools.partial(f, axis=axis))
+              for op in REDUCE}
+    return impls(lambda a, be: paddle.to_tensor(a), unary,
+                 {op: getattr(paddle, op) for op in BINARY}, reduce, paddle.where,
+                 lambda op: {"sigmoid": "nn.functional.sigmoid",
+                             "relu": "nn.functional.relu"}.get(op, op))
+
+
 OPS = {"expand": "expand", "repeat": "tile", "gather": "gather",
        "batch_gather": "take_along_axis"}
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "csr_reshape": {"sparse.reshape": csr_reshape},
          "reshape": {"reshape": forward("reshape")}}
-for _op in ("add", "matmul", "mean", "sum", "max", "exp"):
-    IMPLS[_op] = {_op: forward(_op)}
+IMPLS["matmul"] = {"matmul": forward("matmul")}
+IMPLS.update(_dense_ops())
 IMPLS["scale"] = {"x * 2.0": forward("scale")}
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}

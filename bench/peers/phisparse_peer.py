@@ -10,6 +10,7 @@ included) is a cupy array (``be.asarray``), so the tensors' place is 'gpu' and
 the ops dispatch to the gpu kernels with no host copy; an op without one is a
 skipped job (:data:`SKIP_ERRORS`).
 """
+import functools
 import importlib.metadata
 
 import dense
@@ -17,6 +18,8 @@ import sparse
 from kernels import KernelNotFoundError
 
 from ..measure import Case
+from ..workloads import BINARY, REDUCE, UNARY
+from ._dense_ops import CLIP, impls
 
 BACKENDS = ("cpu", "gpu")
 SKIP_ERRORS = (KernelNotFoundError,)
@@ -41,13 +44,9 @@ NEEDS = {
     "sparse_multiply": ("sparse.multiply",),
     "sparse_sum": ("sparse.sum",),
     "sparse_abs": ("sparse.abs",),
-    "add": ("dense.add",),
     "matmul": ("dense.matmul",),
-    "mean": ("dense.mean",),
-    "sum": ("dense.sum",),
-    "max": ("dense.max",),
-    "exp": ("dense.exp",),
     "scale": ("dense.multiply",),
+    **{op: (f"dense.{op}",) for op in UNARY + BINARY + REDUCE + ("where",)},
 }
 _MODULES = {"dense": dense, "sparse": sparse}
 
@@ -185,30 +184,25 @@ def spmv(inp, be):
     return Case(lambda: sparse.mv(x, v))
 
 
-def binary(op):
-    """A factory timing ``op(x, y)`` on two dense tensors."""
-    def factory(inp, be):
-        x, y, fn = _tensor(inp["x"], be), _tensor(inp["y"], be), getattr(dense, op)
-        return Case(lambda: fn(x, y))
-    return factory
-
-
-def reduction(op):
-    """A factory timing ``op(x, [axis])`` (mean, sum, max)."""
-    def factory(inp, be):
-        x, axis, fn = _tensor(inp["x"], be), [inp["axis"]], getattr(dense, op)
-        return Case(lambda: fn(x, axis))
-    return factory
-
-
-def exp(inp, be):
-    x = _tensor(inp["x"], be)
-    return Case(lambda: dense.exp(x))
+def matmul_dense(inp, be):
+    x, y = _tensor(inp["x"], be), _tensor(inp["y"], be)
+    return Case(lambda: dense.matmul(x, y))
 
 
 def scale(inp, be):
     x = _tensor(inp["x"], be)
     return Case(lambda: x * 2.0)
+
+
+def _dense_ops():
+    """IMPLS of issue 19's elementwise ops and reductions: ``dense.<op>``."""
+    unary = {op: getattr(dense, op) for op in UNARY if op != "clip"}
+    unary["clip"] = functools.partial(dense.clip, min=CLIP[0], max=CLIP[1])
+    reduce = {op: (lambda axis, op=op: functools.partial(getattr(dense, op), axis=axis))
+              for op in REDUCE}
+    return impls(lambda a, be: _tensor(a, be), unary,
+                 {op: getattr(dense, op) for op in BINARY}, reduce, dense.where,
+                 lambda op: op)
 
 
 IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
@@ -221,9 +215,8 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
          "reshape": {"reshape": forward("reshape")},
          "spmm": {"sparse.matmul": matmul}, "spgemm": {"sparse.matmul": matmul},
          "sddmm": {"sparse.masked_matmul": sddmm}, "spmv": {"sparse.mv": spmv},
-         "add": {"add": binary("add")}, "matmul": {"matmul": binary("matmul")},
-         "exp": {"exp": exp}, "scale": {"x * 2.0": scale}}
-IMPLS.update({op: {op: reduction(op)} for op in ("mean", "sum", "max")})
+         "matmul": {"matmul": matmul_dense}, "scale": {"x * 2.0": scale}}
+IMPLS.update(_dense_ops())
 IMPLS.update({op: {f"sparse.{op.removeprefix('sparse_')}": arith(op)} for op in ARITH})
 for _op in ("expand", "repeat", "gather", "batch_gather"):
     IMPLS[_op] = {_op: forward(_op)}

@@ -12,10 +12,14 @@ stream queues its kernels too, so this interpreter needs cupy as well.  A
 call torch has no CUDA kernel for raises NotImplementedError ("Could not run
 'aten::...' with arguments from the 'SparseCUDA' backend"): a skipped job.
 """
+import functools
+
 import torch
 
 from ..backends import fake_gpu, gpu_status
 from ..measure import Case
+from ..workloads import BINARY, REDUCE, UNARY
+from ._dense_ops import CLIP, impls
 
 BACKENDS = ("cpu", "gpu")
 SKIP_ERRORS = (NotImplementedError,)
@@ -100,12 +104,7 @@ def _forwards(inp, be):
     index = _t(inp["index"], be) if "index" in inp else None
     y = _t(inp["y"], be) if "y" in inp else None
     return {
-        "add": lambda x: torch.add(x, y),
         "matmul": lambda x: torch.matmul(x, y),
-        "mean": lambda x: torch.mean(x, dim=axis),
-        "sum": lambda x: torch.sum(x, dim=axis),
-        "max": lambda x: torch.amax(x, dim=axis),
-        "exp": lambda x: torch.exp(x),
         "scale": lambda x: x * 2.0,
         "reshape": lambda x: x.reshape(*new_shape),
         "expand": lambda x: x.expand(*new_shape).contiguous(),
@@ -172,13 +171,30 @@ def spmv(inp, be):
     return Case(lambda: torch.mv(x, v))
 
 
+#: torch's function for each of issue 19's ops, where its name is not the op's.
+TORCH_NAMES = {"subtract": "sub", "multiply": "mul", "divide": "div", "max": "amax",
+               "min": "amin", "clip": "clamp"}
+
+
+def _dense_ops():
+    """IMPLS of issue 19's elementwise ops and reductions: ``torch.<name>`` (amax/amin for
+    max/min, which return no indices; ``dim=`` for one axis, no argument for all)."""
+    fn = {op: getattr(torch, TORCH_NAMES.get(op, op)) for op in UNARY + BINARY + REDUCE}
+    unary = {op: fn[op] for op in UNARY}
+    unary["clip"] = functools.partial(torch.clamp, min=CLIP[0], max=CLIP[1])
+    reduce = {op: (lambda axis, f=fn[op]: f if axis is None else functools.partial(f, dim=axis))
+              for op in REDUCE}
+    return impls(_t, unary, {op: fn[op] for op in BINARY}, reduce, torch.where,
+                 lambda op: TORCH_NAMES.get(op, op))
+
+
 OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
        "gather": "index_select", "batch_gather": "take_along_dim"}
 IMPLS = {"reshape": {"reshape": forward("reshape")},
          "coo_transpose": {"permute": coo_transpose},
          "csr_transpose": {"t().to_sparse_csr()": csr_transpose}}
-IMPLS.update({op: {op: forward(op)} for op in ("add", "matmul", "mean", "sum", "exp")})
-IMPLS.update({"max": {"amax": forward("max")}, "scale": {"x * 2.0": forward("scale")}})
+IMPLS.update({"matmul": {"matmul": forward("matmul")}, "scale": {"x * 2.0": forward("scale")}})
+IMPLS.update(_dense_ops())
 IMPLS.update({op: {label: arith(op)} for op, (label, _) in ARITH.items()})
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
