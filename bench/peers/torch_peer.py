@@ -178,14 +178,19 @@ TORCH_NAMES = {"subtract": "sub", "multiply": "mul", "divide": "div", "max": "am
 
 def _dense_ops():
     """IMPLS of issue 19's elementwise ops and reductions: ``torch.<name>`` (amax/amin for
-    max/min, which return no indices; ``dim=`` for one axis, no argument for all)."""
-    fn = {op: getattr(torch, TORCH_NAMES.get(op, op)) for op in UNARY + BINARY + REDUCE}
+    max/min, which return no indices; ``dim=`` for one axis, no argument for all).  Each
+    entry makes its function when a factory runs (untimed)."""
+    fn = {op: (lambda op=op: getattr(torch, TORCH_NAMES.get(op, op)))
+          for op in UNARY + BINARY + REDUCE}
     unary = {op: fn[op] for op in UNARY}
-    unary["clip"] = functools.partial(torch.clamp, min=CLIP[0], max=CLIP[1])
-    reduce = {op: (lambda axis, f=fn[op]: f if axis is None else functools.partial(f, dim=axis))
-              for op in REDUCE}
-    return impls(_t, unary, {op: fn[op] for op in BINARY}, reduce, torch.where,
-                 lambda op: TORCH_NAMES.get(op, op))
+    unary["clip"] = lambda: functools.partial(torch.clamp, min=CLIP[0], max=CLIP[1])
+    reduce = {op: (lambda op=op: lambda axis: _along(fn[op](), axis)) for op in REDUCE}
+    return impls(_t, unary, {op: fn[op] for op in BINARY}, reduce, lambda: torch.where,
+                 lambda op: TORCH_NAMES.get(op, op), bind=lambda make, be: make())
+
+
+def _along(f, axis):
+    return f if axis is None else functools.partial(f, dim=axis)
 
 
 OPS = {"expand": "expand().contiguous()", "repeat": "repeat",
