@@ -153,19 +153,19 @@ def _weak_scalars(spec, ins):
 def _scalar_pair(spec, ins):
     """Two inputs, one a Python scalar beside a local tensor (the common ``x * 2.0`` and
     ``1 - x``): the scalar's 0-d Tensor in its place; other pairs as they are.  The
-    0-d Tensor is remembered by the tensor's metadata (whose hash is kept)."""
+    0-d Tensor is remembered by the id of the tensor's metadata (``MetaTensor._id``)."""
     a, b = ins
     if type(b) in _PY_SCALARS and type(a) in LOCAL_CLASSES:
         if spec.index_args:
             _index_scalar(spec, 1, b)
         m = a._meta or a.meta
-        key = (type(b), b, repr(b) if b == 0 else None, m._key)     # inline: a per-call path
+        key = (type(b), b, repr(b) if b == 0 else None, m._id)     # inline: a per-call path
         made = _SCALAR_TENSORS.get(key)
         return [a, made if made is not None else
                 _scalar_tensor(b, (m.dtype,), m.place, spec, key)]
     if type(a) in _PY_SCALARS and type(b) in LOCAL_CLASSES:
         m = b._meta or b.meta
-        key = (type(a), a, repr(a) if a == 0 else None, m._key)
+        key = (type(a), a, repr(a) if a == 0 else None, m._id)
         made = _SCALAR_TENSORS.get(key)
         return [made if made is not None else
                 _scalar_tensor(a, (m.dtype,), m.place, spec, key), b]
@@ -680,7 +680,7 @@ _KEY_TYPES = frozenset({int, bool, str, type(None), type, Ints})
 
 
 def _memo_key(metas, attrs):
-    """The memo key of a call: the metas' ``_key`` tuples, then each attribute with its type.
+    """The memo key of a call: the metas' ``_id`` ints, then each attribute with its type.
 
     None when an attribute has no exact immutable key: the key must tell
     apart what ``==`` does not (``2`` and ``2.0``, ``0.0`` and ``-0.0``, a
@@ -690,11 +690,11 @@ def _memo_key(metas, attrs):
     """
     n = len(metas)                      # one and two inputs spelled out: a per-call path
     if n == 1:
-        key = [metas[0]._key]
+        key = [metas[0]._id]
     elif n == 2:
-        key = [metas[0]._key, metas[1]._key]
+        key = [metas[0]._id, metas[1]._id]
     else:
-        key = [m._key for m in metas]
+        key = [m._id for m in metas]
     if not attrs:
         return tuple(key)
     for v in attrs:

@@ -1,4 +1,5 @@
 """MetaTensor: what infer-meta reasons about (shape, dtype, layout, place), never data."""
+import itertools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -6,6 +7,22 @@ import numpy as np
 
 LAYOUTS = ("dense", "sparse_coo", "sparse_csr")
 PLACES = ("cpu", "gpu")
+#: Distinct metadata (the fields as a tuple) -> the int naming it, ``MetaTensor._id``.
+_IDS = {}
+_NEXT_ID = itertools.count()
+#: The table forgets everything at this many entries.  Ids are never reused, so
+#: metadata seen again gets a new id: a memo miss, never a wrong hit.
+ID_TABLE_SIZE = 1 << 14
+
+
+def _id_of(key):
+    """The int naming metadata ``key`` (equal keys get equal ids while remembered)."""
+    found = _IDS.get(key)
+    if found is None:
+        if len(_IDS) >= ID_TABLE_SIZE:
+            _IDS.clear()
+        found = _IDS.setdefault(key, next(_NEXT_ID))
+    return found
 
 
 @dataclass(frozen=True)
@@ -28,8 +45,9 @@ class MetaTensor:
             object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
         if type(self.dtype) is not np.dtype and not isinstance(self.dtype, np.dtype):
             object.__setattr__(self, "dtype", np.dtype(self.dtype))
-        self.__dict__["_key"] = (self.shape, self.dtype, self.layout, self.place,
-                                 self.sparse_dim)
+        key = (self.shape, self.dtype, self.layout, self.place, self.sparse_dim)
+        self.__dict__["_key"] = key
+        self.__dict__["_id"] = _id_of(key)
 
     @property
     def ndim(self):
@@ -45,9 +63,10 @@ class MetaTensor:
     #: Metadata is never global; dispatch asks every input.
     is_global = False
 
-    #: ``_key``: the fields as a plain tuple, made with the meta.  Dispatch keys its
-    #: per-call memo on it: a tuple hashes and compares in C, where this class's
-    #: ``__hash__`` and ``__eq__`` are Python calls.
+    #: ``_key``: the fields as a plain tuple, made with the meta; ``_id``: the int that
+    #: names that tuple (:func:`_id_of`).  Dispatch keys its per-call memos on ``_id``:
+    #: an int hashes and compares at once, where the tuple hashes its shape and dtype
+    #: on every call and this class's ``__hash__`` and ``__eq__`` are Python calls.
 
     def __hash__(self):
         return hash(self._key)
@@ -61,8 +80,10 @@ class MetaTensor:
         if not isinstance(fields["shape"], tuple) or not isinstance(fields["dtype"], np.dtype):
             new.__post_init__()
         else:
-            fields["_key"] = (fields["shape"], fields["dtype"], fields["layout"],
-                              fields["place"], fields["sparse_dim"])
+            key = (fields["shape"], fields["dtype"], fields["layout"], fields["place"],
+                   fields["sparse_dim"])
+            fields["_key"] = key
+            fields["_id"] = _id_of(key)
         return new
 
     @property

