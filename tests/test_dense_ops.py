@@ -455,3 +455,20 @@ def test_readme_mlp_trains_with_a_decreasing_loss(capsys):
     losses = [float(v) for v in re.findall(r"loss ([0-9.]+)", capsys.readouterr().out)]
     assert len(losses) == 6 and all(b < a for a, b in zip(losses, losses[1:]))
     assert f"step 5: loss {losses[-1]:.4f}" in readme  # the README shows this run's output
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("shape, axis", [((2, 5), 1), ((3, 7, 4), (0, 2)), ((6,), None),
+                                         ((5, 3), 0), ((2, 0, 3), 1)])
+def test_mean_has_numpys_bits(dtype, shape, axis):
+    """mean divides the own-dtype sum by the count (a remembered 0-d divisor for float
+    dtypes), which gives numpy's np.mean to the bit; an empty slice gives NaN as numpy."""
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal(shape) * 1e3).astype(dtype)
+    x = dense.to_tensor(a)
+    for _ in range(2):               # the second call takes the remembered divisor
+        got = dense.mean(x, axis=axis).numpy()
+        with np.errstate(all="ignore"):
+            want = np.mean(a, axis=axis)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

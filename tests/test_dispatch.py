@@ -202,3 +202,23 @@ def test_docstring_examples_run(module):
     import importlib
     res = doctest.testmod(importlib.import_module(module))
     assert res.failed == 0 and res.attempted > 0
+
+
+def test_metadata_ids_name_equal_metadata_alike_and_are_never_reused(monkeypatch):
+    """``MetaTensor._id`` keys the memos: equal metadata gets one id, other metadata another;
+    once the table forgets (it is bounded), metadata seen again gets a new id, so a
+    remembered call is missed, never matched to other metadata."""
+    from kernels.core import meta as meta_module
+    a, b = MetaTensor((2, 3), np.float32), MetaTensor((2, 3), np.dtype("float32"))
+    assert a._id == b._id and a.with_(layout="dense")._id == a._id
+    assert len({a._id, MetaTensor((2, 3), np.float64)._id, MetaTensor((3, 2), np.float32)._id,
+                MetaTensor((2, 3), np.float32, place="gpu")._id}) == 4
+    monkeypatch.setattr(meta_module, "ID_TABLE_SIZE", 3)
+    seen = {}
+    for n in range(1, 12):          # the table forgets several times over
+        m = MetaTensor((n,), np.float32)
+        assert m._id not in seen.values()
+        seen[n] = m._id
+        x = dense.to_tensor(np.arange(n, dtype=np.float32))
+        np.testing.assert_array_equal(dense.sum(x * 2.0).numpy(), np.float32(n * (n - 1)))
+    assert MetaTensor((1,), np.float32)._id != seen[1]

@@ -124,14 +124,20 @@ def _sigmoid_numpy(x):
     block by block, then ``exp(x)`` below :data:`_TAIL` (within 2 ulp everywhere, the
     tails included, and no overflow warning).  scipy's ``expit`` does the same one
     element at a time: 1.8x numpy's formula on 4e6 float32 values, so it serves only
-    small inputs (:data:`_SIGMOID_SMALL`), float32 ones in float64 (its float32 loop
-    flushes results below 2**-126 to 0).  Long double: expit; other dtypes: the formula."""
+    small inputs (:data:`_SIGMOID_SMALL`): float32 ones in float64 (its float32 loop
+    flushes results below 2**-126 to 0), float64 ones with ``exp(x)`` below
+    :data:`_TAIL` (it flushes the subnormal results).  Long double: expit; other
+    dtypes: the formula."""
     if x.dtype not in _TAIL:
         return _expit()(x) if x.dtype.char == "g" else _sigmoid(np, x)
     if x.size <= _SIGMOID_SMALL:
-        if x.dtype.char == "d":
-            return _expit()(x)
-        return _expit()(x.astype(np.float64)).astype(np.float32)
+        if x.dtype.char == "f":
+            return _expit()(x.astype(np.float64)).astype(np.float32)
+        out = _expit()(x)                  # float64: below -708 expit flushes to 0
+        low = x < _TAIL[x.dtype]
+        if low.any():
+            out[low] = np.exp(x[low])
+        return out
     src = x.reshape(-1)
     out = np.empty(x.shape, x.dtype)
     dst = out.reshape(-1)
