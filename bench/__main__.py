@@ -44,9 +44,10 @@ def parse(argv):
                     "default 6 (5 with --quick)")
     ap.add_argument("--rounds", type=int, help="interleaved rounds the repeats are split "
                     "over; default 2 (1 with --quick)")
-    ap.add_argument("--tiny-rounds", type=int, default=8, metavar="N",
-                    help="rounds of the per-call (tiny/*) workloads: N processes per peer, "
-                    "alternating with the other peers' (default 8)")
+    ap.add_argument("--group-rounds", type=int, default=8, metavar="N",
+                    help="rounds of the short workloads (tiny/*, dense/*), whose jobs of one "
+                    "peer share a process: N processes per peer, alternating with the "
+                    "other peers' (default 8)")
     ap.add_argument("--alloc", type=_csv, default=("default", "fresh"),
                     help="allocation modes, comma-separated: default (every library at its "
                     "defaults: the headline), fresh (new memory for every output where a "
@@ -83,9 +84,9 @@ def options(args):
         allocs=args.alloc, isolate=(not quick) if args.isolate is None else args.isolate,
         parallel=args.parallel or (os.cpu_count() if quick else 1),
         timeout=120.0 if quick else 900.0, threads=args.threads, busy=args.busy,
-        tiny_rounds=args.tiny_rounds)
-    if min(opts.repeats, opts.rounds, opts.parallel, opts.tiny_rounds) < 1:
-        raise SystemExit("bench: --repeats, --rounds, --tiny-rounds and --parallel must be "
+        group_rounds=args.group_rounds)
+    if min(opts.repeats, opts.rounds, opts.parallel, opts.group_rounds) < 1:
+        raise SystemExit("bench: --repeats, --rounds, --group-rounds and --parallel must be "
                          ">= 1")
     return opts
 

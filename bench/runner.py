@@ -68,7 +68,7 @@ class Options:
     timeout: float = 900.0
     threads: int = None
     busy: int = 0
-    tiny_rounds: int = 8
+    group_rounds: int = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,26 +179,27 @@ def _groups(jobs, key):
     return list(out.values())
 
 
-def schedule(jobs, rounds, isolate, tiny_rounds=1):
+def schedule(jobs, rounds, isolate, group_rounds=1):
     """Batches of jobs (one process each) in run order; odd rounds reverse the order.
 
     With ``isolate``, each job runs alone, its workload's rounds back to back,
-    except the per-call (``tiny/*``) jobs: those of one peer share a process, and
-    ``tiny_rounds`` rounds of one process per peer follow the other batches.
-    Per-call timings on a shared VM are bimodal from process to process (a
-    process lands in a fast or a slow spell of the machine and stays there), so
-    many short processes per peer, alternating with the other peers', give
-    every library the same share of both.
+    except the jobs of ``grouped`` workloads (the per-call ``tiny/*`` rows and the
+    short ``dense/*`` ones): those of one peer share a process, and
+    ``group_rounds`` rounds of one process per peer follow the other batches.
+    Timings on a shared VM are bimodal from process to process (a process lands
+    in a fast or a slow spell of the machine and stays there), so many short
+    processes per peer, alternating with the other peers', give every library
+    the same share of both.
     """
     if not isolate:
         groups = _groups(jobs, lambda j: (j.peer, j.backend, j.alloc))
         return _rounds(groups, rounds)
-    tiny = [j for j in jobs if j.workload in BY_NAME and BY_NAME[j.workload].calls > 1]
-    groups = _groups([j for j in jobs if j not in tiny], lambda j: (j.workload, j.backend))
+    grouped = [j for j in jobs if j.workload in BY_NAME and BY_NAME[j.workload].grouped]
+    groups = _groups([j for j in jobs if j not in grouped], lambda j: (j.workload, j.backend))
     batches = [[job] for group in groups for r in range(rounds)
                for job in (group if r % 2 == 0 else group[::-1])]
-    return batches + _rounds(_groups(tiny, lambda j: (j.peer, j.backend, j.alloc)),
-                             tiny_rounds)
+    return batches + _rounds(_groups(grouped, lambda j: (j.peer, j.backend, j.alloc)),
+                             group_rounds)
 
 
 def _rounds(groups, rounds):
@@ -276,7 +277,7 @@ def _execute(opts, progress, say):
     jobs, notes = plan(workloads, backends, peers, opts.allocs)
     for n in notes:
         say(f"{n['workload']} [{n['backend']}] {n['peer']}: skipped — {n['reason']}")
-    batches = schedule(jobs, opts.rounds, opts.isolate, opts.tiny_rounds)
+    batches = schedule(jobs, opts.rounds, opts.isolate, opts.group_rounds)
     floor_runs = 1 if opts.quick else 2
     progress.extend(len(batches) + len(backends) * floor_runs)
     floors = {be: [] for be in backends}

@@ -26,7 +26,9 @@ I64 = 8
 class Workload:
     """One benchmark case at its full and its ``--quick`` size, and optionally a
     larger ``gpu`` size that replaces ``full`` on the gpu backend (not under
-    ``--quick``): the CPU sizes leave a GPU idle most of a call.
+    ``--quick``): the CPU sizes leave a GPU idle most of a call.  A ``grouped``
+    workload is short (a call of milliseconds or less): a peer's grouped jobs
+    share a process, over many rounds (:func:`bench.runner.schedule`).
 
     Every size-dependent method takes the ``backend`` name ('cpu' by default).
     """
@@ -37,6 +39,7 @@ class Workload:
     quick: dict
     calls: int = 1
     gpu: dict = None
+    grouped: bool = False
 
     def params(self, quick, backend="cpu"):
         """The parameters at the chosen size."""
@@ -504,12 +507,14 @@ def _dense_compute_workloads():
     (``dense/<op>``; reductions over axis 1 and over everything), a broadcast add, a
     1024^2 matmul."""
     quick = (64, 32)
-    out = [Workload(f"dense/{op}", op, {"shape": LARGE}, {"shape": quick}) for op in UNARY]
+    out = [Workload(f"dense/{op}", op, {"shape": LARGE}, {"shape": quick}, grouped=True)
+           for op in UNARY]
     out += [Workload(f"dense/{op}", op, {"shape": LARGE, "y_shape": LARGE},
-                     {"shape": quick, "y_shape": quick}) for op in BINARY]
-    out.append(Workload("dense/where", "where", {"shape": LARGE}, {"shape": quick}))
+                     {"shape": quick, "y_shape": quick}, grouped=True) for op in BINARY]
+    out.append(Workload("dense/where", "where", {"shape": LARGE}, {"shape": quick},
+                        grouped=True))
     out += [Workload(f"dense/{op}/{tag}", op, {"shape": LARGE, "axis": axis},
-                     {"shape": quick, "axis": axis})
+                     {"shape": quick, "axis": axis}, grouped=True)
             for op in REDUCE for axis, tag in ((1, "axis1"), (None, "all"))]
     return out + [
         Workload("add/broadcast", "add", {"shape": (8192, 1024), "y_shape": (1024,)},
@@ -558,7 +563,8 @@ def _tiny_workloads():
         **{op: {"shape": (10,), "y_shape": (10,)} for op in BINARY},
         **{op: {"shape": (2, 5), "axis": 1} for op in REDUCE},
     }
-    return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS) for op, p in params.items()]
+    return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS, grouped=True)
+            for op, p in params.items()]
 
 
 WORKLOADS = (_coo_workloads() + _csr_workloads() + _struct_workloads() + _dense_workloads()

@@ -240,16 +240,18 @@ def test_schedule_interleaves_rounds():
                                                           ["w1"], ["w1"], ["w1", "w2"]]
 
 
-def test_schedule_runs_per_call_jobs_of_a_peer_together_in_many_rounds():
+def test_schedule_runs_grouped_jobs_of_a_peer_together_in_many_rounds():
+    assert workloads.BY_NAME["tiny/exp"].grouped and workloads.BY_NAME["dense/sum/all"].grouped
+    assert not workloads.BY_NAME["expand"].grouped
     tiny = [runner.Job(w, "cpu", "default", p, "i") for p in "ab" for w in ("tiny/exp",
-                                                                            "tiny/sum")]
+                                                                            "dense/sum/all")]
     jobs = [runner.Job("expand", "cpu", "default", p, "i") for p in "ab"] + tiny
-    batches = runner.schedule(jobs, rounds=2, isolate=True, tiny_rounds=3)
+    batches = runner.schedule(jobs, rounds=2, isolate=True, group_rounds=3)
     assert [[(j.workload, j.peer) for j in b] for b in batches[:4]] == [
         [("expand", "a")], [("expand", "b")], [("expand", "b")], [("expand", "a")]]
     per_call = batches[4:]
     assert [b[0].peer for b in per_call] == ["a", "b", "b", "a", "a", "b"]
-    assert all([j.workload for j in b] == ["tiny/exp", "tiny/sum"] for b in per_call)
+    assert all([j.workload for j in b] == ["tiny/exp", "dense/sum/all"] for b in per_call)
     assert all(len({j.peer for j in b}) == 1 for b in per_call)
 
 
