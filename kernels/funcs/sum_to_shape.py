@@ -205,10 +205,12 @@ def _sum_dim(v, p, acc):
     return out
 
 
-#: A pairwise sum reads about 18 GB/s on one core here (a copy 25), so threads
-#: pay off on smaller blocks than for copies: a sparse sum of 1e6 float32
-#: values took 0.26-0.38 ms per call on one thread and 0.23 on two.
-REDUCE_BYTES_PER_THREAD = 1 << 20
+#: A long sum takes threads from split_index's own floor (4 MiB a thread), as every
+#: other threaded kernel does.  A floor of 1 MiB made threads slower than one on an
+#: AMD EPYC VM (2026-11-27, medians interleaved in one process): 1e6 float32 values
+#: took 160 us on two threads and 107 on one, 2e6 240 and 175, and 4e6 414 with two
+#: against 480 with one (an Intel Xeon VM had found 0.23 ms on two against 0.26-0.38
+#: on one at 1e6: a thread woken for 50 us of work pays its wake-up here).
 
 
 #: A long float sum is cut into chunks of FLAT_ROWS x FLAT_COLS elements.  A chunk's
@@ -224,7 +226,10 @@ REDUCE_BYTES_PER_THREAD = 1 << 20
 #: added as a chunk's: 0.92x (1e7) and 0.95x (1e6) the time, interleaved.  (A product with
 #: a ones vector, OpenBLAS's threaded sgemv, took half the time on a quiet machine and
 #: 2.5x under two spinning processes: its static split waits for descheduled threads.)
-FLAT_ROWS, FLAT_COLS = 64, 4096
+#: Rows of 1024 (a 4 KiB accumulator) beat rows of 4096 on an AMD EPYC VM (2026-11-27,
+#: interleaved, best of three medians): 1.13 against 1.47 ms at 1e7, 0.41 against 0.45
+#: at 4e6, 0.11 both at 1e6.
+FLAT_ROWS, FLAT_COLS = 64, 1024
 FLAT_CHUNK = FLAT_ROWS * FLAT_COLS
 
 
@@ -247,7 +252,7 @@ def sum_flat(v, dtype):
         s = piece[0] if piece else slice(0, count)
         np.add.reduce(np.add.reduce(blocks[s], 1), 1, out=partial[s])
 
-    run_parallel(run, split_index((count,), n * v.itemsize, per_thread=REDUCE_BYTES_PER_THREAD))
+    run_parallel(run, split_index((count,), n * v.itemsize))
     return np.add.reduce(np.concatenate([partial, _tail_sums(v[count * FLAT_CHUNK:])]))
 
 
@@ -270,7 +275,7 @@ def sum_leading(v, dtype):
     xp = xp_of(v)
     if xp is np and v.ndim == 1:
         return np.full(1, sum_flat(v, dtype), dtype)
-    parts = split_index(v.shape, v.nbytes, candidates=[0], per_thread=REDUCE_BYTES_PER_THREAD) \
+    parts = split_index(v.shape, v.nbytes, candidates=[0]) \
         if xp is np else [()]
     if len(parts) == 1:
         return xp.sum(v, axis=0, dtype=dtype, keepdims=True)
