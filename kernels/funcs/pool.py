@@ -34,8 +34,13 @@ from ..core.owned import keep_writable
 from ..core.xp import xp_of
 from .shape import prod
 
-#: Smaller outputs come straight from np.empty (malloc reuses them cheaply).
-MIN_BYTES = 16 << 20
+#: Smaller outputs come straight from np.empty (malloc reuses them cheaply).  Not
+#: above 4 MiB: glibc gives a freed block of a few MiB back to the system when it tops
+#: the heap (its trim threshold follows its mmap threshold, 32 MiB at most), so a
+#: sparse add of two 1e6-entry CSR tensors, whose result buffers were 15.3 and 7.6 MiB,
+#: faulted in 3400 fresh pages a call: 11.7 against 7.0 ms a call with this floor
+#: (AMD EPYC VM, 2026-11-27; no row of the bench's sparse set got slower).
+MIN_BYTES = 4 << 20
 #: Blocks are sized in whole huge pages.
 GRAIN = 2 << 20
 #: An idle block serves requests down to 1/FIT of its size.
