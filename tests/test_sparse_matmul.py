@@ -620,3 +620,36 @@ def test_batched_sparse_products_scratch_spans_one_batch_not_all(layout, monkeyp
     with pytest.raises(ValueError, match=r"^matmul_grad: the gradient walks the transpose "
                                          r"of y \[65536, 1, 65536\].* GB\) of row pointers"):
         sparse.sum(sparse.matmul(xg, yg)).backward()
+
+
+@pytest.mark.parametrize("case", ["canonical", "unsorted", "duplicates"])
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_masked_matmul_of_ordered_and_unordered_masks(case, layout):
+    """A mask known to store each coordinate once in C order (a coalesced COO, a canonical
+    2-D CSR) skips the ordering pass and, for CSR, keeps its row pointers; an unsorted mask
+    or one with duplicates takes the pass.  Every case gives x @ y at the mask's set of
+    coordinates, sorted, each once (a hand-made 3 x 4 pattern, numpy's product)."""
+    rows = np.array([0, 0, 1, 2, 2, 2])
+    cols = np.array({"canonical": [1, 3, 0, 0, 2, 3], "unsorted": [3, 1, 0, 3, 0, 2],
+                     "duplicates": [1, 1, 0, 2, 0, 2]}[case])
+    if layout == "coo":
+        mask = sparse.sparse_coo_tensor(np.stack([rows, cols]), np.ones(6), [3, 4])
+        if case == "canonical":              # the constructor does not scan for order
+            mask = sparse.coalesce(mask)
+        assert mask.is_coalesced() == (case == "canonical")
+    else:
+        mask = sparse.sparse_csr_tensor([0, 2, 3, 6], cols, np.ones(6), [3, 4])
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((3, 5)), rng.standard_normal((5, 4))
+    for _ in range(2):                     # the second call finds the remembered facts
+        out = sparse.masked_matmul(dense_t(x), dense_t(y), mask)
+        want = sorted(set(zip(rows.tolist(), cols.tolist())))
+        coo = out.to_sparse_coo() if layout == "csr" else out
+        got = list(zip(*coo.indices().numpy().tolist()))
+        assert got == want
+        np.testing.assert_allclose(coo.values().numpy(), [x[r] @ y[:, c] for r, c in want],
+                                   rtol=1e-12)
+        if layout == "csr":
+            assert out.crows().numpy().tolist() == [0, len([w for w in want if w[0] == 0]),
+                                                    len([w for w in want if w[0] <= 1]),
+                                                    len(want)]

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.sparse import _sparsetools
 
 from .data import CsrData
+from ..funcs import pool
 from ..funcs.threads import num_threads, run_parallel
 
 #: Below this much work (stored entries plus rows) per thread, one call does it all.
@@ -197,9 +198,9 @@ def sddmm(rows, cols, x, yt):
     """
     dtype = np.result_type(x.dtype, yt.dtype)
     nnz, k = rows.shape[0], x.shape[1]
-    out = np.zeros(nnz, dtype)
     if nnz == 0 or k == 0:
-        return out
+        return np.zeros(nnz, dtype)
+    out = pool.empty((nnz,), dtype)         # every entry is written below
     x = np.ascontiguousarray(x, dtype=dtype)
     yt = np.ascontiguousarray(yt, dtype=dtype)
     step = sddmm_block(k, dtype)

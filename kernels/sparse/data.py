@@ -21,6 +21,7 @@ from scipy.sparse import _sparsetools
 
 from ..core.owned import readable
 from ..core.xp import place_of, xp_of
+from ..funcs import pool
 from ..funcs.restride import index_dtype, restride
 from ..funcs.shape import INT64_LIMIT, prod
 from ..gpu.backend import device
@@ -80,7 +81,7 @@ def csr_row_ids(x):
         flat = ids[0] if len(x.shape) == 2 else ids[0].astype(dtype) * rows + ids[1]
         return flat.astype(dtype, copy=False)
     if len(x.shape) == 2 and xp is np:
-        return row_ids(x.crows, np.empty(x.nnz, dtype))
+        return row_ids(x.crows, pool.empty((x.nnz,), dtype))
     c2 = x.crows.reshape(x.batch, rows + 1)
     counts = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
     return xp.repeat(xp.arange(x.batch * rows, dtype=dtype), counts)

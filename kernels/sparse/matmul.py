@@ -40,6 +40,7 @@ from ..funcs.shape import prod
 from . import blas, blas_gpu
 from .convert import coalesce_coo, lookup_values
 from .data import CooData, CsrData, crows_from_keys, csr_coords, csr_from_keys, fold_dense
+from .merge import is_canonical
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
 #: Value dtypes of the forward kernels (scipy's sparsetools have no float16).
@@ -330,15 +331,29 @@ def masked_matmul(ops, x, y, mask):
     rows, cols = flat_coords(mask)
     wide = index_dtype(shape, rows.dtype, extent=rows.shape[0], xp=xp)   # block-diagonal
     dtype = index_dtype(mask.shape, _index(mask).dtype, extent=rows.shape[0], xp=xp)
-    if rows.shape[0] > 1:
+    unique = _unique_in_order(mask)
+    if rows.shape[0] > 1 and not unique:
         keys = rows.astype(xp.int64) * shape[1] + cols
         if bool(xp.any(keys[1:] <= keys[:-1])):
             keys = xp.unique(keys)
             rows, cols = keys // shape[1], keys % shape[1]
     values = ops.sddmm(rows, cols, _stack(x), _stack_t(y))
-    crows = crows_from_keys(rows, shape, wide)
+    if unique and isinstance(mask, CsrData) and len(mask.shape) == 2:
+        crows = mask.crows.astype(wide, copy=False)
+    else:
+        crows = crows_from_keys(rows, shape, wide)
     flat = CsrData(crows, cols.astype(wide, copy=False), values, shape)
     return from_flat(flat, tuple(mask.shape), _layout(mask), dtype, coalesced=True)
+
+
+def _unique_in_order(mask):
+    """True if mask stores each coordinate once, in C order, by what is known without a
+    pass over its entries: a COO flagged coalesced (the flag is true to the data), or a 2-D
+    CSR on the CPU whose rows a compiled walk found canonical (remembered per tensor)."""
+    if not isinstance(mask, CsrData):
+        return bool(mask.coalesced)
+    return len(mask.shape) == 2 and xp_of(mask.cols) is np and is_canonical(mask.crows,
+                                                                             mask.cols)
 
 
 def masked_matmul_grad(ops, x, y, out_grad, grad_mask=BOTH):
