@@ -120,7 +120,10 @@ def _method(cfg):
     envs = "; ".join(f"`{a}`: " + (", ".join(f"{k}={v}" for k, v in env.items())
                                    or "no variables set")
                      for a, env in cfg["alloc_env"].items())
-    where = "" if cfg["isolate"] else " (here: one process per peer and round)"
+    rounds = cfg.get("group_rounds", 1)
+    where = " (here: one process per peer and round)" if not cfg["isolate"] else (
+        f"; the short `tiny/*` and `dense/*` rows share one process per peer and round, "
+        f"over {rounds} rounds ({cfg['repeats_per_process'] * rounds} calls)")
     return (f"Each figure is the median (and min) of {cfg['repeats']} timed calls after a "
             f"warm-up ({cfg['repeats_per_process']} per round, {cfg['rounds']} round(s)), "
             f"every (workload, peer) in its own process{where}. Every peer runs under the "
