@@ -365,3 +365,52 @@ def test_peak_memory_is_the_output_plus_at_most_one_int64_row(old, new):
     out_bytes = y.indices()._data().nbytes
     assert y.values()._data() is x.values()._data()
     assert peak <= out_bytes + nnz * 8 + 256 * 1024, (peak, out_bytes)   # + ufunc buffers
+
+
+@pytest.mark.parametrize("old, new", [((6, 12), (12, 6)), ((6, 12), (18, 4)), ((6, 12), (72, 1)),
+                                      ((6, 12), (6, 12)), ((2, 6, 12), (2, 18, 4)),
+                                      ((2, 6, 12), (4, 6, 6)), ((2, 6, 12), (12, 12)),
+                                      ((6, 12), (3, 6, 4)), ((2, 6, 12), (3, 4, 12))])
+@pytest.mark.parametrize("case", ["canonical", "unsorted", "duplicates", "empty rows"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_csr_column_split_matches_numpy_and_the_general_path(old, new, case, index_dtype):
+    """A C-order reshape whose last dim divides x's (each row cut into runs of columns)
+    takes the column-split path when every row's columns ascend, and the general path
+    otherwise; both give numpy's reshape of the dense form, scipy's canonical layout
+    (sorted rows, x's values in x's order) and keep int32 indices."""
+    rng = np.random.default_rng(12)
+    a = _random_dense(rng, old)
+    if case == "empty rows":
+        a[..., ::2, :] = 0
+    batch = old[0] if len(old) == 3 else 1
+    mats = [sp.csr_array(m) for m in a.reshape((batch,) + old[-2:])]
+    crows = np.concatenate([m.indptr for m in mats])
+    cols = np.concatenate([m.indices for m in mats])
+    vals = np.concatenate([m.data for m in mats])
+    if case in ("unsorted", "duplicates"):
+        r = crows[: old[-2] + 1]
+        k = int(np.argmax(np.diff(r) >= 2))            # a row with two entries or more
+        i = r[k]
+        if case == "unsorted":
+            cols[i], cols[i + 1], vals[i], vals[i + 1] = cols[i + 1], cols[i], vals[i + 1], vals[i]
+        else:                                           # the second entry doubles the first
+            a.reshape((batch,) + old[-2:])[0][k, cols[i + 1]] -= vals[i + 1]
+            a.reshape((batch,) + old[-2:])[0][k, cols[i]] += vals[i + 1]
+            cols[i + 1] = cols[i]
+    x = sparse.sparse_csr_tensor(crows.astype(index_dtype), cols.astype(index_dtype), vals, old)
+    for _ in range(2):                                  # the second call recalls the walk
+        y = sparse.reshape(x, new)
+        assert y.shape == list(new)
+        np.testing.assert_array_equal(y.to_dense().numpy(), a.reshape(new))
+        assert y.crows().numpy().dtype == index_dtype and y.cols().numpy().dtype == index_dtype
+        if case != "duplicates":
+            rows = y.crows().numpy().reshape(-1, new[-2] + 1)
+            assert all(np.all(np.diff(r) >= 0) for r in rows)
+            assert y.nnz() == x.nnz()
+    g = rng.standard_normal(new)                        # each entry's gradient is g at
+    xs = sparse.sparse_csr_tensor(crows.astype(index_dtype), cols.astype(index_dtype), vals, old,
+                                  stop_gradient=False)  # its image, duplicates included
+    y = sparse.reshape(xs, new)
+    y.backward(dense.to_tensor(g))
+    coords = tuple(x.to_sparse_coo().indices().numpy())
+    np.testing.assert_array_equal(xs.grad.values().numpy(), g.reshape(old)[coords])

@@ -5,13 +5,20 @@ are restrided to the new shape, then grouped back into rows.  A C-order
 reshape of rows with sorted columns keeps the entries in order, so the values
 are shared; otherwise the entries are stably sorted by row.
 """
+import numpy as np
+
 from ..core.dtypes import ALL
+from ..core.owned import recall, remember
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
+from ..funcs import pool
 from ..funcs.restride import index_dtype, restride
 from ..funcs.shape import prod
+from ..funcs.threads import run_parallel, split_index
 from .convert import unpermute
 from .data import CsrData, coo_to_csr_parts, csr_coords, csr_from_keys, csr_row_ids
+from .merge import is_canonical
+from .segments import row_ranges
 
 
 def csr_reshape_parts(x, new, order):
@@ -28,11 +35,98 @@ def csr_reshape_parts(x, new, order):
         indices = restride(csr_coords(x), x.shape, new, order, dtype)
         return coo_to_csr_parts(indices, new, dtype)
     rows = prod(new[:-1])
+    split = _split_columns(x, new, dtype)
+    if split is not None:
+        return split
     keys = xp.empty(x.nnz, dtype=index_dtype((rows,), dtype, xp=xp))
     cols = xp.empty(x.nnz, dtype=dtype)
     restride([csr_row_ids(x), x.cols], (prod(x.shape[:-1]), x.shape[-1]), (rows, new[-1]),
              out=(keys, cols))
     return csr_from_keys(keys, cols, new, dtype)
+
+
+def _split_columns(x, new, dtype):
+    """(crows, cols, None) of a C-order reshape that cuts every global row of x into
+    ``q`` rows of ``new[-1]`` columns (x's last dim is ``q * new[-1]``), on the CPU, where
+    each row's columns ascend (a compiled walk checks once per tensor); else None.
+
+    No entry moves: the new rows of an old row are its runs of columns below
+    ``new[-1]``, below ``2 * new[-1]``, ..., found by binary searches inside the row
+    (:func:`_run_starts`), and a column is its old one modulo ``new[-1]``.  That is
+    one pass over the columns where the general path computes and checks every
+    entry's flat offset: 20000² to 40000 x 10000 at nnz 1e7 took 10 ms against 42.
+    """
+    n_old, n_new = x.shape[-1], new[-1]
+    if xp_of(x.cols) is not np or n_new == 0 or n_old % n_new or not x.nnz:
+        return None
+    q = n_old // n_new
+    batch, rows = (x.shape[0] if len(x.shape) == 3 else 1), x.shape[-2]
+    if batch * rows * (q - 1) > x.nnz or not _rows_ascend(x, batch, rows):
+        return None
+    starts, lengths = row_ranges(x.crows, batch, rows)
+    bounds = _run_starts(x.cols, starts, starts + lengths, q, n_new)
+    crows = _layout_crows(np.append(bounds.reshape(-1), x.nnz), new, dtype)
+    cols = x.cols.astype(dtype, copy=False) if q == 1 else _modulo(x.cols, n_new, dtype)
+    return crows, cols, None
+
+
+def _rows_ascend(x, batch, rows):
+    """True if every row's columns strictly ascend (scipy's canonical format): for a 2-D
+    CSR :func:`is_canonical`; a batched one is walked as its global rows once, and the
+    answer remembered for its locked buffers."""
+    if batch == 1:
+        return is_canonical(x.crows, x.cols)
+    if recall((x.cols, x.crows), "rows ascend") is True:
+        return True
+    starts, lengths = row_ranges(x.crows, batch, rows)
+    if not is_canonical(np.append(starts, x.nnz), x.cols):
+        return False
+    return remember((x.cols, x.crows), "rows ascend", True)
+
+
+def _run_starts(cols, starts, ends, q, width):
+    """``[R, q]`` int64: where each row's run of columns from ``j * width`` begins (its
+    first column at or above it): run 0 at the row's start, the others by a binary
+    search in every row at once over the ascending columns of ``[starts, ends)``."""
+    lo = np.repeat(starts[:, None], q, axis=1)
+    hi = np.repeat(ends[:, None], q - 1, axis=1)
+    limit = np.arange(1, q, dtype=np.int64) * width
+    last = cols.shape[0] - 1
+    found = lo[:, 1:]
+    while True:
+        open_ = found < hi
+        if not open_.any():
+            return lo
+        mid = (found + hi) >> 1
+        below = open_ & (cols[np.minimum(mid, last)] < limit)
+        found[...] = np.where(below, mid + 1, found)
+        hi = np.where(open_ & ~below, mid, hi)
+
+
+def _layout_crows(bounds, shape, dtype):
+    """Paddle's crows for ``shape`` (restarting in every batch) from the global row
+    pointers ``bounds`` (``batch * rows + 1`` of them)."""
+    if len(shape) == 2:
+        return bounds.astype(dtype)
+    batch, rows = shape[0], shape[1]
+    first = bounds[:-1:rows] if rows else bounds[:batch]
+    at = np.arange(batch)[:, None] * rows + np.arange(rows + 1)
+    return (bounds[at] - first[:, None]).astype(dtype).reshape(-1)
+
+
+def _modulo(cols, width, dtype):
+    """``cols % width`` in ``dtype`` on threads, as ``cols - width * (cols // width)``
+    (numpy divides by a constant with libdivide but not for ``%``: 6.6 against 19 ms
+    for 1e7 int64 columns)."""
+    out = pool.empty(cols.shape, np.result_type(cols.dtype, dtype))
+
+    def piece(part):
+        c, o = cols[part], out[part]
+        np.floor_divide(c, width, out=o)
+        np.multiply(o, width, out=o)
+        np.subtract(c, o, out=o)
+    run_parallel(piece, split_index(cols.shape, 2 * cols.nbytes))
+    return out.astype(dtype, copy=False)
 
 
 @register_kernel("reshape_csr", layout="sparse_csr", backends=("cpu", "gpu"), dtypes=ALL)
