@@ -370,14 +370,18 @@ def test_peak_memory_is_the_output_plus_at_most_one_int64_row(old, new):
 @pytest.mark.parametrize("old, new", [((6, 12), (12, 6)), ((6, 12), (18, 4)), ((6, 12), (72, 1)),
                                       ((6, 12), (6, 12)), ((2, 6, 12), (2, 18, 4)),
                                       ((2, 6, 12), (4, 6, 6)), ((2, 6, 12), (12, 12)),
-                                      ((6, 12), (3, 6, 4)), ((2, 6, 12), (3, 4, 12))])
+                                      ((6, 12), (3, 6, 4)), ((2, 6, 12), (3, 4, 12)),
+                                      ((6, 12), (3, 24)), ((6, 12), (1, 72)),
+                                      ((2, 6, 12), (2, 3, 24)), ((2, 6, 12), (6, 24)),
+                                      ((12, 6), (2, 2, 18)), ((6, 12), (4, 18))])
 @pytest.mark.parametrize("case", ["canonical", "unsorted", "duplicates", "empty rows"])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_csr_column_split_matches_numpy_and_the_general_path(old, new, case, index_dtype):
+def test_csr_column_split_and_row_merge_match_numpy(old, new, case, index_dtype):
     """A C-order reshape whose last dim divides x's (each row cut into runs of columns)
-    takes the column-split path when every row's columns ascend, and the general path
-    otherwise; both give numpy's reshape of the dense form, scipy's canonical layout
-    (sorted rows, x's values in x's order) and keep int32 indices."""
+    takes the column-split path when every row's columns ascend, one whose last dim is
+    a multiple of x's (consecutive rows joined) the row-merge path whatever the order,
+    and any other the general path; all give numpy's reshape of the dense form, rows in
+    order with x's values in x's order, and keep int32 indices."""
     rng = np.random.default_rng(12)
     a = _random_dense(rng, old)
     if case == "empty rows":

@@ -35,9 +35,9 @@ def csr_reshape_parts(x, new, order):
         indices = restride(csr_coords(x), x.shape, new, order, dtype)
         return coo_to_csr_parts(indices, new, dtype)
     rows = prod(new[:-1])
-    split = _split_columns(x, new, dtype)
-    if split is not None:
-        return split
+    moved_none = _split_columns(x, new, dtype) or _merge_rows(x, new, dtype)
+    if moved_none is not None:
+        return moved_none
     keys = xp.empty(x.nnz, dtype=index_dtype((rows,), dtype, xp=xp))
     cols = xp.empty(x.nnz, dtype=dtype)
     restride([csr_row_ids(x), x.cols], (prod(x.shape[:-1]), x.shape[-1]), (rows, new[-1]),
@@ -68,6 +68,28 @@ def _split_columns(x, new, dtype):
     crows = _layout_crows(np.append(bounds.reshape(-1), x.nnz), new, dtype)
     cols = x.cols.astype(dtype, copy=False) if q == 1 else _modulo(x.cols, n_new, dtype)
     return crows, cols, None
+
+
+def _merge_rows(x, new, dtype):
+    """(crows, cols, None) of a C-order reshape that joins every ``q`` consecutive global
+    rows of x into one row of ``new[-1] = q * x.shape[-1]`` columns, on the CPU; else
+    None.  Rows stay in order, so no entry moves whatever the order of the columns: a
+    new row starts where every ``q``-th old one did, and a column gains its old row's
+    place in its group times x's last dim, repeated over the row's entries (numpy's
+    ``repeat`` by counts: 9 ms for 1e7 entries, where gathering the shift by each
+    entry's row took 20)."""
+    n_old, n_new = x.shape[-1], new[-1]
+    if xp_of(x.cols) is not np or n_old == 0 or n_new == n_old or n_new % n_old or not x.nnz:
+        return None
+    q = n_new // n_old
+    batch, rows = (x.shape[0] if len(x.shape) == 3 else 1), x.shape[-2]
+    starts, lengths = row_ranges(x.crows, batch, rows)
+    dtype_cols = np.result_type(x.cols.dtype, dtype)
+    shift = (np.arange(batch * rows, dtype=dtype_cols) % q) * dtype_cols.type(n_old)
+    cols = np.repeat(shift, lengths)
+    np.add(cols, x.cols, out=cols)
+    bounds = np.append(starts, x.nnz)
+    return _layout_crows(bounds[::q], new, dtype), cols.astype(dtype, copy=False), None
 
 
 def _rows_ascend(x, batch, rows):
