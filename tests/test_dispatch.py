@@ -222,3 +222,20 @@ def test_metadata_ids_name_equal_metadata_alike_and_are_never_reused(monkeypatch
         x = dense.to_tensor(np.arange(n, dtype=np.float32))
         np.testing.assert_array_equal(dense.sum(x * 2.0).numpy(), np.float32(n * (n - 1)))
     assert MetaTensor((1,), np.float32)._id != seen[1]
+
+
+def test_a_pickled_metadata_takes_an_id_of_this_process(monkeypatch):
+    """``_id`` is not pickled: a copy made in another process (here: after the table
+    forgot every id) takes the id of its fields here, never the stale one, which may name
+    other metadata now; copies within a process keep theirs."""
+    import copy
+    import pickle
+    from kernels.core import meta as meta_module
+    m = MetaTensor((2, 3), np.float32, "sparse_coo", "cpu", 2)
+    assert copy.deepcopy(m)._id == m._id == pickle.loads(pickle.dumps(m))._id
+    monkeypatch.setattr(meta_module, "_IDS", {})
+    other = MetaTensor((7,), np.int64)              # takes a fresh id, never m's
+    back = pickle.loads(pickle.dumps(m))
+    assert back == m and back._key == m._key
+    assert back._id not in (m._id, other._id)
+    assert back._id == MetaTensor((2, 3), np.float32, "sparse_coo", "cpu", 2)._id

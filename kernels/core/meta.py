@@ -71,6 +71,11 @@ class MetaTensor:
     def __hash__(self):
         return hash(self._key)
 
+    def __reduce__(self):
+        """Pickle the fields only: ``_id`` names metadata in this process's table, so an
+        unpickled copy (another process, or after the table forgot) takes its own."""
+        return MetaTensor, (self.shape, self.dtype, self.layout, self.place, self.sparse_dim)
+
     def with_(self, **changes):
         """A copy with some fields changed; a shape that is not a tuple is normalised."""
         new = object.__new__(MetaTensor)
