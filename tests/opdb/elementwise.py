@@ -17,9 +17,11 @@ BINARY_SHAPES = [((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1, 3), (2, 1)), ((), (2,
 
 
 def _sigmoid(x):
-    if x.dtype.kind in "biu":       # negate in exp's float dtype: -x would wrap for uint8
-        x = x.astype(np.result_type(x.dtype, np.float16))
-    return 1 / (1 + np.exp(-x))
+    """1 / (1 + exp(-x)) in float64 (no wrap for uint8, no float16 overflow), rounded once
+    to numpy's float dtype for x."""
+    with np.errstate(over="ignore"):
+        out = 1 / (1 + np.exp(-x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)))
+    return out.astype(np.result_type(x.dtype, np.float16))
 
 
 UNARY = {  # name: (numpy reference, low, high)
