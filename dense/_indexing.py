@@ -45,7 +45,11 @@ def _as_index_array(k):
     integer index.  A boolean mask or a non-integer array raises TypeError.
     """
     if isinstance(k, list):
-        k = np.asarray(k)
+        try:
+            k = np.asarray(k)
+        except ValueError as exc:
+            raise ValueError(f"{OP}: the list index {k!r} is not a rectangular array of "
+                             f"integers: {exc}") from None
         k = k.astype(np.int64) if k.size == 0 else k
     elif not _is_array(k):
         return None

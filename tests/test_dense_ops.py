@@ -136,7 +136,8 @@ def test_getitem_with_an_integer_tensor_index():
                                      ((Ellipsis, Ellipsis), IndexError), (3, IndexError),
                                      ((0, -5), IndexError), ((np.array([0]), np.array([1])),
                                                              IndexError),
-                                     ((slice(None, None, 0),), ValueError)])
+                                     ((slice(None, None, 0),), ValueError),
+                                     ([[0], [0, 1]], ValueError)])
 def test_bad_keys_raise_naming_getitem(key, exc):
     with pytest.raises(exc, match="getitem"):
         dense.to_tensor(A)[key]
@@ -472,3 +473,35 @@ def test_mean_has_numpys_bits(dtype, shape, axis):
             want = np.mean(a, axis=axis)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_where_takes_a_python_bool_condition_as_numpy(cond):
+    x = np.arange(3.0)
+    for y in (0.0, np.full(3, 7.0)):
+        out = dense.where(cond, dense.to_tensor(x), y)
+        np.testing.assert_array_equal(out.numpy(), np.where(cond, x, y))
+        assert out.numpy().dtype == np.where(cond, x, y).dtype
+    small = np.arange(3, dtype=np.int8)
+    assert dense.where(cond, dense.to_tensor(small), 0).numpy().dtype == np.int8
+    assert dense.where.infer_meta(cond, dense.to_tensor(x), 0.0).shape == (3,)
+
+
+@pytest.mark.parametrize("cond", [1, 0.5, 1j])
+def test_where_refuses_a_python_number_as_condition(cond):
+    with pytest.raises(TypeError, match=r"where: argument 'condition' must be a bool"):
+        dense.where(cond, dense.to_tensor(np.arange(3.0)), 0.0)
+
+
+@pytest.mark.parametrize("axis", [0, -1, [0, -1], None])
+def test_squeeze_of_a_0d_tensor_takes_axis_0_and_minus_1(axis):
+    x = dense.to_tensor(np.array(2.5), stop_gradient=False)
+    out = dense.squeeze(x, axis)
+    assert out.shape == [] and float(out) == 2.5
+    out.backward()
+    assert float(x.grad) == 1.0
+
+
+def test_squeeze_of_a_0d_tensor_refuses_other_axes():
+    with pytest.raises(ValueError, match=r"squeeze: axis 1 .* rank 0; expected none"):
+        dense.squeeze(dense.to_tensor(np.array(2.5)), 1)

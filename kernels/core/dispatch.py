@@ -141,6 +141,8 @@ def _weak_scalars(spec, ins):
     for i in spec.index_args:
         if type(ins[i]) in _PY_SCALARS:
             _index_scalar(spec, i, ins[i])
+    if spec.condition_args:
+        ins = _condition_scalars(spec, ins)
     scalar = [_is_scalar(t) for t in ins]
     if not any(scalar):
         return ins
@@ -179,6 +181,22 @@ def _index_scalar(spec, i, value):
         arg = spec.tensor_args[i].name
         raise TypeError(f"{spec.name}: argument '{arg}' must be a Tensor or array of int32 or "
                         f"int64 indices, got the Python {type(value).__name__} {value!r}")
+
+
+def _condition_scalars(spec, ins):
+    """``ins`` with a Python bool given for a condition argument as a bool 0-d array (numpy's
+    ``where(True, x, y)``); any other Python scalar there raises TypeError."""
+    ins = list(ins)
+    for i in spec.condition_args:
+        if type(ins[i]) is bool:
+            others = [_meta(t) for t in _flat(ins) if not _is_scalar(t)]
+            place = others[0].place if others else "cpu"
+            ins[i] = layout_class("dense")(to_place(np.asarray(ins[i]), place))
+        elif type(ins[i]) in _PY_SCALARS:
+            arg = spec.tensor_args[i].name
+            raise TypeError(f"{spec.name}: argument '{arg}' must be a bool Tensor, array or "
+                            f"Python bool, got the Python {type(ins[i]).__name__} {ins[i]!r}")
+    return ins
 
 
 def _zero(t):

@@ -8,6 +8,9 @@ PLAIN_TYPES = {"int": int, "bool": bool, "float": float, "str": str, "IntArray":
 #: The name of an index argument: integer positions (gather, index_select), for which
 #: a Python scalar is refused, since its weak dtype would be the other inputs'.
 INDEX_ARG = "index"
+#: The name of a Tensor argument that holds a bool condition (``where``): a Python bool
+#: given for it is a bool 0-d array, never a weak scalar promoted to the others' dtype.
+CONDITION_ARG = "condition"
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,8 @@ class OpSpec:
     dispatch's general path; ``direct`` ops (neither general nor ``invoke:``)
     may take its short path.  ``index_args`` are the positions among the
     tensor inputs of index arguments (a ``Tensor index``), which take no
-    Python scalar.
+    Python scalar; ``condition_args`` those of bool conditions (a ``Tensor
+    condition``), which take a Python bool as a bool and no other Python scalar.
     """
 
     name: str
@@ -80,6 +84,7 @@ class OpSpec:
     general: bool = field(init=False, repr=False, compare=False)
     direct: bool = field(init=False, repr=False, compare=False)
     index_args: tuple = field(init=False, repr=False, compare=False)
+    condition_args: tuple = field(init=False, repr=False, compare=False)
     attr_plain: tuple = field(init=False, repr=False, compare=False)
     bindings: dict = field(init=False, repr=False, compare=False, default_factory=dict)
     memo: dict = field(init=False, repr=False, compare=False, default_factory=dict)
@@ -97,7 +102,9 @@ class OpSpec:
                    "general": not tensors or any(a.is_list for a in tensors),
                    "attr_plain": tuple(PLAIN_TYPES.get(a.type) for a in attrs),
                    "index_args": tuple(i for i, a in enumerate(tensors)
-                                       if a.name == INDEX_ARG)}
+                                       if a.name == INDEX_ARG),
+                   "condition_args": tuple(i for i, a in enumerate(tensors)
+                                           if a.name == CONDITION_ARG)}
         derived["direct"] = not derived["general"] and self.invoke is None
         for name, value in derived.items():
             object.__setattr__(self, name, value)

@@ -21,8 +21,9 @@ def c_strides(shape):
 def normalize_axis(axis, ndim, op, arg="axis"):
     """Map ``axis`` in [-ndim, ndim) to [0, ndim) or raise ValueError naming the op."""
     if not -ndim <= axis < ndim or ndim == 0:
+        expected = f"a value in [{-ndim}, {ndim})" if ndim else "none (it has no axes)"
         raise ValueError(f"{op}: {arg} {axis} is out of range for a tensor of rank {ndim}; "
-                         f"expected a value in [{-ndim}, {ndim})")
+                         f"expected {expected}")
     return axis % ndim
 
 

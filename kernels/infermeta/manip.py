@@ -46,7 +46,11 @@ def squeeze_shape(shape, axis=None, op="squeeze"):
 
 
 def squeezed_axes(shape, axis=None, op="squeeze"):
-    """The axes squeeze drops: the size-1 dims among ``axis`` (all when None or empty)."""
+    """The axes squeeze drops: the size-1 dims among ``axis`` (all when None or empty).
+
+    A 0-d tensor takes axis 0 or -1 and drops nothing, as numpy's and Paddle's squeeze."""
+    if not shape and axis is not None:
+        axis = [a for a in axis if a not in (0, -1)]
     axes = range(len(shape)) if axis is None or len(axis) == 0 else \
         {normalize_axis(a, len(shape), op) for a in axis}
     return tuple(i for i in sorted(axes) if shape[i] == 1)
