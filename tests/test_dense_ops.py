@@ -505,3 +505,8 @@ def test_squeeze_of_a_0d_tensor_takes_axis_0_and_minus_1(axis):
 def test_squeeze_of_a_0d_tensor_refuses_other_axes():
     with pytest.raises(ValueError, match=r"squeeze: axis 1 .* rank 0; expected none"):
         dense.squeeze(dense.to_tensor(np.array(2.5)), 1)
+
+
+def test_clip_bound_beyond_an_int_dtype_names_the_bound():
+    with pytest.raises(TypeError, match=r"clip: dtype int8 cannot hold the arguments \[300, None\]"):
+        dense.clip(dense.to_tensor(np.arange(3, dtype=np.int8)), 300)

@@ -490,4 +490,7 @@ def _run_on_empty(op, entry, dtypes_and_params):
             return np.asarray(entry.fn(np, *empties, *params)).dtype
     except (TypeError, OverflowError) as exc:
         names = " and ".join(np.dtype(d).name for d in dtypes)
+        if isinstance(exc, OverflowError) and params:
+            raise TypeError(f"{op}: dtype {names} cannot hold the arguments {list(params)}: "
+                            f"{exc}") from None
         raise TypeError(f"{op}: dtype {names} is not supported: {exc}") from None
