@@ -14,7 +14,8 @@ import numbers
 import numpy as np
 
 from kernels.core.meta import MetaTensor
-from kernels.core.tensor import TensorBase
+from kernels.core.tensor import LOCAL_CLASSES, TensorBase
+from kernels.sparse.binary import stores_each_once
 
 from . import _generated_api as _api
 
@@ -109,8 +110,25 @@ divide = _divide()
 
 
 def power(x, factor):
-    """``x ** factor`` for a scalar factor: value-wise :func:`sparse.pow`."""
+    """``x ** factor`` for a scalar factor: :func:`sparse.pow` of the logical values
+    (duplicates summed first, as every operator does)."""
     if not is_scalar(factor):
         raise TypeError(f"pow: a sparse tensor's exponent must be a Python or numpy scalar, "
                         f"got {type(factor).__name__}")
-    return _api.pow(x, factor)
+    return _api.pow(logical(x), factor)
+
+
+def absolute(x):
+    """``abs(x)``: :func:`sparse.abs` of the logical values (duplicates summed first)."""
+    return _api.abs(logical(x))
+
+
+def logical(x):
+    """x itself when it stores each coordinate once, else x with its duplicates summed
+    (times a one of its own dtype: the multiply sums them, differentiably, and keeps
+    the layout).  The operators act on the logical values (``abs`` of 2 and -1 stored
+    at one coordinate is 1, where the value-wise ``sparse.abs`` gives 3); the named
+    value-wise ops act entry by entry, as Paddle's."""
+    if type(x) in LOCAL_CLASSES and stores_each_once(x._data()):
+        return x
+    return _api.multiply(x, np.ones((), x.dtype)[()])

@@ -257,7 +257,7 @@ class _SparseTensor(TensorBase):
         return _op("neg", self)
 
     def __abs__(self):
-        return _op("abs", self)
+        return _arith().absolute(self)
 
     # ------------------------------------------------------------ Python protocols
     # As for dense tensors and numpy: float(), int(), complex() and bool() of a

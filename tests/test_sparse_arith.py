@@ -651,3 +651,50 @@ def test_sum_into_a_truncating_dtype_sums_duplicates_first(layout, axis, dtype):
     got = sparse.sum(x, axis=axis, dtype=dtype).to_dense().numpy()
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got.reshape(want.shape), want)
+
+
+# ---------------------------------------------------------------- operators on duplicates
+def _with_duplicates(layout, values):
+    """[2, 3] holding values at (0, 1) twice, (1, 0) and (1, 2) twice, in that order."""
+    if layout == "coo":
+        return coo([[0, 0, 1, 1, 1], [1, 1, 0, 2, 2]], values, [2, 3])
+    return sparse.sparse_csr_tensor([0, 2, 5], [1, 1, 0, 2, 2], values, [2, 3])
+
+
+def _dense_of(values):
+    out = np.zeros((2, 3))
+    np.add.at(out, ([0, 0, 1, 1, 1], [1, 1, 0, 2, 2]), values)
+    return out
+
+
+OPERATORS = {"abs": (abs, np.abs), "square": (lambda t: t ** 2, np.square),
+             "cube": (lambda t: t ** 3.0, lambda a: a ** 3.0)}
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+def test_abs_and_pow_operators_act_on_the_logical_values(layout, name):
+    op, ref = OPERATORS[name]
+    vals = np.array([2.0, -1.5, 3.0, -0.5, -0.25])
+    v = dense.to_tensor(vals, stop_gradient=False)
+    out = op(_with_duplicates(layout, v))
+    assert out.layout == ("sparse_coo" if layout == "coo" else "sparse_csr")
+    np.testing.assert_allclose(out.to_dense().numpy(), ref(_dense_of(vals)))
+    w = np.arange(1.0, 7.0).reshape(2, 3)
+    (out.to_dense() * dense.to_tensor(w)).sum().backward()
+    expect = numeric_vjp(lambda a: ref(_dense_of(a)), [vals], 0, w)
+    np.testing.assert_allclose(v.grad.numpy(), expect, rtol=1e-6, atol=1e-8)
+
+
+def test_the_named_value_wise_ops_still_act_entry_by_entry():
+    x = _with_duplicates("coo", [2.0, -1.5, 3.0, -0.5, -0.25])
+    np.testing.assert_array_equal(sparse.abs(x).values().numpy(), [2.0, 1.5, 3.0, 0.5, 0.25])
+    np.testing.assert_array_equal(sparse.pow(x, 2).values().numpy(), [4.0, 2.25, 9.0, 0.25,
+                                                                     0.0625])
+
+
+def test_operators_on_a_tensor_storing_each_coordinate_once_keep_its_entries():
+    x = coo([[0, 1], [1, 2]], np.array([-2.0, 3.0], np.float32), [2, 3])
+    out = abs(x)
+    assert out.indices().numpy().tolist() == [[0, 1], [1, 2]]
+    assert out.values().numpy().tolist() == [2.0, 3.0] and out.dtype == np.float32

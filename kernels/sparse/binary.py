@@ -426,7 +426,7 @@ def _sparse_result(s, p, values, out_shape):
     return coo_out(p.a.keys, values, out_shape, p.k, idt, xp)
 
 
-def _entrywise(s):
+def stores_each_once(s):
     """True if s's entries may be used one by one: each coordinate is stored once (a
     coalesced COO, or CPU entries in canonical row order), so the logical values are the
     stored ones.  Otherwise duplicates are summed first: ``(2 - 1) / 0`` is inf where
@@ -449,14 +449,14 @@ def _entrywise(s):
 def sparse_dense(op, x, y):
     """Sparse x times or divided by dense y: a sparse result on x's pattern."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(op, x, y, out_shape, coalesce=not _entrywise(x))
+    p = on_pattern(op, x, y, out_shape, coalesce=not stores_each_once(x))
     return _sparse_result(x, p, apply(op, p.sv, p.dv, dtype), out_shape)
 
 
 def dense_sparse(op, x, y):
     """Dense x times or divided by sparse y: a sparse result on y's (summed) pattern."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(op, y, x, out_shape, coalesce=op == "divide" or not _entrywise(y))
+    p = on_pattern(op, y, x, out_shape, coalesce=op == "divide" or not stores_each_once(y))
     return _sparse_result(y, p, apply(op, p.dv, p.sv, dtype), out_shape)
 
 
@@ -484,7 +484,7 @@ def _dense_grad(d, p, t, out_shape):
 def sparse_dense_grad(op, x, y, out_grad, grad_mask=BOTH):
     """Sparse x's gradient on its pattern and dense y's gradient, as ``grad_mask`` asks."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(op, x, y, out_shape, coalesce=not _entrywise(x))
+    p = on_pattern(op, x, y, out_shape, coalesce=not stores_each_once(x))
     tx, ty = partials(op, out_grad.values, p.sv, p.dv, dtype, grad_mask)
     return _sparse_grad(x, p, tx, out_shape), _dense_grad(y, p, ty, out_shape)
 
@@ -492,7 +492,7 @@ def sparse_dense_grad(op, x, y, out_grad, grad_mask=BOTH):
 def dense_sparse_grad(op, x, y, out_grad, grad_mask=BOTH):
     """Dense x's gradient and sparse y's gradient on its pattern, as ``grad_mask`` asks."""
     out_shape, dtype = _meta(op, x, y)
-    p = on_pattern(op, y, x, out_shape, coalesce=op == "divide" or not _entrywise(y))
+    p = on_pattern(op, y, x, out_shape, coalesce=op == "divide" or not stores_each_once(y))
     tx, ty = partials(op, out_grad.values, p.dv, p.sv, dtype, grad_mask)
     return _dense_grad(x, p, tx, out_shape), _sparse_grad(y, p, ty, out_shape)
 
