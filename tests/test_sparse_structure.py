@@ -134,6 +134,23 @@ def test_coo_transpose_matches_scipy_nd_coo_array():
         np.testing.assert_array_equal(y.values().numpy(), ref.data)
 
 
+@pytest.mark.parametrize("shape, perm", [((5, 7), [1, 0]), ((3, 4, 5), [2, 1, 0]),
+                                         ((3, 4, 5, 2), [2, 1, 0, 3])])
+def test_coo_transpose_reversing_the_sparse_dims_shares_the_index_rows(shape, perm):
+    """A reversal of the sparse dims (every 2-D transpose) reads x's index rows backwards,
+    as scipy's transpose shares its coordinates: nothing is copied, and every op reads
+    the result as it reads a copy."""
+    x, dense_x = coo(shape, sparse_dim=3 if len(shape) == 4 else None, nnz=40, seed=5)
+    y = sparse.transpose(x, perm)
+    assert np.shares_memory(y._data().indices, x._data().indices)
+    ref = np.transpose(dense_x, perm)
+    np.testing.assert_allclose(y.to_dense().numpy(), ref, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(y.indices().numpy(), x.indices().numpy()[::-1])
+    np.testing.assert_allclose(y.coalesce().to_dense().numpy(), ref, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(sparse.sum(y, 0).to_dense().numpy(), ref.sum(0))
+    np.testing.assert_allclose((y + y).to_dense().numpy(), 2 * ref, rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_csr_2d_transpose_matches_scipy(index_dtype, backend):
     m = sp.random_array((7, 9), density=0.3, format="csr", random_state=4)

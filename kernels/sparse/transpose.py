@@ -31,10 +31,14 @@ COO, CSR = "sparse_coo", "sparse_csr"
 
 # ---------------------------------------------------------------- COO
 def permute_rows(indices, rows):
-    """``indices[rows]`` for an index matrix, copied by threads on the CPU."""
+    """``indices[rows]`` for an index matrix, copied by threads on the CPU; on the CPU
+    a reversal (every 2-D transpose) is a view, as scipy's transpose shares its
+    coordinate arrays: index matrices are read-only and owned by their tensors."""
     xp = xp_of(indices)
     if xp is not np:
         return indices[list(rows)]
+    if tuple(rows) == tuple(range(indices.shape[0] - 1, -1, -1)):
+        return indices[::-1]
     out = pool.empty((len(rows), indices.shape[1]), indices.dtype)
 
     def copy(piece):
