@@ -249,7 +249,8 @@ def _index_buffer(data, op, name, place):
 
 def _value_buffer(data, dtype, place, op):
     dt = None if dtype is None else canonical_dtype(dtype, op, "dtype")
-    if isinstance(data, TensorBase) and data.layout == "dense" and dt in (None, data.dtype):
+    same = dt is None or dt == data.dtype if isinstance(data, TensorBase) else False
+    if same and data.layout == "dense":    # (np.dtype('float64') == None is True: no `in`)
         return to_place(data._data(), place or data.place)
     if dt is not None and isinstance(data, (list, tuple, numbers.Number)):
         data = _python_values(data, dt, op)      # as to_tensor: 300 is no uint8

@@ -130,3 +130,16 @@ def test_mask_as_rejects_a_sparse_x_and_a_dense_mask():
         sparse.mask_as(dense.to_tensor(G), dense.to_tensor(G))
     with pytest.raises(ValueError, match="mask_as"):
         sparse.mask_as(dense.to_tensor(np.ones((3, 2))), m)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("dtype", ["float64", np.float64, np.dtype("float64")])
+@pytest.mark.parametrize("source", [np.float32, np.int64])
+def test_constructor_dtype_float64_casts_tensor_values(layout, dtype, source):
+    """float64 is not skipped as 'no dtype' (numpy's ``np.dtype('float64') == None`` is
+    True): float32 or int64 values become float64, and can then require a gradient."""
+    v = dense.to_tensor(np.array([1, 2, 3, 4], source))
+    args = (IDX, v, [2, 3]) if layout == "coo" else ([0, 2, 4], [2, 0, 1, 1], v, [2, 3])
+    make = sparse.sparse_coo_tensor if layout == "coo" else sparse.sparse_csr_tensor
+    x = make(*args, dtype=dtype, stop_gradient=False)
+    assert x.dtype == np.float64 and x.values().numpy().tolist() == [1.0, 2.0, 3.0, 4.0]
