@@ -60,12 +60,27 @@ def sparse_operator_checks():
     gs = s.to_global(placement=dense.placement(), sbp=B)
     gd = dense.to_tensor(d).to_global(placement=dense.placement(), sbp=B)
     for name, fn in (("s * 2 + s", lambda a, b: a * 2 + a), ("s * d", lambda a, b: a * b),
-                     ("-s", lambda a, b: -a), ("abs(s) ** 2", lambda a, b: abs(a) ** 2)):
+                     ("-s", lambda a, b: -a), ("abs(s) ** 2", lambda a, b: abs(a) ** 2),
+                     ("d * s", lambda a, b: b * a), ("d / s * s", lambda a, b: a / b * a),
+                     ("np.float64(2) * s", lambda a, b: np.float64(2) * a),
+                     ("ndarray * s", lambda a, b: np.arange(4.0) * a)):
         got = fn(gs, gd)
         want = fn(s, dense.to_tensor(d))
         assert got.sbp == B, f"{name}: sbp {got.sbp}"
         assert np.array_equal(got.to_dense().numpy(), want.to_dense().numpy()), name
         CHECKS.append(name)
+    for name, fn in (("d + s", lambda a, b: b + a), ("d - s", lambda a, b: b - a)):
+        got, want = fn(gs, gd), fn(s, dense.to_tensor(d))     # dense results
+        assert got.sbp == B and np.array_equal(got.numpy(), want.numpy()), name
+        CHECKS.append(name)
+    for fn in (sparse.values,):
+        try:
+            fn(gs)
+        except TypeError as exc:
+            assert "to_local" in str(exc), exc
+        else:
+            raise AssertionError(f"{fn.__name__} of a global COO tensor did not raise")
+        CHECKS.append(f"sparse.{fn.__name__}(global) raises TypeError")
 
 
 def main():

@@ -160,6 +160,7 @@ def run(spec, ins, attrs):
     out_metas = dispatch.infer(spec, metas, attrs)
     for m in out_metas:
         _check_layout_sbp(m, broadcast, spec.name)
+        _check_known_shape(m, spec.name)
     canonical = canonical_attrs(spec, metas, attrs)
     sig = choose(spec, ins, metas, canonical, out_metas)
     boxed = [_each(lambda t: box(t, s), item) for item, s in zip(ins, sig.ins)]
@@ -178,6 +179,15 @@ def run(spec, ins, attrs):
     results = result if isinstance(result, tuple) else (result,)
     outs = tuple(_wrap(spec, r, s, placement, m) for r, s, m in zip(results, sig.outs, out_metas))
     return outs[0] if len(outs) == 1 else outs
+
+
+def _check_known_shape(meta, op):
+    """TypeError for a result whose shape only the data knows (``values``: [nnz, ...]):
+    a global tensor needs its logical shape on every rank before any work."""
+    if any(d < 0 for d in meta.shape):
+        raise TypeError(f"{op}: its result's shape {list(meta.shape)} depends on the data "
+                        "(-1 is the number of stored entries), which a global tensor cannot "
+                        "have; use g.to_local() for this rank's shard")
 
 
 def _agree_on_failure(spec, failure, boxed, sig, placement):

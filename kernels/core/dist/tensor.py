@@ -266,11 +266,21 @@ def _operator(name):
         local_method = getattr(type(self._local), dunder, None)
         if local_method is None:
             return NotImplemented
-        return local_method(self, *args)
+        out = local_method(self, *args)
+        if out is NotImplemented and name in REFLECTED and getattr(args[0], "is_global", False):
+            # Python tries no reflected method between two operands of one class: a dense
+            # global with a sparse one runs the sparse class's, as two local tensors do.
+            other_method = getattr(type(args[0]._local), f"__r{name}__", None)
+            if other_method is not None:
+                return other_method(args[0], self)
+        return out
     method.__name__ = dunder
     method.__doc__ = f"``{dunder}`` of the local tensor class, on the global tensor."
     return method
 
+
+#: The operators with a reflected form (``__radd__`` ...).
+REFLECTED = frozenset({"add", "sub", "mul", "truediv", "pow", "matmul"})
 
 for _name in OPERATORS:
     setattr(GlobalTensor, f"__{_name}__", _operator(_name))
@@ -290,13 +300,31 @@ def _delegated(name):
         local_method = getattr(type(self._local), name, None)
         if local_method is None:
             if name == "__array_ufunc__":
-                return NotImplemented
+                return _deferred_ufunc(self, *args, **kwargs)
             raise TypeError(f"{name}: a global {self.layout} tensor does not support it "
                             f"(its local class {type(self._local).__name__} has none)")
         return local_method(self, *args, **kwargs)
     method.__name__ = name
     method.__doc__ = f"``{name}`` of the local tensor class, on the global tensor."
     return method
+
+
+#: numpy's ufuncs that stand for a binary operator.
+_UFUNC_OPERATORS = {np.add: "add", np.subtract: "sub", np.multiply: "mul",
+                    np.true_divide: "truediv", np.power: "pow", np.matmul: "matmul"}
+
+
+def _deferred_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """What numpy's deferral gives a local class that sets ``__array_ufunc__ = None`` (the
+    sparse ones): ``np.float64(2) * g`` runs g's reflected operator, as ``* s`` does for a
+    local sparse s; any other ufunc call is NotImplemented (numpy raises TypeError)."""
+    op = _UFUNC_OPERATORS.get(ufunc)
+    if method != "__call__" or op is None or kwargs or len(inputs) != 2:
+        return NotImplemented
+    a, b = inputs
+    if b is self:
+        return getattr(self, f"__r{op}__")(a)
+    return getattr(self, f"__{op}__")(b) if a is self else NotImplemented
 
 
 for _name in DELEGATED:
