@@ -372,6 +372,16 @@ class SparseCooTensor(_SparseTensor):
         """See :func:`sparse.coalesce`."""
         return _op("coalesce", self)
 
+    def crows(self) -> dense.Tensor:
+        """A COO tensor has no row pointers: TypeError naming what it has."""
+        raise TypeError("crows: a sparse_coo tensor stores indices() and values(); "
+                        "x.to_sparse_csr().crows() gives CSR row pointers")
+
+    def cols(self) -> dense.Tensor:
+        """A COO tensor has no column array: TypeError naming what it has."""
+        raise TypeError("cols: a sparse_coo tensor stores indices() and values(); "
+                        "x.to_sparse_csr().cols() gives CSR columns")
+
     def to_sparse_coo(self, sparse_dim: int | None = None) -> SparseCooTensor:
         """See :func:`sparse.to_sparse_coo`; None or the current sparse_dim returns itself."""
         if sparse_dim is None or (type(sparse_dim) is int and sparse_dim == self.sparse_dim()):
@@ -419,6 +429,15 @@ class SparseCsrTensor(_SparseTensor):
             set_attribute(self, "_meta", MetaTensor(self._d.shape, self.dtype, self.layout,
                                                     self.place))
         return self._meta
+
+    def indices(self) -> dense.Tensor:
+        """A CSR tensor has no index matrix: TypeError naming what it has."""
+        raise TypeError("indices: a sparse_csr tensor stores crows() and cols(); "
+                        "x.to_sparse_coo().indices() gives the COO index matrix")
+
+    def coalesce(self) -> SparseCooTensor:
+        """See :func:`sparse.coalesce` (COO only: a CSR tensor raises its TypeError)."""
+        return _op("coalesce", self)
 
     def crows(self) -> dense.Tensor:
         """The compressed row pointers, batch * (rows + 1) of them, sharing memory."""

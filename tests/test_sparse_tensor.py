@@ -394,3 +394,28 @@ def test_constructors_build_python_values_in_dtype_as_numpy_and_to_tensor_do(val
         sparse.sparse_csr_tensor([0, 1], [0], values, [1, 2], dtype=dtype)
     ok = sparse.sparse_coo_tensor([[0]], [3], [2], dtype="float32")
     assert ok.dtype == np.float32 and ok.values().numpy().tolist() == [3.0]
+
+
+def test_layout_specific_accessors_raise_type_error_naming_what_exists():
+    c = sparse.sparse_csr_tensor([0, 1], [0], [1.0], [1, 1])
+    x = c.to_sparse_coo()
+    for call, name in ((c.indices, "indices"), (c.coalesce, "coalesce"), (x.crows, "crows"),
+                       (x.cols, "cols")):
+        with pytest.raises(TypeError, match=rf"^{name}: .*(to_sparse_coo|to_sparse_csr)"):
+            call()
+
+
+def test_a_float_argument_beyond_float64_raises_value_error_naming_the_op():
+    x = sparse.sparse_coo_tensor([[0]], [1.0], [2])
+    with pytest.raises(ValueError, match=r"^leaky_relu: argument 'negative_slope' .* largest"):
+        sparse.leaky_relu(x, 10 ** 400)
+
+
+@pytest.mark.parametrize("make, op", [
+    (lambda: sparse.sparse_coo_tensor([[0]], [1], [2], stop_gradient=False), "sparse_coo_tensor"),
+    (lambda: sparse.sparse_csr_tensor([0, 1], [0], [1], [1, 1], stop_gradient=False),
+     "sparse_csr_tensor"),
+    (lambda: dense.to_tensor([1], stop_gradient=False), "to_tensor")])
+def test_constructors_name_themselves_when_an_int_dtype_cannot_take_a_gradient(make, op):
+    with pytest.raises(TypeError, match=rf"^{op}: stop_gradient=False needs a floating"):
+        make()

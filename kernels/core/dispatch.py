@@ -370,7 +370,11 @@ def _convert_attr(value, spec, arg):
     if kind == "float":
         if not isinstance(value, numbers.Real) or isinstance(value, bool):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must be a float, got {value!r}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueError(f"{spec.name}: argument '{arg.name}' is {value!r}, beyond the "
+                             "largest float64") from None
     if kind == "str" and not isinstance(value, str):
         raise TypeError(f"{spec.name}: argument '{arg.name}' must be a str, got {value!r}")
     return value

@@ -79,6 +79,16 @@ def frozen_delattr(self, name):
                          "are immutable")
 
 
+def naming_op(op, build):
+    """``build()``, its stop_gradient TypeError prefixed with constructor ``op``'s name."""
+    try:
+        return build()
+    except TypeError as exc:
+        if str(exc).startswith("stop_gradient"):
+            raise TypeError(f"{op}: {exc}") from None
+        raise
+
+
 class TensorBase:
     """Autograd state shared by all layouts.
 

@@ -17,17 +17,14 @@ from ..core.dtypes import ALL, BOOL, INTS
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.elementwise import BINARY, BOTH, UNARY, check_int_power
-from ..funcs.sum_to_shape import sum_to_shape
+from ..funcs.sum_to_shape import grad_in_dtype, sum_to_shape
 
 BACKENDS = ("cpu", "gpu")
 
 
 def _as_grad(g, x):
     """g summed to x's shape, in x's dtype (the real part for a real x)."""
-    g = sum_to_shape(xp_of(g).asarray(g), x.shape)
-    if g.dtype.kind == "c" and x.dtype.kind != "c":
-        g = g.real
-    return g.astype(x.dtype, copy=False)
+    return grad_in_dtype(sum_to_shape(xp_of(g).asarray(g), x.shape), x.dtype)
 
 
 def _unary_kernels(entry):

@@ -283,3 +283,11 @@ def sum_leading(v, dtype):
     run_parallel(lambda i: np.add.reduce(v[parts[i]], axis=0, dtype=dtype, keepdims=True,
                                          out=partial[i:i + 1]), list(range(len(parts))))
     return partial.sum(axis=0, keepdims=True)
+
+
+def grad_in_dtype(g, dtype):
+    """Gradient ``g`` in its input's ``dtype``: the real part for a real input (d/dx of a
+    real input is the real part of the complex gradient), without numpy's ComplexWarning."""
+    if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        g = g.real
+    return g.astype(dtype, copy=False)

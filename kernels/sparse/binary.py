@@ -31,7 +31,7 @@ from ..core.owned import lock, recall, remember
 from ..funcs import pool
 from ..funcs.restride import index_dtype
 from ..funcs.shape import INT64_LIMIT, prod
-from ..funcs.sum_to_shape import sum_to_shape
+from ..funcs.sum_to_shape import grad_in_dtype, sum_to_shape
 from ..funcs.threads import run_parallel
 from ..funcs.elementwise import BINARY, BOTH, quiet, result_dtype
 from ..infermeta.elementwise import broadcast_shape
@@ -374,7 +374,7 @@ def _reduced(s, a, keys, sshape, t):
     if t is None:
         return None
     g = reduce_to(a, keys, sshape, t, s.values.shape)
-    return s._replace(values=g.astype(s.values.dtype, copy=False))
+    return s._replace(values=grad_in_dtype(g, s.values.dtype))
 
 
 # ---------------------------------------------------------------- sparse with dense
@@ -470,7 +470,7 @@ def _sparse_grad(s, p, t, out_shape):
         g = sum_to_shape(t, shape)
     else:
         g = reduce_to(p.a, p.a.keys, out_shape[:p.k], t, shape)
-    return s._replace(values=g.astype(s.values.dtype, copy=False))
+    return s._replace(values=grad_in_dtype(g, s.values.dtype))
 
 
 def _dense_grad(d, p, t, out_shape):
@@ -522,7 +522,7 @@ def _grad_of(t, g):
     g = sum_to_shape(g, tuple(t.shape))
     if not isinstance(t, (CooData, CsrData)):
         return g.astype(t.dtype, copy=False)
-    return t._replace(values=g[tuple(coords(t))].astype(t.values.dtype, copy=False))
+    return t._replace(values=grad_in_dtype(g[tuple(coords(t))], t.values.dtype))
 
 
 def mixed_dense_grad(op, x, y, out_grad, grad_mask=BOTH):

@@ -26,6 +26,7 @@ from ..core.xp import xp_of
 from ..funcs.join import join
 from ..funcs.restride import index_dtype
 from ..funcs.shape import normalize_axis
+from ..funcs.sum_to_shape import grad_in_dtype
 from ..infermeta.structure import concat_sparse_dim
 from .convert import unpermute
 from .data import CooData, CsrData, csr_coords, fold_dense
@@ -85,7 +86,7 @@ def split_values(xs, values):
     """``values`` cut into consecutive runs of each x's nnz, in x's value dtype."""
     out, pos = [], 0
     for x in xs:
-        out.append(values[pos:pos + x.nnz].astype(x.values.dtype, copy=False))
+        out.append(grad_in_dtype(values[pos:pos + x.nnz], x.values.dtype))
         pos += x.nnz
     return out
 
@@ -98,7 +99,7 @@ def concat_coo_grad(xs, out_grad, axis=0):
     values = out_grad.values
     grads, pos = [], 0
     for x, f in zip(xs, folded):
-        g = values[pos:pos + f.nnz].reshape(x.values.shape).astype(x.values.dtype, copy=False)
+        g = grad_in_dtype(values[pos:pos + f.nnz].reshape(x.values.shape), x.values.dtype)
         grads.append(x._replace(values=g))
         pos += f.nnz
     return grads

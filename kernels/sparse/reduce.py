@@ -18,7 +18,7 @@ from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.shape import prod
-from ..funcs.sum_to_shape import sum_leading
+from ..funcs.sum_to_shape import grad_in_dtype, sum_leading
 from ..infermeta.sparse_reduce import sparse_sum_dtype, sum_plan
 from .align import check_offsets, flatten, unflatten
 from .binary import csr_out
@@ -109,7 +109,7 @@ def sum_coo_grad(x, out_grad, axis, dtype, keepdim):
     keep = (lead,) + tuple(1 if a - x.sparse_dim + 1 in plan.value_axes else s
                            for a, s in enumerate(x.shape) if a >= x.sparse_dim)
     g = xp.broadcast_to(g.reshape(keep), x.values.shape)
-    return x._replace(values=g.astype(x.values.dtype))
+    return x._replace(values=grad_in_dtype(g, x.values.dtype))
 
 
 def sum_csr(x, axis, dtype, keepdim):

@@ -11,6 +11,7 @@ xp-generic and registered for 'cpu' and 'gpu'.
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
+from ..funcs.sum_to_shape import grad_in_dtype
 from .convert import gather_dense, scatter_dense
 from .data import csr_coords
 
@@ -110,4 +111,4 @@ def cast_grad(x, out_grad):
     g = out_grad.values
     if g.dtype.kind == "c" and x.values.dtype.kind != "c":
         g = g.real
-    return x._replace(values=g.astype(x.values.dtype, copy=False))
+    return x._replace(values=grad_in_dtype(g, x.values.dtype))
