@@ -653,3 +653,49 @@ def test_masked_matmul_of_ordered_and_unordered_masks(case, layout):
             assert out.crows().numpy().tolist() == [0, len([w for w in want if w[0] == 0]),
                                                     len([w for w in want if w[0] <= 1]),
                                                     len(want)]
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_sparse_products_take_memory_by_entries_not_by_shape(layout):
+    """[2**31 + 5, 1] @ [1, 3] and [2, 1] @ [1, 2**33] with a few entries: the rows of a COO
+    x, the inner dim and y's columns are renumbered to those holding entries before the
+    product (row pointers and scipy's scratch row were shape-sized: 17 GB, std::bad_alloc)."""
+    import resource
+    big = 2 ** 31 + 5
+    x = sparse.sparse_coo_tensor(np.array([[0, big - 1], [0, 0]]), np.array([1.0, 2.0]), [big, 1])
+    y = sparse.sparse_coo_tensor(np.array([[0, 0], [0, 2]]), np.array([1.0, 3.0]), [1, 3])
+    wide = sparse.sparse_coo_tensor(np.array([[0], [2 ** 33 - 1]]), np.array([5.0]), [1, 2 ** 33])
+    small = sparse.sparse_coo_tensor(np.array([[1], [0]]), np.array([2.0]), [2, 1])
+    if layout == "csr":
+        y, small, wide = y.to_sparse_csr(), small.to_sparse_csr(), wide.to_sparse_csr()
+    if layout == "coo":
+        out = sparse.matmul(x, y)
+        keys = sorted(zip(*out.indices().numpy().tolist(), out.values().numpy().tolist()))
+        assert keys == [(0, 0, 1.0), (0, 2, 3.0), (big - 1, 0, 2.0), (big - 1, 2, 6.0)]
+    out = sparse.matmul(small, wide)
+    assert out.shape == [2, 2 ** 33] and out.layout == small.layout
+    dense_coords = out if layout == "coo" else out.to_sparse_coo()
+    assert dense_coords.indices().numpy().tolist() == [[1], [2 ** 33 - 1]]
+    assert dense_coords.values().numpy().tolist() == [10.0]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 4 << 20    # KiB: under 4 GiB
+
+
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_renumbered_sparse_products_match_numpy(layout, batched, monkeypatch):
+    """The renumbered path (forced on small operands) against numpy's matmul."""
+    import kernels.sparse.matmul as mm
+    monkeypatch.setattr(mm, "_sparse_extent", lambda x, y: True)
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        m, k, n = rng.integers(1, 6, 3)
+        lead = [3] if batched else []
+        dx = rng.standard_normal(lead + [m, k]) * (rng.random(lead + [m, k]) < 0.4)
+        dy = rng.standard_normal(lead + [k, n]) * (rng.random(lead + [k, n]) < 0.4)
+        x, y = (sparse.sparse_coo_tensor(np.array(np.nonzero(d)), d[np.nonzero(d)],
+                                         list(d.shape)) for d in (dx, dy))
+        if layout == "csr":
+            x, y = x.to_sparse_csr(), y.to_sparse_csr()
+        out = sparse.matmul(x, y)
+        assert out.layout == x.layout
+        np.testing.assert_allclose(out.to_dense().numpy(), dx @ dy, atol=1e-12)

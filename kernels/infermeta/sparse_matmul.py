@@ -66,18 +66,7 @@ def sparse_matmul_infer_meta(x, y):
     _check_dtype("matmul", "y", y)
     shape = batched_matmul_shape("matmul", x, y)
     layout = x.layout if DENSE not in (x.layout, y.layout) else DENSE
-    if layout != DENSE:
-        _check_row_pointers(x, y)
     return _out(shape, np.result_type(x.dtype, y.dtype), layout, x.place)
-
-
-def _check_row_pointers(x, y):
-    """SpGEMM walks both operands as CSR (scipy's ``csr_matmat``): a row pointer per
-    row of each must fit in memory, or ValueError before any work."""
-    for name, t in (("x", x), ("y", y)):
-        rows = int(np.prod(t.shape[:-1], dtype=object)) + 1
-        check_bytes("matmul", f"sparse @ sparse walks {name} {list(t.shape)} by rows and",
-                    rows * 8, "of row pointers")
 
 
 def sparse_mv_infer_meta(x, vec):

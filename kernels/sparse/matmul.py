@@ -214,10 +214,68 @@ def matmul_dense_sparse(ops, x, y):
 
 
 def matmul_sparse_sparse(ops, x, y):
-    """Sparse @ sparse -> sparse in x's layout (SpGEMM; unsorted, unique entries)."""
-    c = ops.spgemm(flat_csr(x), flat_csr(y, local=True))
+    """Sparse @ sparse -> sparse in x's layout (SpGEMM; unsorted, unique entries).
+
+    Where the dims the product walks (a COO x's rows, the inner dim, y's
+    columns: row pointers and SpGEMM's scratch row) far outnumber the
+    entries, they are first renumbered to the ones that hold entries
+    (:func:`_compact_spgemm`), so memory follows nnz, not the shape.
+    """
     shape = tuple(x.shape[:-1]) + (y.shape[-1],)
+    if _sparse_extent(x, y):
+        return _compact_spgemm(ops, x, y, shape)
+    c = ops.spgemm(flat_csr(x), flat_csr(y, local=True))
     return from_flat(c, shape, _layout(x), _out_index_dtype((x, y), shape, c.nnz), local=True)
+
+
+def _walked_dims(x, y):
+    """The extents SpGEMM allocates for: x's stacked rows (COO x only: a CSR x holds its
+    row pointers already), the stacked inner dim and y's columns."""
+    b, (m, k), n = _batch(x.shape), x.shape[-2:], y.shape[-1]
+    return (b * m if _layout(x) == COO else 0), b * k, n
+
+
+def _sparse_extent(x, y):
+    """True when a walked dim is far larger than both operands' entries together."""
+    entries = prod(x.values.shape) + prod(y.values.shape)
+    return max(_walked_dims(x, y)) > 4 * entries + 4096
+
+
+def _compact_spgemm(ops, x, y, shape):
+    """:func:`matmul_sparse_sparse` on the dims renumbered to the rows, inner indices and
+    columns that hold entries (their sorted unique values), mapped back after."""
+    xp = xp_of(x.values)
+    xr, xc = flat_coords(x)
+    yr, yc = flat_coords(y, local=True)
+    inner, inner_of = xp.unique(xp.concatenate([xc, yr]), return_inverse=True)
+    cols, yc = xp.unique(yc, return_inverse=True)
+    rows = None
+    if _layout(x) == COO:
+        rows, xr = xp.unique(xr, return_inverse=True)
+    n_rows = _batch(x.shape) * x.shape[-2] if rows is None else rows.shape[0]
+    a = _csr_of((xr, inner_of[:xc.shape[0]]), _values(x), (n_rows, inner.shape[0]))
+    b = _csr_of((inner_of[xc.shape[0]:], yc), _values(y), (inner.shape[0], cols.shape[0]))
+    c = ops.spgemm(a, b)
+    c = c._replace(cols=cols[c.cols], shape=(c.shape[0], shape[-1]))
+    dtype = _out_index_dtype((x, y), shape, c.nnz)
+    if rows is None:                      # a CSR x: every row kept, as from_flat wants it
+        return from_flat(c, shape, CSR, dtype, local=True)
+    r, cc = csr_coords(c)
+    r = rows[r]
+    coords = [r, cc]
+    if len(shape) == 3:
+        m = shape[1]
+        batch = r // max(m, 1)
+        coords = [batch, r - batch * m, cc]
+    return CooData(xp.stack(coords).astype(dtype, copy=False), c.values, tuple(shape))
+
+
+def _csr_of(coords, values, shape):
+    """A 2-D CSR matrix of entries at ``coords`` (rows sorted stably where needed)."""
+    rows, cols = coords
+    dtype = index_dtype(shape, np.int64, extent=values.shape[0], xp=xp_of(rows))
+    crows, cols, perm = csr_from_keys(rows, cols, shape, dtype)
+    return CsrData(crows, cols, values if perm is None else values[perm], shape)
 
 
 def matmul_sparse_dense_grad(ops, x, y, out_grad, grad_mask=BOTH):
