@@ -139,7 +139,11 @@ def _collect(root_node):
 def accumulate_leaf(t, g):
     """Add ``g`` to leaf ``t``'s ``.grad`` atomically (threads may share leaves)."""
     with _LEAF_LOCK:
-        object.__setattr__(t, "_grad", g if t._grad is None else t._grad._add_grad(g))
+        old = t._grad
+        if old is not None and is_zero_addend(g):
+            return
+        object.__setattr__(t, "_grad", g if old is None or is_zero_addend(old)
+                           else old._add_grad(g))
 
 
 def _flat(inputs):
@@ -159,7 +163,73 @@ def _pairs(node, in_grads):
 
 def _accumulate(buf, key, grad):
     old = buf.get(key)
-    buf[key] = grad if old is None else old._add_grad(grad)
+    if old is None or is_zero_addend(old):
+        buf[key] = grad
+    elif not is_zero_addend(grad):
+        buf[key] = old._add_grad(grad)
+
+
+#: The attribute marking a gradient known to be all zeros: a broadcast tensor's
+#: gradient is read as partial_sum, rank 0 holding it and the other ranks zero
+#: addends (:mod:`kernels.core.dist`).  A node whose output gradients are all
+#: such addends gives zero addends to its inputs without running its backward:
+#: a backward is linear in its output gradient, so they are exactly zero, where
+#: running it would make 0 * inf = nan (the derivative of sqrt at 0) that the
+#: all-reduce then spreads to every rank.
+ZERO_ADDEND = "_zero_addend"
+
+
+def is_zero_addend(t):
+    return getattr(t, ZERO_ADDEND, False)
+
+
+def mark_zero_addend(t):
+    """Mark tensor ``t`` (all zeros) as a zero addend; returns it."""
+    object.__setattr__(t, ZERO_ADDEND, True)
+    return t
+
+
+def _skips(node, outs):
+    """True if ``node``'s output gradients are all zero addends (or None) and its backward
+    runs no collective (boxing's does: every rank must take part)."""
+    return (any(g is not None for g in outs) and all(g is None or is_zero_addend(g) for g in outs)
+            and not getattr(node.spec, "collective", False)
+            and _gradient_inputs(node.spec.namespace, node.spec.backward) is not None)
+
+
+@functools.lru_cache(maxsize=None)
+def _gradient_inputs(namespace, backward):
+    """The inputs an op's backward op (YAML) gives gradients to; None for other nodes."""
+    if backward is None:
+        return None
+    from .dispatch import get_op
+    return frozenset(o.removesuffix("_grad") for o in get_op(namespace, backward).outputs)
+
+
+def _zero_grads(node):
+    """Zero addends for each input of ``node`` that needs a gradient and has one."""
+    grads, has = {}, _gradient_inputs(node.spec.namespace, node.spec.backward)
+    for arg, t in zip(node.spec.tensor_args, node.inputs):
+        if arg.name not in has:
+            continue
+        if isinstance(t, list):
+            grads[arg.name] = [_zero_like(e) if _tracked(e) else None for e in t]
+        elif _tracked(t):
+            grads[arg.name] = _zero_like(t)
+    return grads
+
+
+def _zero_like(t):
+    """A read-only all-zero gradient of tensor ``t``'s shape, dtype and layout, marked."""
+    from .xp import xp_of
+    data = t._data()
+    if t.layout == "dense":
+        xp = xp_of(data)
+        return mark_zero_addend(type(t)._from_kernel(
+            xp.broadcast_to(xp.zeros((), data.dtype), data.shape), t.meta))
+    xp = xp_of(data.values)
+    zeros = xp.broadcast_to(xp.zeros((), data.values.dtype), data.values.shape)
+    return mark_zero_addend(t._with_values(zeros))
 
 
 def run_backward(root, grad_tensor=None, retain_graph=False):
@@ -169,6 +239,8 @@ def run_backward(root, grad_tensor=None, retain_graph=False):
                            "upstream needs a gradient; set stop_gradient=False on an input")
     with no_grad():
         seed = root._root_grad(grad_tensor)
+        if grad_tensor is not None and seed is not grad_tensor and is_zero_addend(grad_tensor):
+            mark_zero_addend(seed)                  # zeros read at the root: zeros
         if root._grad_fn is None:
             root._accumulate_leaf(seed)
             return
@@ -179,7 +251,7 @@ def run_backward(root, grad_tensor=None, retain_graph=False):
             node = ready.pop()
             n_out = len(node.spec.outputs)
             outs = [grads.pop((node, i), None) for i in range(n_out)]
-            in_grads = node.apply(outs)
+            in_grads = _zero_grads(node) if _skips(node, outs) else node.apply(outs)
             done.append(node)
             _route(node, in_grads, grads, deps, ready)
         if not retain_graph:

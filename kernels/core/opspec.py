@@ -76,6 +76,8 @@ class OpSpec:
     saved_meta: tuple = ()
     invoke: object = None
     sbp: object = None
+    #: True for a node whose backward runs a collective (boxing): it runs on every rank.
+    collective: bool = False
     tensor_args: tuple = field(init=False, repr=False, compare=False)
     attr_args: tuple = field(init=False, repr=False, compare=False)
     attr_index: dict = field(init=False, repr=False, compare=False)

@@ -83,7 +83,36 @@ def sparse_operator_checks():
         CHECKS.append(f"sparse.{fn.__name__}(global) raises TypeError")
 
 
+def infinite_derivative_checks():
+    """Under broadcast, ranks other than 0 hold zero gradient addends; where a derivative
+    is infinite (sqrt and log at 0, 1/x at 0) they must add nothing, not 0 * inf = nan:
+    the gradient is one process's, inf included."""
+    place = dense.placement()
+    for name, fn in (("sqrt", dense.sqrt), ("log", dense.log),
+                     ("1 / x", lambda t: dense.divide(1.0, t))):
+        grads = []
+        for make_global in (False, True):
+            x = dense.to_tensor(np.array([0.0, 4.0]), stop_gradient=False)
+            t = x.to_global(placement=place, sbp=B) if make_global else x
+            with np.errstate(all="ignore"):
+                dense.sum(fn(t)).backward()
+            grads.append(x.grad.numpy())
+        assert np.array_equal(grads[0], grads[1]), f"{name}: {grads}"
+        CHECKS.append(f"{name} at 0 under broadcast: no nan")
+    grads = []
+    for make_global in (False, True):
+        x = sparse.sparse_coo_tensor(np.array([[0]]), np.array([2.0]), [1], stop_gradient=False)
+        y = sparse.sparse_coo_tensor(np.zeros((1, 0), np.int64), np.zeros(0), [1])
+        a, b = (t.to_global(placement=place, sbp=B) for t in (x, y)) if make_global else (x, y)
+        with np.errstate(all="ignore"):
+            sparse.to_dense(sparse.divide(a, b)).backward(dense.to_tensor(np.array([1.0])))
+        grads.append(x.grad.to_dense().numpy())
+    assert np.array_equal(grads[0], grads[1]), f"sparse divide by 0: {grads}"
+    CHECKS.append("sparse x / 0 under broadcast: no nan")
+
+
 def main():
+    infinite_derivative_checks()
     dense_operator_checks()
     method_checks()
     sparse_operator_checks()

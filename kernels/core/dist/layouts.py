@@ -27,13 +27,25 @@ def box_local(t, shape, src, dst, placement):
     if src == dst:
         return t, ()
     if t.layout == "dense":
-        return local_tensor(boxing.box_dense(t._data(), shape, src, dst, group), t.meta), ()
-    indices, values = coo_parts(t)
-    indices, values, steps = boxing.box_coo(indices, values, shape, src, dst, group)
-    local_shape = _shard_shape(shape, dst, placement)
-    local_step = dst.kind == "P" or (src.kind, dst.kind) == ("B", "S")
-    kept = local_step and src.kind != "P"            # local steps keep the C order
-    return coo_make(indices, values, local_shape, t, kept and t._data().coalesced), steps
+        out = local_tensor(boxing.box_dense(t._data(), shape, src, dst, group), t.meta), ()
+    else:
+        indices, values = coo_parts(t)
+        indices, values, steps = boxing.box_coo(indices, values, shape, src, dst, group)
+        local_shape = _shard_shape(shape, dst, placement)
+        local_step = dst.kind == "P" or (src.kind, dst.kind) == ("B", "S")
+        kept = local_step and src.kind != "P"            # local steps keep the C order
+        out = coo_make(indices, values, local_shape, t, kept and t._data().coalesced), steps
+    zero = (src.kind == "B" and dst.kind == "P" and group.size > 1 and group.rank != 0) or \
+        (autograd.is_zero_addend(t) and _is_local(src, dst))
+    if zero:                             # all zeros on this rank: see autograd.ZERO_ADDEND
+        autograd.mark_zero_addend(out[0])
+    return out
+
+
+def _is_local(src, dst):
+    """True if boxing ``src`` -> ``dst`` runs no collective (a slice, or zeros around a
+    shard): it maps a zero addend to zeros."""
+    return src.kind == "B" or (src.is_split and dst.kind == "P")
 
 
 def _shard_shape(shape, sbp, placement):
@@ -81,4 +93,4 @@ def _box_backward(node, out_grad):
 
 
 BOXING = OpSpec(name="boxing", namespace="dist", args=(Arg("x", "Tensor"),),
-                outputs=("out",), backward_fn=_box_backward)
+                outputs=("out",), backward_fn=_box_backward, collective=True)

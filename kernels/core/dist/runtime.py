@@ -141,7 +141,7 @@ def _to_global_backward(node, out_grad):
 
 
 TO_GLOBAL = OpSpec(name="to_global", namespace="dist", args=(Arg("x", "Tensor"),),
-                   outputs=("out",), backward_fn=_to_global_backward)
+                   outputs=("out",), backward_fn=_to_global_backward, collective=True)
 
 
 # ---------------------------------------------------------------- ops

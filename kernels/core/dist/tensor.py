@@ -222,7 +222,8 @@ class GlobalTensor(TensorBase):
         scalar = to_place(np.asarray(one, self._meta.dtype), self._meta.place)
         data = xp_of(scalar).broadcast_to(scalar, shape)
         meta = self._meta.with_(layout="dense", sparse_dim=None, shape=tuple(shape))
-        return layouts.local_tensor(data, meta)
+        seed = layouts.local_tensor(data, meta)
+        return autograd.mark_zero_addend(seed) if one == 0 else seed
 
     def detach(self):
         return GlobalTensor(self._local.detach(), self._sbp, self._placement, self._meta)
