@@ -1183,7 +1183,7 @@ def where(condition: _t.TensorLike, x: _t.TensorLike, y: _t.TensorLike) -> _dens
 
     Parameters
     ----------
-    condition : Tensor of bool
+    condition : Tensor or array of bool, or a Python bool
     x, y : Tensor, numpy array or scalar
 
     Returns
