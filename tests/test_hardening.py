@@ -258,10 +258,15 @@ def test_sparse_ops_on_dims_near_int64_touch_only_the_entries():
     sel = sparse.index_select(s, dense.to_tensor(np.array([5, 0, 5])), 0)
     assert sel.shape == [3, 4] and sel.indices().numpy().tolist() == [[1, 0, 2], [1, 3, 3]]
     tall = sparse.sparse_coo_tensor([[0, 5], [1, 2]], [1.0, 2.0], [2 ** 40, 4])
-    for x, y in [(sparse.transpose(tall, [1, 0]), tall), (tall, sparse.transpose(tall, [1, 0]))]:
-        with pytest.raises(ValueError, match=r"^matmul: sparse @ sparse walks [xy] .* row "
-                                             "pointers"):
-            sparse.matmul(x, y)          # a CSR walk of 2**40 rows: refused before any work
+    # 2**40 rows or inner indices: renumbered to the two that hold entries, not walked
+    gram = sparse.matmul(sparse.transpose(tall, [1, 0]), tall)
+    assert gram.shape == [4, 4]
+    assert sorted(zip(*gram.indices().numpy().tolist(), gram.values().numpy().tolist())) == \
+        [(1, 1, 1.0), (2, 2, 4.0)]
+    outer = sparse.matmul(tall, sparse.transpose(tall, [1, 0]))
+    assert outer.shape == [2 ** 40, 2 ** 40]
+    assert sorted(zip(*outer.indices().numpy().tolist(), outer.values().numpy().tolist())) == \
+        [(0, 0, 1.0), (5, 5, 4.0)]
     c = sparse.sparse_coo_tensor([[0, 1], [5, 3]], [1.0, 2.0], [2, 2 ** 62]).to_sparse_csr()
     got = sparse.index_select(c, dense.to_tensor(np.array([5, 3, 5])), 1).to_dense().numpy()
     np.testing.assert_array_equal(got, [[1.0, 0.0, 1.0], [0.0, 2.0, 0.0]])

@@ -197,13 +197,23 @@ def _skips(node, outs):
             and _gradient_inputs(node.spec.namespace, node.spec.backward) is not None)
 
 
+#: ``(namespace, name) -> OpSpec`` of the op registry, set by :mod:`kernels.core.dispatch`
+#: (which imports this module) when it loads.
+_lookup_op = [None]
+
+
+def set_op_lookup(get_op):
+    """Give autograd the op registry's lookup (``get_op(namespace, name)``)."""
+    _lookup_op[0] = get_op
+
+
 @functools.lru_cache(maxsize=None)
 def _gradient_inputs(namespace, backward):
     """The inputs an op's backward op (YAML) gives gradients to; None for other nodes."""
     if backward is None:
         return None
-    from .dispatch import get_op
-    return frozenset(o.removesuffix("_grad") for o in get_op(namespace, backward).outputs)
+    grad_spec = _lookup_op[0](namespace, backward)
+    return frozenset(o.removesuffix("_grad") for o in grad_spec.outputs)
 
 
 def _zero_grads(node):

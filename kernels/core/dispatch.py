@@ -64,6 +64,9 @@ def get_op(namespace, name):
         raise KeyError(f"no op '{namespace}.{name}' is registered") from None
 
 
+autograd.set_op_lookup(get_op)
+
+
 def call(namespace, name, *args, **kwargs):
     """Run op ``namespace.name``; arguments by YAML position or by name."""
     spec = get_op(namespace, name)
