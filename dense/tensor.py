@@ -13,7 +13,7 @@ from kernels.core.meta import MetaTensor
 from kernels.core.owned import lock, owned, owned_copy, share, unique_data
 from kernels.core.size import check_bytes, check_numpy_span
 from kernels.core.tensor import (TensorBase, frozen_delattr, frozen_setattr, register_layout,
-                                 naming_op, set_attribute)
+                                 named, set_attribute)
 from kernels.core.xp import canonical_place, check_place, place_of, to_numpy, to_place, xp_of
 from kernels.infermeta.creation import cast_values
 
@@ -496,7 +496,10 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
     native = canonical_dtype(array.dtype)
     array = array if array.dtype == native else array.astype(native)
     array = to_place(array, place or place_of(array))
-    return naming_op("to_tensor", lambda: Tensor._own(array, stop_gradient=stop_gradient))
+    try:
+        return Tensor._own(array, stop_gradient=stop_gradient)
+    except TypeError as exc:
+        raise named("to_tensor", exc) from None
 
 
 def _big_python_ints(data, array):

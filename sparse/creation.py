@@ -11,7 +11,7 @@ from kernels.core.autograd import grad_enabled
 from kernels.core.annotations import DataType, IntArray
 from kernels.core.dtypes import INDEX, canonical_dtype
 from kernels.core.size import check_bytes
-from kernels.core.tensor import TensorBase, naming_op
+from kernels.core.tensor import TensorBase, named
 from kernels.core.xp import canonical_place, check_place, place_of, to_place, xp_of
 from kernels.infermeta.creation import cast_values
 from kernels.sparse.data import CooData, CsrData
@@ -66,8 +66,10 @@ def sparse_coo_tensor(indices: Any, values: Any, shape: IntArray | None = None,
     >>> x.shape, x.nnz(), x.sparse_dim(), x.dense_dim()
     ([2, 3], 3, 2, 0)
     """
-    data = _coo_data(indices, values, shape, dtype, place)
-    x = naming_op("sparse_coo_tensor", lambda: SparseCooTensor(data, stop_gradient))
+    try:
+        x = SparseCooTensor(_coo_data(indices, values, shape, dtype, place), stop_gradient)
+    except TypeError as exc:
+        raise named("sparse_coo_tensor", exc) from None
     return _differentiable_in(x, values)
 
 
@@ -127,8 +129,10 @@ def _csr(crows, cols, values, shape, dtype, place, stop_gradient, op):
     value_buffer = _value_buffer(values, dtype, place, op)
     shape = _shape(shape, op)
     check_csr(crows, cols, value_buffer, shape, op)
-    data = CsrData(crows, cols, value_buffer, shape)
-    x = naming_op(op, lambda: SparseCsrTensor(data, stop_gradient))
+    try:
+        x = SparseCsrTensor(CsrData(crows, cols, value_buffer, shape), stop_gradient)
+    except TypeError as exc:
+        raise named(op, exc) from None
     return _differentiable_in(x, values)
 
 

@@ -192,9 +192,15 @@ def mark_zero_addend(t):
 def _skips(node, outs):
     """True if ``node``'s output gradients are all zero addends (or None) and its backward
     runs no collective (boxing's does: every rank must take part)."""
-    return (any(g is not None for g in outs) and all(g is None or is_zero_addend(g) for g in outs)
-            and not getattr(node.spec, "collective", False)
-            and _gradient_inputs(node.spec.namespace, node.spec.backward) is not None)
+    given = False
+    for g in outs:                      # per node of every backward: kept to a plain loop
+        if g is not None:
+            if not g._zero_addend:
+                return False
+            given = True
+    spec = node.spec
+    return (given and not node.freed and not spec.collective
+            and _gradient_inputs(spec.namespace, spec.backward) is not None)
 
 
 #: ``(namespace, name) -> OpSpec`` of the op registry, set by :mod:`kernels.core.dispatch`

@@ -79,14 +79,9 @@ def frozen_delattr(self, name):
                          "are immutable")
 
 
-def naming_op(op, build):
-    """``build()``, its stop_gradient TypeError prefixed with constructor ``op``'s name."""
-    try:
-        return build()
-    except TypeError as exc:
-        if str(exc).startswith("stop_gradient"):
-            raise TypeError(f"{op}: {exc}") from None
-        raise
+def named(op, exc):
+    """TypeError ``exc`` of a constructor, its stop_gradient message prefixed with ``op``."""
+    return TypeError(f"{op}: {exc}") if str(exc).startswith("stop_gradient") else exc
 
 
 class TensorBase:
@@ -102,6 +97,8 @@ class TensorBase:
     #: only once it differs, so wrapping a kernel's output sets none of them.
     _meta = None
     _stop_gradient = True
+    #: True on a gradient addend known to be zeros (:data:`kernels.core.autograd.ZERO_ADDEND`).
+    _zero_addend = False
     _grad = None
     _grad_fn = None
     _out_index = 0

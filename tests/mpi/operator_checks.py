@@ -109,6 +109,16 @@ def infinite_derivative_checks():
         grads.append(x.grad.to_dense().numpy())
     assert np.array_equal(grads[0], grads[1]), f"sparse divide by 0: {grads}"
     CHECKS.append("sparse x / 0 under broadcast: no nan")
+    x = dense.to_tensor(np.arange(1.0, 5.0), stop_gradient=False)
+    y = (x.to_global(placement=place, sbp=B) * 2.0).sum()
+    y.backward()
+    try:                     # every rank, zero addends or not, finds the graph freed
+        y.backward()
+    except RuntimeError as exc:
+        assert "freed" in str(exc), exc
+    else:
+        raise AssertionError("a second backward through a freed graph returned")
+    CHECKS.append("freed graph raises on every rank")
 
 
 def main():
