@@ -18,6 +18,7 @@ either where one is NaN.
 """
 import contextlib
 import functools
+import reprlib
 import math
 import numbers
 from dataclasses import dataclass
@@ -491,6 +492,6 @@ def _run_on_empty(op, entry, dtypes_and_params):
     except (TypeError, OverflowError) as exc:
         names = " and ".join(np.dtype(d).name for d in dtypes)
         if isinstance(exc, OverflowError) and params:
-            raise TypeError(f"{op}: dtype {names} cannot hold the arguments {list(params)}: "
-                            f"{exc}") from None
+            raise TypeError(f"{op}: dtype {names} cannot hold the arguments "
+                            f"{reprlib.repr(list(params))}: {exc}") from None
         raise TypeError(f"{op}: dtype {names} is not supported: {exc}") from None

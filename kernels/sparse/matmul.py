@@ -244,6 +244,19 @@ def _sparse_extent(x, y):
 def _compact_spgemm(ops, x, y, shape):
     """:func:`matmul_sparse_sparse` on the dims renumbered to the rows, inner indices and
     columns that hold entries (their sorted unique values), mapped back after."""
+    a, b, rows, cols = _renumbered(x, y)
+    c = ops.spgemm(a, b)
+    c = c._replace(cols=cols[c.cols], shape=(c.shape[0], shape[-1]))
+    dtype = _out_index_dtype((x, y), shape, c.nnz)
+    if rows is None:                      # a CSR x: every row kept, as from_flat wants it
+        return from_flat(c, shape, CSR, dtype, local=True)
+    return _coo_of_rows(c, rows, shape, dtype)
+
+
+def _renumbered(x, y):
+    """(a, b, rows, cols): x and y (stacked) as 2-D CSR matrices over the inner indices that
+    hold entries, a's rows those of a COO x that do (``rows``, else None: all of them),
+    b's columns those of y that do (``cols``)."""
     xp = xp_of(x.values)
     xr, xc = flat_coords(x)
     yr, yc = flat_coords(y, local=True)
@@ -255,18 +268,18 @@ def _compact_spgemm(ops, x, y, shape):
     n_rows = _batch(x.shape) * x.shape[-2] if rows is None else rows.shape[0]
     a = _csr_of((xr, inner_of[:xc.shape[0]]), _values(x), (n_rows, inner.shape[0]))
     b = _csr_of((inner_of[xc.shape[0]:], yc), _values(y), (inner.shape[0], cols.shape[0]))
-    c = ops.spgemm(a, b)
-    c = c._replace(cols=cols[c.cols], shape=(c.shape[0], shape[-1]))
-    dtype = _out_index_dtype((x, y), shape, c.nnz)
-    if rows is None:                      # a CSR x: every row kept, as from_flat wants it
-        return from_flat(c, shape, CSR, dtype, local=True)
+    return a, b, rows, cols
+
+
+def _coo_of_rows(c, rows, shape, dtype):
+    """The COO result of ``shape`` whose stacked rows are ``rows[r]`` for c's row r."""
+    xp = xp_of(c.cols)
     r, cc = csr_coords(c)
     r = rows[r]
     coords = [r, cc]
     if len(shape) == 3:
-        m = shape[1]
-        batch = r // max(m, 1)
-        coords = [batch, r - batch * m, cc]
+        batch = r // max(shape[1], 1)
+        coords = [batch, r - batch * shape[1], cc]
     return CooData(xp.stack(coords).astype(dtype, copy=False), c.values, tuple(shape))
 
 
