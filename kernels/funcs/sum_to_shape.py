@@ -285,9 +285,10 @@ def sum_leading(v, dtype):
     return partial.sum(axis=0, keepdims=True)
 
 
-def grad_in_dtype(g, dtype):
+def grad_in_dtype(g, dtype, copy=False):
     """Gradient ``g`` in its input's ``dtype``: the real part for a real input (d/dx of a
-    real input is the real part of the complex gradient), without numpy's ComplexWarning."""
+    real input is the real part of the complex gradient), without numpy's ComplexWarning;
+    ``copy``: always a new array (not a view of ``g``)."""
     if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
         g = g.real
-    return g.astype(dtype, copy=False)
+    return g.astype(dtype, copy=copy)

@@ -109,7 +109,7 @@ def sum_coo_grad(x, out_grad, axis, dtype, keepdim):
     keep = (lead,) + tuple(1 if a - x.sparse_dim + 1 in plan.value_axes else s
                            for a, s in enumerate(x.shape) if a >= x.sparse_dim)
     g = xp.broadcast_to(g.reshape(keep), x.values.shape)
-    return x._replace(values=grad_in_dtype(g, x.values.dtype))
+    return x._replace(values=grad_in_dtype(g, x.values.dtype, copy=True))
 
 
 def sum_csr(x, axis, dtype, keepdim):
