@@ -14,6 +14,7 @@ import scipy.sparse as sp
 import dense
 import sparse
 from kernels.core.meta import MetaTensor
+from opdb import numeric_vjp
 
 RNG = np.random.default_rng(7)
 LAYOUTS = ["coo", "csr"]
@@ -699,3 +700,48 @@ def test_renumbered_sparse_products_match_numpy(layout, batched, monkeypatch):
         out = sparse.matmul(x, y)
         assert out.layout == x.layout
         np.testing.assert_allclose(out.to_dense().numpy(), dx @ dy, atol=1e-12)
+
+
+def test_sparse_product_gradients_take_memory_by_entries_not_by_shape():
+    """The backward of [2**31 + 5, 1] @ [1, 3] (COO, two entries each) multiplies renumbered
+    COO operands too: the gradients are the hand-worked ones, in little memory."""
+    import resource
+    big = 2 ** 31 + 5
+    xv = dense_t(np.array([1.0, 2.0]), grad=True)
+    yv = dense_t(np.array([1.0, 3.0]), grad=True)
+    x = sparse.sparse_coo_tensor(np.array([[0, 7], [0, 0]]), xv, [big, 1])
+    y = sparse.sparse_coo_tensor(np.array([[0, 0], [0, 2]]), yv, [1, 3])
+    sparse.sum(sparse.matmul(x, y)).backward()
+    np.testing.assert_array_equal(xv.grad.numpy(), [4.0, 4.0])     # y's row sums
+    np.testing.assert_array_equal(yv.grad.numpy(), [3.0, 3.0])     # x's column sums
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 4 << 20    # KiB: under 4 GiB
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_renumbered_sparse_product_gradients_match_finite_differences(batched, monkeypatch):
+    """The renumbered backward (forced on small COO operands, dense dims included) against
+    central finite differences of numpy's matmul."""
+    import kernels.sparse.matmul as mm
+    monkeypatch.setattr(mm, "_sparse_extent", lambda x, y: True)
+    rng = np.random.default_rng(11)
+    lead = [2] if batched else []
+    dx = rng.standard_normal(lead + [3, 4]) * (rng.random(lead + [3, 4]) < 0.6)
+    dy = rng.standard_normal(lead + [4, 2])
+    w = rng.standard_normal(lead + [3, 2])
+    nz = np.nonzero(dx)
+    xv, yv = dense_t(dx[nz], grad=True), dense_t(dy.reshape(-1, 2), grad=True)
+    x = sparse.sparse_coo_tensor(np.array(nz), xv, list(dx.shape))
+    y_idx = np.array(np.nonzero(np.ones(dy.shape[:-1])))        # hybrid: one dense dim
+    y = sparse.sparse_coo_tensor(y_idx, yv, list(dy.shape))
+    (sparse.matmul(x, y).to_dense() * dense_t(w)).sum().backward()
+
+    def f_x(v):
+        d = np.zeros_like(dx)
+        d[nz] = v
+        return d @ dy
+
+    def f_y(v):
+        return dx @ v.reshape(dy.shape)
+    np.testing.assert_allclose(xv.grad.numpy(), numeric_vjp(f_x, [dx[nz]], 0, w), rtol=1e-6)
+    np.testing.assert_allclose(yv.grad.numpy().reshape(-1),
+                               numeric_vjp(f_y, [dy.reshape(-1)], 0, w), rtol=1e-6)

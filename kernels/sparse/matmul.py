@@ -317,6 +317,8 @@ def matmul_dense_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
 def matmul_sparse_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
     """out_grad @ y^H and x^H @ out_grad (SpGEMM, the right operands stacked), each looked
     up at its operand's entries."""
+    if _layout(x) == COO and _layout(y) == COO and _sparse_extent(x, y):
+        return _renumbered_grads(ops, x, y, out_grad, grad_mask)
     (k, n), x_grad, y_grad = y.shape[-2:], None, None
     if grad_mask[0]:
         y_h = _local(_conj_values(ops.transpose(flat_csr(y))), n, k)
@@ -326,6 +328,34 @@ def matmul_sparse_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
         y_grad = _with_values(y, _lookup(ops.spgemm(x_h, flat_csr(out_grad, local=True)), y,
                                          local=True))
     return x_grad, y_grad
+
+
+def _renumbered_grads(ops, x, y, out_grad, grad_mask):
+    """:func:`matmul_sparse_sparse_grad` of COO operands whose dims far outnumber their
+    entries: the products are sparse @ sparse on COO (renumbered as the forward is),
+    looked up at each operand's entries."""
+    x_grad = y_grad = None
+    if grad_mask[0]:
+        x_grad = _at_entries(x, matmul_sparse_sparse(ops, out_grad, _adjoint(y)))
+    if grad_mask[1]:
+        y_grad = _at_entries(y, matmul_sparse_sparse(ops, _adjoint(x), out_grad))
+    return x_grad, y_grad
+
+
+def _adjoint(x):
+    """COO x (dense dims folded) with its last two dims swapped and its values conjugated."""
+    x = fold_dense(x)
+    rows = list(range(x.indices.shape[0]))
+    rows[-2:] = rows[-1], rows[-2]
+    shape = tuple(x.shape[:-2]) + (x.shape[-1], x.shape[-2])
+    return CooData(x.indices[rows], _conj(x.values), shape)
+
+
+def _at_entries(x, product):
+    """COO ``product`` (x's logical shape) looked up at x's entries, as x's values."""
+    folded = fold_dense(x)
+    values = lookup_values(folded.indices, folded.shape, product, "matmul_grad")
+    return _with_values(x, values)
 
 
 # ---------------------------------------------------------------- mv
