@@ -106,3 +106,33 @@ def test_detach_cuts_the_graph():
     _, x = _leaf()
     d = dense.reshape(x, [6]).detach()
     assert d.stop_gradient and d.is_leaf
+
+
+def test_backward_follows_the_stop_gradient_flags_of_forward_time():
+    """A backward reads only what was fixed when the ops ran: an input untracked then gets
+    no gradient though it is tracked now (torch leaves its grad None), and one tracked
+    then still gets its gradient, as do the leaves behind an intermediate switched off."""
+    x = dense.to_tensor(np.array([1.0, 2.0]))
+    w = dense.to_tensor(np.array([3.0, 4.0]), stop_gradient=False)
+    y = dense.sum(x * w)
+    x.stop_gradient = False
+    y.backward()
+    assert x.grad is None
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 2.0])
+    x = dense.to_tensor(np.array([1.0, 2.0]), stop_gradient=False)
+    h = x * 2.0
+    z = dense.sum(h ** 2)
+    x.stop_gradient = True
+    h.stop_gradient = True
+    z.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [8.0, 16.0])       # d/dx (2x)^2 = 8x
+
+
+def test_concat_follows_forward_time_flags_element_by_element():
+    a = dense.to_tensor(np.array([1.0, 2.0]), stop_gradient=False)
+    b = dense.to_tensor(np.array([3.0]))
+    y = dense.sum(dense.concat([a, b]) * dense.to_tensor(np.array([1.0, 2.0, 3.0])))
+    b.stop_gradient = False
+    y.backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, 2.0])
+    assert b.grad is None

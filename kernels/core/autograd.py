@@ -78,11 +78,15 @@ class no_grad:
 class GradNode:
     """One recorded op application."""
 
-    __slots__ = ("spec", "inputs", "saved", "attrs", "freed")
+    __slots__ = ("spec", "inputs", "tracked", "saved", "attrs", "freed")
 
-    def __init__(self, spec, inputs, saved, attrs):
+    def __init__(self, spec, inputs, saved, attrs, tracked=None):
         self.spec = spec
         self.inputs = inputs
+        #: Which inputs needed a gradient when the op ran (a tuple for a ``Tensor[]``
+        #: input): the backward follows these, whatever stop_gradient says later.
+        self.tracked = tracked if tracked is not None else tuple(
+            [tuple(map(_tracked, t)) if type(t) is list else _tracked(t) for t in inputs])
         self.saved = saved
         self.attrs = attrs
         self.freed = False
@@ -98,11 +102,11 @@ class GradNode:
     def grad_mask(self, positions):
         """For the tensor inputs at ``positions``: does each need a gradient?
 
-        Read when the backward runs, as :func:`_route` decides where gradients
-        go; the generated backward of an ``optional_grads`` op passes it on.
+        As fixed when the op ran, as :func:`_route` decides where gradients go;
+        the generated backward of an ``optional_grads`` op passes it on.
         """
-        inputs = self.inputs
-        return tuple(_tracked(inputs[i]) for i in positions)
+        tracked = self.tracked
+        return tuple(tracked[i] is True for i in positions)
 
     def free(self):
         """Drop what the node holds (saved tensors, attributes, edges to its inputs).
@@ -112,7 +116,7 @@ class GradNode:
         """
         self.saved = None
         self.attrs = None
-        self.inputs = ()
+        self.inputs = self.tracked = ()
         self.freed = True
 
 
@@ -125,8 +129,8 @@ def _collect(root_node):
     deps, stack, seen = {root_node: 0}, [root_node], {root_node}
     while stack:
         node = stack.pop()
-        for t in _flat(node.inputs):
-            parent = t._grad_fn if _tracked(t) else None
+        for t, tracked in _flat_tracked(node):
+            parent = t._grad_fn if tracked else None
             if parent is None:
                 continue
             deps[parent] = deps.get(parent, 0) + 1
@@ -146,19 +150,25 @@ def accumulate_leaf(t, g):
                            else old._add_grad(g))
 
 
-def _flat(inputs):
-    """Tensor inputs with ``Tensor[]`` lists spliced in."""
-    return [t for item in inputs for t in (item if isinstance(item, list) else (item,))]
+def _flat_tracked(node):
+    """(input tensor, whether it needed a gradient at forward time), ``Tensor[]`` lists
+    spliced in."""
+    for t, tracked in zip(node.inputs, node.tracked):
+        if isinstance(t, list):
+            yield from zip(t, tracked)
+        else:
+            yield t, tracked
 
 
 def _pairs(node, in_grads):
-    """(input tensor, its gradient or None), a ``Tensor[]`` input element by element."""
-    for arg, t in zip(node.spec.tensor_args, node.inputs):
+    """(input tensor, its gradient or None, whether it needed one at forward time), a
+    ``Tensor[]`` input element by element."""
+    for arg, t, tracked in zip(node.spec.tensor_args, node.inputs, node.tracked):
         g = in_grads.get(arg.name)
         if isinstance(t, list):
-            yield from zip(t, g if g is not None else [None] * len(t))
+            yield from zip(t, g if g is not None else [None] * len(t), tracked)
         else:
-            yield t, g
+            yield t, g, tracked
 
 
 def _accumulate(buf, key, grad):
@@ -225,12 +235,12 @@ def _gradient_inputs(namespace, backward):
 def _zero_grads(node):
     """Zero addends for each input of ``node`` that needs a gradient and has one."""
     grads, has = {}, _gradient_inputs(node.spec.namespace, node.spec.backward)
-    for arg, t in zip(node.spec.tensor_args, node.inputs):
+    for arg, t, tracked in zip(node.spec.tensor_args, node.inputs, node.tracked):
         if arg.name not in has:
             continue
         if isinstance(t, list):
-            grads[arg.name] = [_zero_like(e) if _tracked(e) else None for e in t]
-        elif _tracked(t):
+            grads[arg.name] = [_zero_like(e) if f else None for e, f in zip(t, tracked)]
+        elif tracked:
             grads[arg.name] = _zero_like(t)
     return grads
 
@@ -277,8 +287,8 @@ def run_backward(root, grad_tensor=None, retain_graph=False):
 
 def _route(node, in_grads, grads, deps, ready):
     """Send each input's gradient to its producer node or accumulate it on the leaf."""
-    for t, g in _pairs(node, in_grads):
-        if not _tracked(t):
+    for t, g, tracked in _pairs(node, in_grads):
+        if not tracked:
             continue
         parent = t._grad_fn
         if parent is None:

@@ -827,11 +827,14 @@ def _kernel(spec, sig, metas):
 
 def _record(spec, ins, outs, attrs):
     """Record a grad node when grad mode is on and an input needs a gradient."""
-    for t in (_flat(ins) if spec.general else ins):
-        if isinstance(t, TensorBase) and not t._stop_gradient:
-            break
+    tracked = None
+    if spec.general:
+        if not any(isinstance(t, TensorBase) and not t._stop_gradient for t in _flat(ins)):
+            return
     else:
-        return
+        tracked = tuple([not getattr(t, "_stop_gradient", True) for t in ins])
+        if True not in tracked:
+            return
     if not autograd.grad_enabled():
         return
     named = {a.name: t for a, t in zip(spec.tensor_args, ins)}
@@ -839,7 +842,7 @@ def _record(spec, ins, outs, attrs):
     saved = {k: named[k] for k in spec.saved}
     saved.update({k: _meta(named[k]) for k in spec.saved_meta})
     node = autograd.GradNode(spec, tuple(ins), saved,
-                             {a.name: v for a, v in zip(spec.attr_args, attrs)})
+                             {a.name: v for a, v in zip(spec.attr_args, attrs)}, tracked)
     for i, out in enumerate(outs):
         if not is_differentiable(out.dtype):
             continue  # an integer or bool result (a cast to int) carries no gradient
