@@ -54,7 +54,53 @@ def index_error_on_one_rank_is_everyones():
     assert dense.sum(x).numpy() == 6.0
 
 
-CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones]
+def _everyone_raises(kind, text, fn):
+    """fn() raises ``kind`` with ``text`` in it on every rank, the same message, and a
+    collective after it completes."""
+    try:
+        fn()
+    except kind as exc:
+        message = str(exc)
+    else:
+        raise AssertionError(f"rank {RANK}: no {kind.__name__}")
+    assert text in message, message
+    everyone = world().mpi.allgather(message) if SIZE > 1 else [message]
+    assert len(set(everyone)) == 1, everyone
+    assert dense.sum(dense.to_tensor(np.ones(2)).to_global(placement=PLACE, sbp=B)).numpy() == 2
+
+
+def to_global_arguments_that_differ_or_fail_on_one_rank():
+    """A different sbp per rank, or a check that fails on one rank's arguments only, raises
+    the same error on every rank (it hung or tore MPI down)."""
+    x = dense.to_tensor(np.ones((2, 2)))
+    if SIZE > 1:
+        _everyone_raises(ValueError, "every rank must give the same sbp", lambda: x.to_global(
+            placement=PLACE, sbp=B if RANK == 0 else S(0)))
+        _everyone_raises(ValueError, "every rank must give the same sbp", lambda: x.to_global(
+            placement=PLACE, sbp=S(0) if RANK == 0 else S(1)))
+    _everyone_raises(ValueError, "out of range", lambda: x.to_global(
+        placement=PLACE, sbp=S(2) if RANK == 0 else S(1)))
+    _everyone_raises(TypeError, "sbp must be", lambda: x.to_global(
+        placement=PLACE, sbp="B" if RANK == 0 else B))
+    coo = sparse.sparse_coo_tensor([[0]], np.ones((1, 2)), [2, 2])
+    _everyone_raises(ValueError, "split only along a sparse dim", lambda: coo.to_global(
+        placement=PLACE, sbp=S(1) if RANK == 0 else S(0)))
+
+
+def backward_seed_of_another_logical_shape():
+    """A grad_tensor of the wrong logical shape (the same on every rank) raises the same
+    ValueError on every rank, naming the logical shapes (one rank raised on its shard)."""
+    w = dense.to_tensor(np.ones((4, 3)), stop_gradient=False)
+    y = w.to_global(placement=PLACE, sbp=B).to_global(sbp=S(0)) * 2.0
+    seed = dense.to_tensor(np.ones((3, 3))).to_global(placement=PLACE, sbp=B).to_global(
+        sbp=S(0))
+    _everyone_raises(ValueError, "grad_tensor has shape [3, 3], expected [4, 3]",
+                     lambda: y.backward(seed))
+
+
+CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,
+          to_global_arguments_that_differ_or_fail_on_one_rank,
+          backward_seed_of_another_logical_shape]
 for check in CHECKS:
     check()
 print(f"rank {RANK}: {len(CHECKS)} passed, 0 failed", flush=True)

@@ -48,9 +48,8 @@ def to_global(x, placement=None, sbp=None):
         raise ValueError(f"to_global: this rank is not in {placement!r}; only its ranks "
                          "may build tensors on it")
     meta = x.meta
-    sbp = check_sbp(sbp, meta.ndim, "to_global")
-    _check_layout_sbp(meta, sbp)
-    logical = _logical_meta(meta, sbp, placement)
+    sbp, failure = _checked(meta, sbp)
+    logical = _logical_meta(meta, sbp, placement, failure)
     out = layouts.record(TO_GLOBAL, [x], type(x)._from_kernel(x._data(), meta),
                          {"sbp": sbp, "placement": placement})
     return GlobalTensor(out, sbp, placement, logical)
@@ -68,45 +67,83 @@ def _check_layout_sbp(meta, sbp, op="to_global"):
         raise TypeError("to_global: a bool tensor cannot be partial_sum")
 
 
-def _header(meta):
+def _checked(meta, sbp):
+    """(sbp, None) with the sbp checked against this rank's shard, or (sbp, the error):
+    kept, so that every rank raises it (:func:`_logical_meta`), not this one alone."""
+    try:
+        sbp = check_sbp(sbp, meta.ndim, "to_global")
+        _check_layout_sbp(meta, sbp)
+        if meta.ndim > MAX_RANK:
+            raise ValueError(f"to_global: rank {meta.ndim} is above {MAX_RANK}")
+    except (TypeError, ValueError) as exc:
+        return sbp, exc
+    return sbp, None
+
+
+def _header(meta, sbp):
+    """This rank's shard and sbp as ints (the split dim masked: it may differ by rank)."""
     head = [meta.ndim, ALL.index(meta.dtype), -1 if meta.sparse_dim is None
             else meta.sparse_dim, ("dense", "sparse_coo").index(meta.layout)]
-    if meta.ndim > MAX_RANK:
-        raise ValueError(f"to_global: rank {meta.ndim} is above {MAX_RANK}")
-    return head + list(meta.shape) + [-1] * (MAX_RANK - meta.ndim)
-
-
-def _logical_meta(meta, sbp, placement):
-    """The logical meta, after checking every rank's shard against ``sbp``.
-
-    O(1) data per rank: the sizes along a split axis are summed, and the rest
-    of every rank's header is compared through one max-reduction of it and
-    its negation.  Only a mismatch gathers every rank's header, to name them.
-    """
-    group, head, bad, total = placement.group, _header(meta), 0, None
+    shape = list(meta.shape)
     if sbp.is_split:
-        total = int(comm.allreduce_ints(group, [meta.shape[sbp.axis]], "sum")[0])
-        bad = int(meta.shape[sbp.axis] != shard_sizes(total, placement.size)[placement.rank])
-        head[4 + sbp.axis] = -2                    # the split dim may differ by rank
-    both = comm.allreduce_ints(group, head + [-v for v in head] + [bad], "max")
+        shape[sbp.axis] = -2
+    return head + shape + [-1] * (MAX_RANK - meta.ndim) + ["BPS".index(sbp.kind),
+                                                           sbp.axis if sbp.is_split else -1]
+
+
+def _logical_meta(meta, sbp, placement, failure=None):
+    """The logical meta, after checking every rank's shard and sbp (a collective).
+
+    O(1) data per rank: every rank's header (shard and sbp) and whether its own
+    checks failed go through one max-reduction of it and its negation, so all
+    ranks agree before anything depends on the sbp; then the sizes along a
+    split axis are summed and checked.  Only a failure gathers or broadcasts
+    more, to name it; every rank raises the same error.
+    """
+    group = placement.group
+    head = [0] * (4 + MAX_RANK + 2) if failure is not None else _header(meta, sbp)
+    failed = group.rank if failure is not None else -1
+    both = comm.allreduce_ints(group, head + [-v for v in head] + [failed], "max")
+    if both[-1] >= 0:
+        _raise_everywhere(group, int(both[-1]), failure)
     n = len(head)
-    if bad or both[-1] or (both[:n] != -both[n:2 * n]).any():
+    if (both[:n] != -both[n:2 * n]).any():
         _diagnose(meta, sbp, placement)
-    if total is None:
+    if not sbp.is_split:
         return meta
+    total = int(comm.allreduce_ints(group, [meta.shape[sbp.axis]], "sum")[0])
+    bad = int(meta.shape[sbp.axis] != shard_sizes(total, placement.size)[placement.rank])
+    if comm.allreduce_ints(group, [bad], "max")[0]:
+        _diagnose(meta, sbp, placement)
     shape = list(meta.shape)
     shape[sbp.axis] = total
     return meta.with_(shape=tuple(shape))
 
 
+def _raise_everywhere(group, rank, failure):
+    """Raise, on every rank, the error that ``rank``'s own checks found."""
+    if group.size == 1:
+        raise failure
+    kind, text = group.mpi.bcast((type(failure), str(failure)) if group.rank == rank
+                                 else None, root=rank)
+    raise kind(f"{text} (on rank {rank} of the placement)")
+
+
 def _diagnose(meta, sbp, placement):
     """Raise the ValueError that names every rank's shard (the error path only)."""
-    rows = comm.allgather_ints(placement.group, _header(meta))
+    rows = comm.allgather_ints(placement.group, _header(meta, sbp))
     kinds = {tuple(r[:4]) for r in rows}
     if len(kinds) > 1:
         raise ValueError(f"to_global: ranks hold shards of different rank, dtype or "
                          f"layout: {[_describe(r) for r in rows]}")
+    sbps = [_sbp_name(r[-2:]) for r in rows]
+    if len(set(sbps)) > 1:
+        raise ValueError(f"to_global: every rank must give the same sbp, got {sbps} "
+                         "(rank by rank)")
     shapes = [tuple(int(s) for s in r[4:4 + meta.ndim]) for r in rows]
+    if sbp.is_split:                       # the masked split dim: compare the real sizes
+        sizes = comm.allgather_ints(placement.group, [meta.shape[sbp.axis]])
+        shapes = [s[:sbp.axis] + (int(z[0]),) + s[sbp.axis + 1:] for s, z in zip(shapes, sizes)]
     held = [list(s) for s in shapes]
     if not sbp.is_split:
         raise ValueError(f"to_global: under {sbp!r} every rank must hold the whole "
@@ -120,6 +157,11 @@ def _diagnose(meta, sbp, placement):
                      f"sizes {shard_sizes(sum(sizes), placement.size)} along axis {ax} "
                      f"(numpy.array_split of {sum(sizes)} over {placement.size} ranks), "
                      f"got {sizes}")
+
+
+def _sbp_name(code):
+    kind, axis = int(code[0]), int(code[1])
+    return ("sbp.broadcast", "sbp.partial_sum", f"sbp.split(axis={axis})")[kind]
 
 
 def _describe(row):

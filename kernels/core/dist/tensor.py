@@ -208,6 +208,9 @@ class GlobalTensor(TensorBase):
                 if not getattr(grad_tensor, "is_global", False):
                     grad_tensor = global_runtime("backward").to_global(
                         grad_tensor, self._placement, broadcast)
+                if list(grad_tensor.shape) != list(self.shape):   # logical: alike on every rank
+                    raise ValueError(f"backward: grad_tensor has shape {list(grad_tensor.shape)}, "
+                                     f"expected {list(self.shape)} (the logical shapes)")
                 seed = box(grad_tensor, self._sbp.dual())._local
         self._local.backward(seed, retain_graph)
 
