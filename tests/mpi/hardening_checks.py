@@ -82,6 +82,13 @@ def to_global_arguments_that_differ_or_fail_on_one_rank():
         placement=PLACE, sbp=S(2) if RANK == 0 else S(1)))
     _everyone_raises(TypeError, "sbp must be", lambda: x.to_global(
         placement=PLACE, sbp="B" if RANK == 0 else B))
+    _everyone_raises(TypeError, "needs an sbp", lambda: x.to_global(
+        placement=PLACE, sbp=None if RANK == SIZE - 1 else S(0)))
+    if SIZE > 1:
+        hybrid = sparse.sparse_coo_tensor([[0]], np.ones((1, 2)), [2, 2]) if RANK == 0 else \
+            sparse.sparse_coo_tensor([[0], [1]], [1.0], [2, 2])
+        _everyone_raises(ValueError, "with 1 sparse dims", lambda: hybrid.to_global(
+            placement=PLACE, sbp=B))
     coo = sparse.sparse_coo_tensor([[0]], np.ones((1, 2)), [2, 2])
     _everyone_raises(ValueError, "split only along a sparse dim", lambda: coo.to_global(
         placement=PLACE, sbp=S(1) if RANK == 0 else S(0)))
@@ -89,13 +96,16 @@ def to_global_arguments_that_differ_or_fail_on_one_rank():
 
 def backward_seed_of_another_logical_shape():
     """A grad_tensor of the wrong logical shape (the same on every rank) raises the same
-    ValueError on every rank, naming the logical shapes (one rank raised on its shard)."""
+    ValueError on every rank, naming the logical shapes (one rank raised on its shard);
+    a numpy array seed is taken as broadcast (it raised AttributeError)."""
     w = dense.to_tensor(np.ones((4, 3)), stop_gradient=False)
     y = w.to_global(placement=PLACE, sbp=B).to_global(sbp=S(0)) * 2.0
     seed = dense.to_tensor(np.ones((3, 3))).to_global(placement=PLACE, sbp=B).to_global(
         sbp=S(0))
     _everyone_raises(ValueError, "grad_tensor has shape [3, 3], expected [4, 3]",
                      lambda: y.backward(seed))
+    y.backward(np.full((4, 3), 3.0))           # a numpy array is taken as broadcast
+    assert np.array_equal(w.grad.numpy(), np.full((4, 3), 6.0)), w.grad.numpy()
 
 
 CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,

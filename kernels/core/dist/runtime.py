@@ -41,9 +41,6 @@ def to_global(x, placement=None, sbp=None):
         _check_layout_sbp(x.meta, sbp)
         return box(x, sbp)
     placement = comm.placement() if placement is None else placement
-    if sbp is None:
-        raise TypeError("to_global: a local tensor needs an sbp (dense.sbp.split(axis), "
-                        "dense.sbp.broadcast or dense.sbp.partial_sum)")
     if not placement.is_member:
         raise ValueError(f"to_global: this rank is not in {placement!r}; only its ranks "
                          "may build tensors on it")
@@ -71,6 +68,9 @@ def _checked(meta, sbp):
     """(sbp, None) with the sbp checked against this rank's shard, or (sbp, the error):
     kept, so that every rank raises it (:func:`_logical_meta`), not this one alone."""
     try:
+        if sbp is None:
+            raise TypeError("to_global: a local tensor needs an sbp (dense.sbp.split(axis), "
+                            "dense.sbp.broadcast or dense.sbp.partial_sum)")
         sbp = check_sbp(sbp, meta.ndim, "to_global")
         _check_layout_sbp(meta, sbp)
         if meta.ndim > MAX_RANK:
@@ -166,7 +166,8 @@ def _sbp_name(code):
 
 def _describe(row):
     layout = ("dense", "sparse_coo")[int(row[3])]
-    return f"{layout} {ALL[int(row[1])].name} of rank {int(row[0])}"
+    dims = f" with {int(row[2])} sparse dims" if int(row[2]) >= 0 else ""
+    return f"{layout} {ALL[int(row[1])].name} of rank {int(row[0])}{dims}"
 
 
 def _to_global_backward(node, out_grad):

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import autograd
 from ..dispatch import get_op
-from ..tensor import TensorBase, frozen_delattr, frozen_setattr, global_runtime, set_attribute
+from ..tensor import (TensorBase, frozen_delattr, frozen_setattr, global_runtime,
+                      layout_class, set_attribute)
 from ..xp import to_numpy, to_place, xp_of
 from ..opspec import Arg, OpSpec
 from . import layouts
@@ -205,6 +206,8 @@ class GlobalTensor(TensorBase):
             if grad_tensor is None:
                 seed = self._ones_seed()
             else:
+                if not isinstance(grad_tensor, TensorBase):       # an array: a local tensor
+                    grad_tensor = layout_class("dense")._wrap_array(np.asarray(grad_tensor))
                 if not getattr(grad_tensor, "is_global", False):
                     grad_tensor = global_runtime("backward").to_global(
                         grad_tensor, self._placement, broadcast)
