@@ -510,3 +510,20 @@ def test_squeeze_of_a_0d_tensor_refuses_other_axes():
 def test_clip_bound_beyond_an_int_dtype_names_the_bound():
     with pytest.raises(TypeError, match=r"clip: dtype int8 cannot hold the arguments \[300, None\]"):
         dense.clip(dense.to_tensor(np.arange(3, dtype=np.int8)), 300)
+
+
+def test_scalar_arguments_take_one_element_tensors_as_paddle_does():
+    """Paddle's clip(x, min=t, max=t), full(shape, t) and arange(t, t, t): a one-element
+    Tensor stands for its value (Paddle's test_clip_op, test_full_op, test_arange)."""
+    x = np.array([[0.1, 0.5, 0.9]], np.float32)
+    got = dense.clip(dense.to_tensor(x), dense.to_tensor(np.array([0.2], np.float32)),
+                     dense.to_tensor(np.array(0.8, np.float32)))
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.numpy(), np.clip(x, np.float32(0.2), np.float32(0.8)))
+    np.testing.assert_array_equal(dense.full([2], dense.to_tensor(np.array(4.0))).numpy(),
+                                  [4.0, 4.0])
+    t = [dense.to_tensor(np.array(v)) for v in (1, 7, 2)]
+    got = dense.arange(*t)
+    assert got.dtype == np.int64 and got.numpy().tolist() == [1, 3, 5]
+    with pytest.raises(TypeError, match=r"^full: argument 'fill_value' .*one-element Tensor"):
+        dense.full([2], dense.to_tensor(np.array([1.0, 2.0])))

@@ -339,11 +339,16 @@ def _int_list(value, spec, arg):
 
 
 def _scalar(value, spec, arg):
-    """A ``Scalar``: a bool, int, float or complex, Python or numpy, kept as given."""
+    """A ``Scalar``: a bool, int, float or complex, Python or numpy, kept as given; a
+    one-element local dense Tensor stands for its value as a Python number (Paddle's
+    ``clip(x, min=t)``, ``full(shape, t)``), taking no gradient."""
     if isinstance(value, (numbers.Number, np.bool_)) and not isinstance(value, TensorBase):
         return value
+    if type(value) in LOCAL_CLASSES and value.layout == "dense" and value._data().size == 1:
+        return value.numpy().reshape(()).item()
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a scalar (bool, int, "
-                    f"float or complex), got {value!r} of type {type(value).__name__}")
+                    f"float or complex, or a one-element Tensor), got {value!r} of type "
+                    f"{type(value).__name__}")
 
 
 def _convert_attr(value, spec, arg):
