@@ -698,3 +698,16 @@ def test_operators_on_a_tensor_storing_each_coordinate_once_keep_its_entries():
     out = abs(x)
     assert out.indices().numpy().tolist() == [[0, 1], [1, 2]]
     assert out.values().numpy().tolist() == [2.0, 3.0] and out.dtype == np.float32
+
+
+@pytest.mark.parametrize("op", ["add", "multiply", "divide"])
+def test_broadcast_repeats_beyond_memory_are_refused_before_any_work(op):
+    """[2**30, 2] with [1, 2]: broadcasting repeats y's entry 2**30 times (60 GB of
+    coordinates): a ValueError naming the op and the repeat, not an allocation that the
+    kernel kills the process for."""
+    x = coo([[0, 2 ** 30 - 1], [0, 1]], [1.0, 2.0], [2 ** 30, 2])
+    y = coo([[0], [1]], [3.0], [1, 2])
+    with pytest.raises(ValueError, match=rf"^{op}: broadcasting a sparse operand's 1 entries "
+                                         r"from sparse dims \[1, 2\] .* repeats each "
+                                         r"1073741824 times"):
+        getattr(sparse, op)(x, y)

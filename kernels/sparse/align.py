@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..core.size import check_bytes
 from ..core.xp import add_at, xp_of
 from ..funcs.shape import INT64_LIMIT, c_strides, prod
 from ..funcs.sum_to_shape import sum_to_shape
@@ -104,10 +105,22 @@ def align(x, out_shape, k, op):
     ukeys, src = keys, None
     sshape = tuple(out_shape[:k])
     if ashape != sshape:
+        _check_expansion(op, ukeys.shape[0], ashape, sshape, values)
         keys, src = _expand(ukeys, ashape, sshape, xp)
         values = values[src]
     return Aligned(keys, values, ukeys, group, src, ashape,
                    tuple(xf.shape[len(ashape) - pad:]))
+
+
+def _check_expansion(op, n, ashape, sshape, values):
+    """ValueError naming ``op``, before any work, if repeating ``n`` entries along the
+    broadcast sparse dims would not fit in memory (coordinate rows, keys, sort order and
+    source index, int64 each, and the values)."""
+    factor = prod(s for a, s in zip(ashape, sshape) if a != s)
+    per_entry = 8 * (len(sshape) + 4) + values.itemsize * prod(values.shape[1:])
+    check_bytes(op, f"broadcasting a sparse operand's {n} entries from sparse dims "
+                f"{list(ashape)} to {list(sshape)} repeats each {factor} times and",
+                n * factor * per_entry, "of coordinates and values")
 
 
 def _expand(ukeys, ashape, sshape, xp):
