@@ -8,6 +8,8 @@ only their metadata for ``no_need_buffer``) and its attributes.  The node's
 import functools
 import threading
 
+from .xp import xp_of
+
 _state = threading.local()
 #: Serialises leaf accumulation: backward passes on many threads may reach one leaf.
 _LEAF_LOCK = threading.Lock()
@@ -247,7 +249,6 @@ def _zero_grads(node):
 
 def _zero_like(t):
     """A read-only all-zero gradient of tensor ``t``'s shape, dtype and layout, marked."""
-    from .xp import xp_of
     data = t._data()
     if t.layout == "dense":
         xp = xp_of(data)

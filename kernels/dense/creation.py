@@ -6,6 +6,7 @@ x's place.  cast is ``astype``; its gradient is cast back to x's dtype.
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
+from ..funcs.sum_to_shape import grad_in_dtype
 from ..infermeta.creation import arange_infer_meta
 
 import numpy as np
@@ -68,5 +69,4 @@ def cast(x, dtype):
 @register_kernel("cast_grad", backends=BACKENDS, dtypes=ALL)
 def cast_grad(x, out_grad, dtype):
     """out_grad cast back to x's dtype (the real part for a real x); x is metadata only."""
-    g = out_grad.real if out_grad.dtype.kind == "c" and x.dtype.kind != "c" else out_grad
-    return g.astype(x.dtype, copy=False)
+    return grad_in_dtype(out_grad, x.dtype)

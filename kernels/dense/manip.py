@@ -9,6 +9,7 @@ from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.shape import normalize_axis
+from ..funcs.sum_to_shape import grad_in_dtype
 from ..infermeta.manip import flatten_shape, squeeze_shape, unsqueeze_shape
 
 BACKENDS = ("cpu", "gpu")
@@ -55,12 +56,6 @@ def stack(xs, axis=0):
     return xp_of(xs[0]).stack(_cast_all(xs), axis=axis)
 
 
-def _grad_as(g, x):
-    if g.dtype.kind == "c" and x.dtype.kind != "c":
-        g = g.real
-    return g.astype(x.dtype, copy=False)
-
-
 @register_kernel("concat_grad", backends=BACKENDS, dtypes=ALL)
 def concat_grad(xs, out_grad, axis=0):
     """Each input's block of out_grad along ``axis`` (views); xs are metadata only."""
@@ -68,7 +63,7 @@ def concat_grad(xs, out_grad, axis=0):
     out, start = [], 0
     for x in xs:
         index = (slice(None),) * ax + (slice(start, start + x.shape[ax]),)
-        out.append(_grad_as(out_grad[index], x))
+        out.append(grad_in_dtype(out_grad[index], x.dtype))
         start += x.shape[ax]
     return out
 
@@ -77,4 +72,4 @@ def concat_grad(xs, out_grad, axis=0):
 def stack_grad(xs, out_grad, axis=0):
     """Each input's slice of out_grad at its position along ``axis`` (views)."""
     ax = normalize_axis(axis, out_grad.ndim, "stack")
-    return [_grad_as(out_grad[(slice(None),) * ax + (k,)], x) for k, x in enumerate(xs)]
+    return [grad_in_dtype(out_grad[(slice(None),) * ax + (k,)], x.dtype) for k, x in enumerate(xs)]

@@ -2,7 +2,7 @@
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
-from ..funcs.sum_to_shape import sum_to_shape
+from ..funcs.sum_to_shape import grad_in_dtype, sum_to_shape
 from ..infermeta.matmul import matmul_operand_shapes
 
 BACKENDS = ("cpu", "gpu")
@@ -34,9 +34,7 @@ def _back(xp, g, shape, op_shape, transpose, dtype):
         shape if not transpose or len(shape) < 2 else shape[:-2] + shape[:-3:-1])
     if transpose and len(shape) >= 2:
         g = xp.swapaxes(g, -1, -2)
-    if g.dtype.kind == "c" and dtype.kind != "c":
-        g = g.real
-    return xp.ascontiguousarray(g.astype(dtype, copy=False))
+    return xp.ascontiguousarray(grad_in_dtype(g, dtype))
 
 
 @register_kernel("matmul_grad", backends=BACKENDS, dtypes=ALL)

@@ -12,6 +12,7 @@ from ..core.owned import readable
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.broadcast import expand_copy
+from ..funcs.sum_to_shape import grad_in_dtype
 from ..funcs.threads import MIN_BYTES_PER_THREAD, run_parallel, split_index
 from ..infermeta.reduce import _axes, reduced_shape, sum_dtype, sum_keepdim_shape
 
@@ -61,12 +62,6 @@ def sum_grad(x, out_grad, axis=None, keepdim=False):
     """Expand out_grad back over the summed axes, cast to x's dtype."""
     g = out_grad.reshape(sum_keepdim_shape(x.shape, axis)).astype(x.dtype, copy=False)
     return expand_copy(g, x.shape)
-
-
-def _grad_as(g, x):
-    if g.dtype.kind == "c" and x.dtype.kind != "c":
-        g = g.real
-    return g.astype(x.dtype, copy=False)
 
 
 @register_kernel("mean", backends=BACKENDS, dtypes=ALL)
@@ -129,7 +124,7 @@ def mean_grad(x, out_grad, axis=None, keepdim=False):
     for a in axes:
         count *= x.shape[a]
     g = out_grad.reshape(sum_keepdim_shape(x.shape, axis, "mean")) / max(count, 1)
-    return expand_copy(_grad_as(g, x), x.shape)
+    return expand_copy(grad_in_dtype(g, x.dtype), x.shape)
 
 
 def _extreme(name, ufunc):
@@ -172,7 +167,7 @@ def _extreme_grad(name, arg):
         axes = _axes(x.ndim, axis, name)
         v, kept = _slices(x, axes)
         pick = getattr(xp, arg)(readable(v), axis=-1)[..., None]
-        g = _grad_as(out_grad.reshape(pick.shape), x)
+        g = grad_in_dtype(out_grad.reshape(pick.shape), x.dtype)
         grad = xp.where(xp.arange(v.shape[-1]) == pick, g, xp.zeros((), x.dtype))
         return _unslice(grad, x, axes, kept)
     backward.__name__ = name + "_grad"
@@ -209,7 +204,7 @@ def prod_grad(x, out_grad, axis=None, keepdim=False):
     others = left * right
     others = xp.conj(others) if others.dtype.kind == "c" else others
     g = out_grad.reshape(v.shape[:-1] + (1,)) * others
-    return _unslice(_grad_as(g, x), x, axes, kept)
+    return _unslice(grad_in_dtype(g, x.dtype), x, axes, kept)
 
 
 def _arg(name):

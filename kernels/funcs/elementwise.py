@@ -18,9 +18,9 @@ either where one is NaN.
 """
 import contextlib
 import functools
-import reprlib
 import math
 import numbers
+import reprlib
 from dataclasses import dataclass
 
 import numpy as np

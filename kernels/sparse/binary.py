@@ -307,19 +307,13 @@ def same_shape_grad(op, mg, x, y, out_grad, grad_mask=BOTH):
         yv = merge.at(y.values, p, "b", mg.union) if reads else None
         tx, ty = partials(op, g[p.s:p.e], xv, yv, dtype, grad_mask)
         if tx is not None:
-            merge.back(_real_as(tx, gx), p, "a", mg.union, gx)
+            merge.back(grad_in_dtype(tx, gx.dtype), p, "a", mg.union, gx)
         if ty is not None:
-            merge.back(_real_as(ty, gy), p, "b", mg.union, gy)
+            merge.back(grad_in_dtype(ty, gy.dtype), p, "b", mg.union, gy)
 
     run_parallel(fill, mg.parts)
     return (None if gx is None else x._replace(values=gx),
             None if gy is None else y._replace(values=gy))
-
-
-def _real_as(t, g):
-    """``t`` in ``g``'s dtype (a complex gradient of a real operand keeps its real part)."""
-    return (t.real if t.dtype.kind == "c" and g.dtype.kind != "c" else t).astype(g.dtype,
-                                                                                 copy=False)
 
 
 # ---------------------------------------------------------------- sparse with sparse

@@ -37,6 +37,7 @@ from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.restride import index_dtype
 from ..funcs.shape import prod
+from ..funcs.sum_to_shape import grad_in_dtype
 from . import blas, blas_gpu
 from .convert import coalesce_coo, lookup_values
 from .data import CooData, CsrData, crows_from_keys, csr_coords, csr_from_keys, fold_dense
@@ -169,13 +170,6 @@ def _conj_values(c):
     return c._replace(values=_conj(c.values))
 
 
-def _cast(a, dtype):
-    """``a`` in ``dtype``; the real part when a complex gradient meets a real input."""
-    if a.dtype.kind == "c" and np.dtype(dtype).kind != "c":
-        a = a.real
-    return a.astype(dtype, copy=False)
-
-
 def _local(c, m, n):
     """Block-diagonal CSR ``c`` of [m, n] blocks as its stacked matrix [B*m, n]."""
     if c.shape[1] == n:
@@ -187,7 +181,7 @@ def _local(c, m, n):
 
 def _with_values(x, values, scale=1.0):
     """Sparse operand ``x`` with new values, one per entry of :func:`flat_coords`."""
-    values = _cast(values, x.values.dtype).reshape(x.values.shape)
+    values = grad_in_dtype(values, x.values.dtype).reshape(x.values.shape)
     return x._replace(values=values if scale == 1.0 else values * scale)
 
 
@@ -299,7 +293,7 @@ def matmul_sparse_dense_grad(ops, x, y, out_grad, grad_mask=BOTH):
         x_grad = _with_values(x, ops.sddmm(*flat_coords(x), g, _conj(_stack(y))))
     if grad_mask[1]:
         y_grad = ops.spmm(_conj_values(ops.transpose(flat_csr(x))), g)
-        y_grad = _cast(y_grad, y.dtype).reshape(y.shape)
+        y_grad = grad_in_dtype(y_grad, y.dtype).reshape(y.shape)
     return x_grad, y_grad
 
 
@@ -308,7 +302,8 @@ def matmul_dense_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
     g_t = _stack_t(out_grad)
     x_grad = y_grad = None
     if grad_mask[0]:
-        x_grad = _cast(_unstack_t(ops.spmm(_conj_values(flat_csr(y)), g_t), x.shape), x.dtype)
+        x_grad = grad_in_dtype(_unstack_t(ops.spmm(_conj_values(flat_csr(y)), g_t), x.shape),
+                               x.dtype)
     if grad_mask[1]:
         y_grad = _with_values(y, ops.sddmm(*flat_coords(y), _conj(_stack_t(x)), g_t))
     return x_grad, y_grad
@@ -388,7 +383,7 @@ def addmm_dense_grad(ops, input, x, y, out_grad, beta, alpha, grad_mask=ALL3):
     x_grad, y_grad = matmul_sparse_dense_grad(ops, x, y, out_grad, grad_mask[1:])
     input_grad = None
     if grad_mask[0]:
-        input_grad = _cast(out_grad * _scalar(beta, out_grad.dtype), input.dtype)
+        input_grad = grad_in_dtype(out_grad * _scalar(beta, out_grad.dtype), input.dtype)
     return (input_grad, None if x_grad is None else _with_values(x, x_grad.values, alpha),
             None if y_grad is None else y_grad * _scalar(alpha, y_grad.dtype))
 
@@ -462,10 +457,10 @@ def masked_matmul_grad(ops, x, y, out_grad, grad_mask=BOTH):
     g = flat_csr(out_grad)
     x_grad = y_grad = None
     if grad_mask[0]:
-        x_grad = _cast(ops.spmm(g, _conj(_stack_t(y))).reshape(x.shape), x.dtype)
+        x_grad = grad_in_dtype(ops.spmm(g, _conj(_stack_t(y))).reshape(x.shape), x.dtype)
     if grad_mask[1]:
-        y_grad = _cast(_unstack_t(ops.spmm(ops.transpose(g), _conj(_stack(x))), y.shape),
-                       y.dtype)
+        y_grad = grad_in_dtype(
+            _unstack_t(ops.spmm(ops.transpose(g), _conj(_stack(x))), y.shape), y.dtype)
     return x_grad, y_grad
 
 

@@ -12,16 +12,10 @@ from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.elementwise import UNARY
+from ..funcs.sum_to_shape import grad_in_dtype
 
 LAYOUTS = (("_coo", "sparse_coo"), ("_csr", "sparse_csr"))
 BACKENDS = ("cpu", "gpu")
-
-
-def _values_grad(g, x):
-    """The values' gradient in x's value dtype (the real part for real values)."""
-    if g.dtype.kind == "c" and x.dtype.kind != "c":
-        g = g.real
-    return g.astype(x.dtype, copy=False)
 
 
 def _kernels(entry):
@@ -30,7 +24,7 @@ def _kernels(entry):
 
     def backward(x, out, out_grad, *params):
         g = entry.grad(xp_of(out_grad.values), x.values, out.values, out_grad.values, *params)
-        return x._replace(values=_values_grad(g, x.values))
+        return x._replace(values=grad_in_dtype(g, x.values.dtype))
     return forward, backward
 
 

@@ -108,7 +108,4 @@ def cast_csr(x, index_dtype=None, value_dtype=None):
 @register_kernel("cast_csr_grad", layout=CSR, backends=BOTH, dtypes=ALL)
 def cast_grad(x, out_grad):
     """The gradient's values back in x's value dtype, on x's pattern."""
-    g = out_grad.values
-    if g.dtype.kind == "c" and x.values.dtype.kind != "c":
-        g = g.real
-    return x._replace(values=grad_in_dtype(g, x.values.dtype))
+    return x._replace(values=grad_in_dtype(out_grad.values, x.values.dtype))

@@ -13,10 +13,13 @@ from ..dtypes import ALL
 from ..meta import Canonical
 from ..opspec import Arg, OpSpec
 from . import boxing, comm, layouts, rules
-from .sbp import broadcast, check_sbp, shard_shape, shard_sizes, shard_start
+from .sbp import Sbp, broadcast, check_sbp, shard_shape, shard_sizes, shard_start
 from .tensor import GlobalTensor, box
 
 MAX_RANK = 64
+#: A shard's header (:func:`_header`): rank, dtype, sparse dims, layout, the dims padded
+#: to MAX_RANK, then the sbp's kind and axis.
+HEADER_INTS = 4 + MAX_RANK + 2
 
 
 # ---------------------------------------------------------------- to_global
@@ -101,7 +104,7 @@ def _logical_meta(meta, sbp, placement, failure=None):
     more, to name it; every rank raises the same error.
     """
     group = placement.group
-    head = [0] * (4 + MAX_RANK + 2) if failure is not None else _header(meta, sbp)
+    head = [0] * HEADER_INTS if failure is not None else _header(meta, sbp)
     failed = group.rank if failure is not None else -1
     both = comm.allreduce_ints(group, head + [-v for v in head] + [failed], "max")
     if both[-1] >= 0:
@@ -160,8 +163,9 @@ def _diagnose(meta, sbp, placement):
 
 
 def _sbp_name(code):
-    kind, axis = int(code[0]), int(code[1])
-    return ("sbp.broadcast", "sbp.partial_sum", f"sbp.split(axis={axis})")[kind]
+    """The sbp a header's last two ints encode (:func:`_header`), as its repr."""
+    kind = "BPS"[int(code[0])]
+    return repr(Sbp(kind, int(code[1]) if kind == "S" else None))
 
 
 def _describe(row):
