@@ -38,6 +38,7 @@ from ..infermeta.elementwise import broadcast_shape
 from . import merge
 from .align import Aligned, align, coords, flatten, reduce_to, to_grid, unflatten
 from .data import CooData, CsrData, crows_from_keys, index_rows, row_ids
+from .segments import crows_of_bounds
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
 BACKENDS = ("cpu", "gpu")
@@ -252,7 +253,7 @@ def _from_rows(like, mg, values, shape, idt):
     n = mg.cols.shape[0]
     if isinstance(like, CsrData):
         idt = index_dtype(shape, idt, extent=n, xp=np)
-        return CsrData(_batched_crows(mg.indptr, shape).astype(idt, copy=False),
+        return CsrData(crows_of_bounds(mg.indptr, shape).astype(idt, copy=False),
                        mg.cols.astype(idt, copy=False), values, tuple(shape))
     k = like.sparse_dim
     indices = pool.empty((k, n), idt)          # written once, no fresh pages
@@ -264,15 +265,6 @@ def _from_rows(like, mg, values, shape, idt):
         for d, row in enumerate(rows):
             indices[d] = row
     return CooData(indices, values, tuple(shape), True)
-
-
-def _batched_crows(indptr, shape):
-    """Per-batch crows of a (batched) CSR result from its global row pointers."""
-    if len(shape) == 2:
-        return indptr
-    batch, rows = shape[0], shape[1]
-    at = np.arange(batch)[:, None] * rows + np.arange(rows + 1)[None, :]
-    return (indptr[at] - indptr[at[:, :1]]).reshape(-1)
 
 
 def same_shape(op, mg, x, y):

@@ -18,7 +18,7 @@ from ..funcs.threads import run_parallel, split_index
 from .convert import unpermute
 from .data import CsrData, coo_to_csr_parts, csr_coords, csr_from_keys, csr_row_ids
 from .merge import is_canonical
-from .segments import row_ranges
+from .segments import crows_of_bounds, row_ranges
 
 
 def csr_reshape_parts(x, new, order):
@@ -65,7 +65,7 @@ def _split_columns(x, new, dtype):
         return None
     starts, lengths = row_ranges(x.crows, batch, rows)
     bounds = _run_starts(x.cols, starts, starts + lengths, q, n_new)
-    crows = _layout_crows(np.append(bounds.reshape(-1), x.nnz), new, dtype)
+    crows = crows_of_bounds(np.append(bounds.reshape(-1), x.nnz), new).astype(dtype)
     cols = x.cols.astype(dtype, copy=False) if q == 1 else _modulo(x.cols, n_new, dtype)
     return crows, cols, None
 
@@ -89,7 +89,7 @@ def _merge_rows(x, new, dtype):
     cols = np.repeat(shift, lengths)
     np.add(cols, x.cols, out=cols)
     bounds = np.append(starts, x.nnz)
-    return _layout_crows(bounds[::q], new, dtype), cols.astype(dtype, copy=False), None
+    return crows_of_bounds(bounds[::q], new).astype(dtype), cols.astype(dtype, copy=False), None
 
 
 def _rows_ascend(x, batch, rows):
@@ -123,17 +123,6 @@ def _run_starts(cols, starts, ends, q, width):
         below = open_ & (cols[np.minimum(mid, last)] < limit)
         found[...] = np.where(below, mid + 1, found)
         hi = np.where(open_ & ~below, mid, hi)
-
-
-def _layout_crows(bounds, shape, dtype):
-    """Paddle's crows for ``shape`` (restarting in every batch) from the global row
-    pointers ``bounds`` (``batch * rows + 1`` of them)."""
-    if len(shape) == 2:
-        return bounds.astype(dtype)
-    batch, rows = shape[0], shape[1]
-    first = bounds[:-1:rows] if rows else bounds[:batch]
-    at = np.arange(batch)[:, None] * rows + np.arange(rows + 1)
-    return (bounds[at] - first[:, None]).astype(dtype).reshape(-1)
 
 
 def _modulo(cols, width, dtype):

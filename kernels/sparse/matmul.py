@@ -41,6 +41,7 @@ from ..funcs.sum_to_shape import grad_in_dtype
 from . import blas, blas_gpu
 from .convert import coalesce_coo, lookup_values
 from .data import CooData, CsrData, crows_from_keys, csr_coords, csr_from_keys, fold_dense
+from .segments import crows_of_bounds
 from .merge import is_canonical
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
@@ -128,9 +129,7 @@ def from_flat(c, shape, layout, dtype, coalesced=False, local=False):
     if layout == COO:
         return CooData(xp.stack(coords).astype(dtype, copy=False), c.values, tuple(shape),
                        coalesced)
-    starts = xp.arange(b) * m
-    grid = starts[:, None] + xp.arange(m + 1)[None, :]
-    crows = (c.crows[grid] - c.crows[starts][:, None]).reshape(-1)
+    crows = crows_of_bounds(c.crows, shape)
     return CsrData(crows.astype(dtype, copy=False), coords[2].astype(dtype, copy=False),
                    c.values, tuple(shape))
 

@@ -49,6 +49,17 @@ def row_ranges(crows, batch, rows):
     return (c2[:, :-1] + offsets[:, None]).reshape(-1), lengths
 
 
+def crows_of_bounds(bounds, shape):
+    """Paddle's crows for a 2-D or batched 3-D ``shape`` (restarting in every batch) from
+    the global row pointers ``bounds`` (``batch * rows + 1`` of them), in their dtype."""
+    if len(shape) == 2:
+        return bounds
+    xp = xp_of(bounds)
+    batch, rows = shape[0], shape[1]
+    at = xp.arange(batch)[:, None] * rows + xp.arange(rows + 1)[None, :]
+    return (bounds[at] - bounds[at[:, :1]]).reshape(-1)
+
+
 def crows_of_lengths(lengths, batch, rows, dtype):
     """Paddle's crows (restarting in every batch) from each row's entry count."""
     xp = xp_of(lengths)
