@@ -80,7 +80,7 @@ class Recording:
 def test_every_kernel_is_reachable_from_a_launcher():
     rec = Recording(EmuBackend())
     view = gather_view((2, 3), (2,), 1)
-    for dtype in ["bool", "float16", "float32", "float64"]:
+    for dtype in ["bool", "float16", "float32", "float64", "complex128"]:
         x = np.ones((2, 3), dtype)
         expand.expand(rec, x, (2, 2, 3), (3, 0, 1))   # rows of 3: every word width
         for index_dtype in ["int32", "int64"]:

@@ -9,6 +9,7 @@ import pytest
 from cuda_emu.fixtures import engine, geometry, to_host  # noqa: F401 (fixtures)
 from kernels.funcs.broadcast import expand_output_stride, repeat_as_expand
 from kernels.gpu import expand as cuda_expand
+from kernels.gpu.launch import address
 
 # itemsizes 1, 2, 4, 8 and 16: every word kernel, and two words per item
 DTYPES = ["bool", "float16", "float32", "int64", "complex64", "complex128"]
@@ -90,12 +91,14 @@ def test_repeat_non_contiguous_input(engine, geometry):
     np.testing.assert_array_equal(to_host(got), np.tile(x, (2, 3)))
 
 
-@pytest.mark.parametrize("start, word", [(0, 8), (1, 4)])
-def test_rows_move_in_the_widest_words_x_is_aligned_for(engine, geometry, start, word):
-    """Rows of 4 float32 (16 bytes) move as 8-byte words, unless x starts 4 bytes into
-    an 8-byte word; then as 4-byte ones (an 8-byte load there would be misaligned)."""
-    base = engine.xp.asarray(np.arange(13, dtype=np.float32))
-    x = base[start:start + 12].reshape(3, 1, 4)
+@pytest.mark.parametrize("skip, word", [(0, 16), (2, 8), (1, 4)])
+def test_rows_move_in_the_widest_words_x_is_aligned_for(engine, geometry, skip, word):
+    """Rows of 4 float32 (16 bytes) move as 16-byte words when x starts on a 16-byte
+    boundary; 4 or 8 bytes past one, as 4- or 8-byte words (a wider load there
+    would be misaligned)."""
+    base = engine.xp.asarray(np.arange(32, dtype=np.float32))
+    first = (-address(base) % 32) // 4 + skip          # elements to a 32-byte boundary
+    x = base[first:first + 12].reshape(3, 1, 4)
     launched = []
     fetch = engine.function
     engine.function = lambda file, name: launched.append(name) or fetch(file, name)

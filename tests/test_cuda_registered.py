@@ -103,6 +103,13 @@ def test_docstring_examples_run(module):
 
 
 # ---------------------------------------------------------------- expand, repeat
+def widest_words(kernel, row_bytes):
+    """The kernel moving rows of ``row_bytes`` in the widest words: 16 bytes needs a
+    16-byte address too, which numpy's allocator gives here (malloc's alignment)."""
+    word = next(w for w in (16, 8, 4, 2, 1) if row_bytes % w == 0)
+    return f"{kernel}_u{8 * word}"
+
+
 @pytest.mark.parametrize("x_shape,shape", [
     ((3, 1, 4), (2, 3, 5, 4)), ((), (2, 3)), ((2, 1), (-1, 3)), ((0, 1), (2, 0, 4)),
     ((4,), (4,)), ((1,), (0,))])
@@ -111,8 +118,7 @@ def test_expand(emu, x_shape, shape):
     np.testing.assert_array_equal(gpu, cpu)
     assert cpu.shape == gpu.shape
     row_bytes = 4 * (x_shape[-1] if x_shape and x_shape[-1] == shape[-1] else 1)
-    word = 8 if row_bytes % 8 == 0 else 4          # rows of 4 float32 move as 8-byte words
-    assert emu.launched == ([f"expand_u{8 * word}"] if cpu.size else [])
+    assert emu.launched == ([widest_words("expand", row_bytes)] if cpu.size else [])
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=str)
@@ -132,7 +138,8 @@ def test_repeat(emu, x_shape, repeats):
     cpu, gpu = both("repeat", (sample(x_shape, np.float64), repeats))
     assert cpu.shape == gpu.shape
     np.testing.assert_array_equal(gpu, cpu)
-    assert emu.launched == (["expand_u64"] if cpu.size else [])
+    assert len(emu.launched) == (1 if cpu.size else 0)
+    assert set(emu.launched) <= {"expand_u64", "expand_u128"}
 
 
 # ---------------------------------------------------------------- gather

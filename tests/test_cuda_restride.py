@@ -92,6 +92,22 @@ def test_flat_offsets_above_2_pow_32(engine, geometry, new, order, dtype):
     np.testing.assert_array_equal(to_host(got), python_restride(coords, HUGE, new, order))
 
 
+ODD = (3**19, 5**13)   # 1.4e18 elements: flat offsets near 2**60, no dim a power of two
+
+
+@pytest.mark.parametrize("new", [(5**13, 3**19), (3**7 * 5**4, 3**12, 5**9),
+                                 (3**19 * 5**13,), (3, 3**18 * 5**13)])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_divisions_by_odd_dims_with_flat_offsets_near_2_pow_60(engine, geometry, new, order):
+    """The divisions by the new dims (multiply-and-shift, not a divide) are exact for
+    every 64-bit offset: random coordinates and the corners, against Python ints."""
+    rng = np.random.default_rng(7)
+    coords = np.stack([rng.integers(0, d, 200, dtype=np.int64) for d in ODD])
+    coords = np.concatenate([coords, [[0, 3**19 - 1, 3**19 - 1], [0, 5**13 - 1, 0]]], axis=1)
+    got = coo_restride(engine, engine.xp.asarray(coords), ODD, new, order=order, **geometry)
+    np.testing.assert_array_equal(to_host(got), python_restride(coords, ODD, new, order))
+
+
 def test_int32_coordinates_into_a_dim_of_2_pow_40_become_int64(engine, geometry):
     coords = huge_coords(np.int32)
     got = coo_restride(engine, engine.xp.asarray(coords), HUGE, (2**40,), **geometry)

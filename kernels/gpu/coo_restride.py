@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from .launch import INT32_MAX, i64, index_suffix, launch
+from .launch import INT32_MAX, divisors, i64, index_suffix, launch
 
 _RESTRIDE_PAIRS = {("i32", "i32"), ("i32", "i64"), ("i64", "i64")}
 
@@ -78,7 +78,7 @@ def coo_restride(backend, indices, old_shape, new_shape, order="C",
     args = (indices, out, np.int64(nnz), np.int32(len(old)), np.int32(len(new)),
             np.int32(lead), np.int32(trail),
             i64(backend, _c_strides(old[lead:len(old) - trail])),
-            i64(backend, new[lead:len(new) - trail]))
+            divisors(backend, new[lead:len(new) - trail]))
     launch(backend, "coo_restride.cu", f"coo_restride_{in_suffix}_{out_suffix}",
             nnz, args, grid, block)
     return xp.ascontiguousarray(out[::-1]) if order == "F" else out

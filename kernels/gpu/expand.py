@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from .launch import i64, launch, row_words, team_shift
+from .launch import divisors, i64, launch, row_words, team_shift
 
 
 def expand(backend, x, out_shape, strides, grid=None, block=None):
@@ -22,9 +22,9 @@ def expand(backend, x, out_shape, strides, grid=None, block=None):
     w, word = row_words(backend.xp, x, row)
     size = x.dtype.itemsize
     per, n_rows = row * size // word, math.prod(shape[:d])
-    out = backend.xp.empty(n_rows * per, dtype=w.dtype)
+    out = backend.xp.empty(n_rows * per * word // w.itemsize, dtype=w.dtype)
     shift = team_shift(per)
     args = (w, out, np.int64(n_rows), np.int64(per), np.int32(shift), np.int32(d),
-            i64(backend, shape[:d]), i64(backend, [s * size // word for s in strides[:d]]))
+            divisors(backend, shape[:d]), i64(backend, [s * size // word for s in strides[:d]]))
     launch(backend, "expand.cu", f"expand_u{8 * word}", n_rows << shift, args, grid, block)
     return out.view(x.dtype).reshape(shape)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .launch import INDEX_SUFFIX, launch, row_words, team_shift
+from .launch import INDEX_SUFFIX, divisors, launch, row_words, team_shift
 
 # gather_grad's accumulation dtype and components per item; see gather_grad.
 GRAD_WORK = {
@@ -36,11 +36,11 @@ def gather(backend, x, index, view, offset=0, grid=None, block=None):
     w, word = row_words(xp, x, view.inner)
     per = view.inner * x.dtype.itemsize // word
     n_rows = math.prod(view.out_shape) // view.inner if view.inner else 0
-    out = xp.empty(n_rows * per, dtype=w.dtype)
+    out = xp.empty(n_rows * per * word // w.itemsize, dtype=w.dtype)
     index = xp.ascontiguousarray(index)
     shift = team_shift(per)
     args = (w, index, out, np.int64(n_rows), np.int64(per), np.int32(shift),
-            np.int64(view.outer), np.int64(view.per_batch), np.int64(view.size),
+            divisors(backend, [view.per_batch, view.outer]), np.int64(view.size),
             np.int64(offset))
     launch(backend, "gather.cu", f"gather_u{8 * word}_{INDEX_SUFFIX[index.dtype]}",
            n_rows << shift, args, grid, block)
@@ -70,7 +70,7 @@ def gather_grad(backend, out_grad, index, view, x_shape, offset=0, grid=None, bl
     n_rows = grad.size // per if per else 0
     shift = team_shift(per)
     args = (grad, index, x_grad, np.int64(n_rows), np.int64(per), np.int32(shift),
-            np.int64(view.outer), np.int64(view.per_batch), np.int64(view.size),
+            divisors(backend, [view.per_batch, view.outer]), np.int64(view.size),
             np.int64(offset))
     name = f"gather_grad_{_REAL_SUFFIX[work]}_{INDEX_SUFFIX[index.dtype]}"
     launch(backend, "gather.cu", name, n_rows << shift, args, grid, block)

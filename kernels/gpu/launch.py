@@ -8,17 +8,19 @@ force the launch geometry (default: block 256, one thread per item up to
 result.  Nothing is launched for 0 items.
 
 Data-movement kernels (expand, repeat, gather) copy rows of raw unsigned
-words, so they serve every dtype: a row moves in the widest words (up to 8
+words, so they serve every dtype: a row moves in the widest words (up to 16
 bytes) its bytes and address allow, and a team of threads copies each row
 (:func:`row_words`, :func:`team_shift`).
 """
+import functools
+
 import numpy as np
 
 from .backend import launch_config
 
 #: Words a thread of a row-copying team moves per row, about (see :func:`team_shift`):
-#: enough to spread a row's offset arithmetic thin, few enough that a team of 8-byte
-#: words spans whole 32-byte memory sectors.
+#: enough to spread a row's offset arithmetic thin, few enough that a team's words
+#: span whole 32-byte memory sectors.
 WORDS_PER_THREAD = 8
 
 INT32_MAX = 2**31 - 1
@@ -32,8 +34,46 @@ def launch(backend, file, name, n, args, grid=None, block=None):
 
 
 def i64(backend, values):
-    """Small int64 metadata (shapes, strides) as a 1-D ``xp`` array."""
-    return backend.xp.asarray(np.asarray(values, dtype=np.int64).reshape(-1))
+    """Small int64 metadata (shapes, strides) as a 1-D ``xp`` array.
+
+    The array is made once per distinct ``values`` and kept (the kernels only
+    read it), so a repeated launch copies nothing from the host.
+    """
+    return _metadata(backend.xp, tuple(int(v) for v in values))
+
+
+@functools.lru_cache(maxsize=4096)
+def _metadata(xp, values):
+    return xp.asarray(np.asarray(values, dtype=np.int64))
+
+
+def divisors(backend, values):
+    """The ``{d, m, sh1 + 256 * sh2}`` triples of ``div_u64`` (preamble.cuh), one per
+    divisor, as a flat int64 ``xp`` array: ``n / d`` becomes a high multiply by ``m``
+    and two shifts (Granlund and Montgomery 1994, figure 4.1), exact for every
+    64-bit ``n``.  A dim of 0 leaves nothing to launch, and gets divisor 1.
+    Kept per distinct ``values``, as :func:`i64` keeps its arrays.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> divisors(SimpleNamespace(xp=np), [1, 3]).tolist()
+    [1, 1, 0, 3, 6148914691236517206, 257]
+    """
+    return _metadata(backend.xp, _triples(tuple(int(v) for v in values)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _triples(values):
+    triples = []
+    for d in (max(v, 1) for v in values):
+        if d >= 2**63:
+            raise ValueError(f"divisors: divisor {d} is 2**63 or more")
+        shift = (d - 1).bit_length()
+        magic = (2**64 * ((1 << shift) - d)) // d + 1
+        triples += [d, magic - 2**64 if magic >= 2**63 else magic,
+                    min(shift, 1) + 256 * max(shift - 1, 0)]
+    return tuple(triples)
 
 
 def index_suffix(op, name, dtype):
@@ -47,23 +87,24 @@ def index_suffix(op, name, dtype):
 def row_words(xp, x, row):
     """``x`` as flat contiguous unsigned words as wide as rows of ``row`` elements allow.
 
-    The word is the widest of 8, 4, 2 and 1 bytes that divides a row's bytes
-    and x's address, so every row (and x, a whole number of rows) is whole
-    words: float32 rows of even length move as 8-byte words.
+    The word is the widest of 16, 8, 4, 2 and 1 bytes that divides a row's
+    bytes and x's address, so every row (and x, a whole number of rows) is
+    whole words: float32 rows of a multiple of 4 move as 16-byte words, which
+    the kernels (``*_u128``) read as pairs of ``uint64``.
 
     Returns
     -------
-    words : 1-D array of ``uint8``/``16``/``32``/``64``
+    words : 1-D array of ``uint8``/``16``/``32``/``64`` (``uint64`` for 16 bytes)
     word : int
         Bytes per word.
     """
     x = xp.ascontiguousarray(x)
-    nbytes, address = row * x.dtype.itemsize, _address(x)
-    word = next(w for w in (8, 4, 2, 1) if nbytes % w == 0 and address % w == 0)
-    return x.reshape(-1).view(np.dtype(f"u{word}")), word
+    nbytes, start = row * x.dtype.itemsize, address(x)
+    word = next(w for w in (16, 8, 4, 2, 1) if nbytes % w == 0 and start % w == 0)
+    return x.reshape(-1).view(np.dtype(f"u{min(word, 8)}")), word
 
 
-def _address(a):
+def address(a):
     """The device or host address of ``a``'s first byte."""
     return a.data.ptr if hasattr(a.data, "ptr") else a.ctypes.data
 

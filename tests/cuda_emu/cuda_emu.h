@@ -4,7 +4,8 @@
 // then one emu_<kernel>() launcher per kernel that runs every block and
 // thread through emu_launch(). What the kernels may use is what is here:
 // the qualifiers (defined away), blockIdx/threadIdx/blockDim/gridDim as
-// unsigned 32-bit fields as in CUDA, and atomicAdd as a real atomic.
+// unsigned 32-bit fields as in CUDA, atomicAdd as a real atomic and the
+// __umul64hi intrinsic.
 // Blocks are spread over a few OS threads, so atomics do race. There is
 // no __syncthreads or shared memory: threads of a block run one by one.
 #pragma once
@@ -55,6 +56,12 @@ inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v)
 {
     return emu_atomic_add(a, v);
 }
+// The high 64 bits of a 64 x 64-bit product (a CUDA integer intrinsic).
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b)
+{
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+
 inline float atomicAdd(float* a, float v) { return emu_atomic_add_float(a, v); }
 inline double atomicAdd(double* a, double v) { return emu_atomic_add_float(a, v); }
 
