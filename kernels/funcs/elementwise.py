@@ -104,10 +104,17 @@ def _over(deriv):
 
 
 def _sigmoid(xp, x):
-    if x.dtype.kind in "biu":        # -x would wrap: negate in exp's float dtype for x
-        x = x.astype(np.result_type(x.dtype, np.float16))
+    """``1 / (1 + exp(-x))`` in numpy's float dtype for x (an integer -x would wrap).
+
+    A float16 result (float16, bool and 8-bit integers) is computed in float64 and
+    rounded once, as the CPU path does; cupy computes float16 in half precision
+    (sigmoid(-5) of int8 was 0.006695 against numpy's 0.006691 on an H200).
+    """
+    wide = np.result_type(x.dtype, np.float16)
+    work = np.float64 if wide == np.float16 else wide
     with quiet(xp, over="ignore"):
-        return 1 / (1 + xp.exp(-x))
+        out = 1 / (1 + xp.exp(-x.astype(work, copy=False)))
+    return out.astype(wide, copy=False)
 
 
 #: Below this x, ``1 / (1 + exp(-x))`` in float64 loses the tail (exp(-x) nears the
