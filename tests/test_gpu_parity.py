@@ -129,17 +129,42 @@ def test_numpy_index_follows_gpu_tensors(backend):
 def _no_sync_cases():
     rng = np.random.default_rng(1)
     x = dense.to_tensor(rng.standard_normal((4, 1, 6)).astype(np.float32), place="gpu")
+    m = dense.to_tensor(rng.standard_normal((6, 5)).astype(np.float32), place="gpu")
     coo = sparse.sparse_coo_tensor(np.array([[0, 1, 3, 3], [2, 0, 1, 4]]),
                                    rng.standard_normal(4).astype(np.float32), [4, 5], place="gpu")
     csr = coo.to_sparse_csr()
+    csr3 = sparse.sparse_coo_tensor(np.array([[0, 0, 1], [1, 2, 0], [3, 0, 2]]),
+                                    np.ones(3, np.float32), [2, 4, 6], place="gpu").to_sparse_csr()
+    dense_dims = sparse.sparse_coo_tensor(np.array([[0, 2], [1, 3]]), np.ones((2, 3), np.float32),
+                                          [4, 4, 3], place="gpu")
     return {"dense.reshape": lambda: dense.reshape(x, [4, 6]),
             "expand": lambda: dense.expand(x, [4, 3, 6]),
             "repeat": lambda: dense.repeat(x, [1, 2, 1]),
             "add": lambda: x + x, "sum": lambda: dense.sum(x),
+            "mean over an axis": lambda: dense.mean(x, axis=2),
+            "matmul": lambda: dense.matmul(dense.reshape(x, [4, 6]), m),
+            "sigmoid": lambda: dense.sigmoid(x), "transpose": lambda: dense.transpose(x, [2, 0, 1]),
+            "clip": lambda: dense.clip(x, -0.5, 0.5),
+            "backward of expand, repeat and reshape": lambda: _backward(x),
             "coo reshape": lambda: sparse.reshape(coo, [2, 10]),
+            "coo reshape with dense dims": lambda: sparse.reshape(dense_dims, [2, 8, 3]),
+            "csr reshape": lambda: sparse.reshape(csr, [10, 2]),
+            "batched csr reshape": lambda: sparse.reshape(csr3, [2, 8, 3]),
             "coo to_dense": lambda: coo.to_dense(), "csr to_dense": lambda: csr.to_dense(),
+            "csr to coo": lambda: csr.to_sparse_coo(), "coo to csr": lambda: coo.to_sparse_csr(),
             "coo transpose": lambda: sparse.transpose(coo, [1, 0]),
-            "coo sum": lambda: sparse.sum(coo)}
+            "coo sum": lambda: sparse.sum(coo),
+            "sparse value-wise ops": lambda: [sparse.sin(coo), sparse.abs(csr),
+                                              sparse.scale(coo, 2.0, 1.0),
+                                              sparse.cast(csr, value_dtype="float64")],
+            "sparse * scalar": lambda: coo * 3.0}
+
+
+def _backward(x):
+    leaf = dense.to_tensor(x, stop_gradient=False)
+    y = dense.reshape(dense.repeat(dense.expand(leaf, [4, 3, 6]), [1, 1, 2]), [-1])
+    dense.sum(y).backward()
+    return leaf.grad
 
 
 @pytest.mark.gpu

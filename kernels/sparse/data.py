@@ -156,8 +156,9 @@ def crows_from_keys(keys, shape, dtype):
 
     With many entries per row (over :data:`SEARCH_PER_ROW`), each row's
     start is a binary search in the keys: one pass over the rows, not over
-    the entries (4x faster than bincount at 1e7 entries in 65536 rows).
-    Otherwise each row's count (one bincount) is written behind each batch's
+    the entries (4x faster than bincount at 1e7 entries in 65536 rows); so
+    always on a GPU, where cupy's bincount reads the largest key back to size
+    its output.  Otherwise each row's count (one bincount) is written behind each batch's
     leading 0 and summed along the rows in place, so the memory is the new
     crows and one count per row, whatever nnz is (a reshape to 2**31 rows
     needs no more than that).
@@ -180,7 +181,7 @@ def crows_from_keys(keys, shape, dtype):
     xp = xp_of(keys)
     batch, rows = (shape[0] if len(shape) == 3 else 1), shape[-2]
     crows = xp.zeros((batch, rows + 1), dtype=dtype)
-    if rows and keys.shape[0] > SEARCH_PER_ROW * batch * rows:
+    if rows and (keys.shape[0] > SEARCH_PER_ROW * batch * rows or xp is not np):
         bounds = xp.searchsorted(keys, _row_numbers(xp, batch * rows + 1, keys.dtype))
         crows[:, 1:] = bounds[1:].reshape(batch, rows) - bounds[:-1:rows, None]
     elif rows and keys.shape[0]:
