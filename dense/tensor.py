@@ -525,8 +525,9 @@ def _host_or_device(data, dtype):
     """``data`` as a new array (of ``dtype`` if given; a value it cannot hold raises
     ValueError naming to_tensor, see :func:`kernels.infermeta.creation.cast_values`)."""
     dt = None if dtype is None else canonical_dtype(dtype)
-    if isinstance(data, TensorBase):
-        data = data.numpy() if data.layout == "dense" else data.to_dense().numpy()
+    if isinstance(data, TensorBase):       # a local GPU tensor stays there, as cupy arrays do
+        data = data if data.layout == "dense" else data.to_dense()
+        data = data._array if not data.is_global and data.place == "gpu" else data.numpy()
     if type(data).__module__.startswith("cupy"):
         return data.astype(dt or data.dtype, copy=True)
     if isinstance(data, np.ndarray):

@@ -15,6 +15,7 @@ import scipy.sparse
 import dense
 import sparse
 from kernels.core.xp import gpu_ready
+from kernels.gpu.launch import address
 
 RNG = np.random.default_rng(0)
 
@@ -79,6 +80,21 @@ def test_numpy_copies_to_the_host(backend):
     np.testing.assert_array_equal(got, a)
     got[...] = 0
     np.testing.assert_array_equal(host(t), a)
+
+
+def test_to_tensor_of_a_tensor_keeps_its_place_and_copies(backend):
+    """place=None keeps the data's own place for a tensor as for a cupy array (a GPU
+    tensor went through the host to the CPU before); the result owns new memory."""
+    a = RNG.standard_normal((3, 4))
+    t = dense.to_tensor(a, place=backend)
+    coo = sparse.sparse_coo_tensor(np.array([[0, 2], [1, 3]]), np.array([1.0, 2.0]), [3, 4],
+                                   place=backend)
+    for src, want in ((t, a), (coo, coo.to_dense().numpy())):
+        got = dense.to_tensor(src, dtype="float32")
+        assert got.place == backend and got.dtype == np.float32
+        np.testing.assert_array_equal(host(got), want.astype(np.float32))
+    same = dense.to_tensor(t)
+    assert address(same._array) != address(t._array)
 
 
 def test_expand_and_repeat_with_gradients(backend):

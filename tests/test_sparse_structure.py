@@ -596,3 +596,17 @@ def test_csr_concat_shifts_int32_cols_in_the_wider_output_dtype():
                                  [2.0], [1, n])
     y = sparse.concat([x, x], 1)
     assert y.cols().dtype == np.int64 and y.cols().numpy().tolist() == [n - 1, 2 * n - 1]
+
+
+def test_csr_reshape_keeping_the_columns_of_rows_in_any_order():
+    """A C-order CSR reshape that keeps the last dim keeps the rows in order whatever the
+    order of the columns inside a row (no look at the data, see _rows_stay_in_order):
+    a batched CSR with descending columns in each row, against numpy."""
+    crows = np.array([0, 3, 3, 5, 6, 0, 2, 2, 2, 4])
+    cols = np.array([5, 2, 0, 4, 1, 3, 5, 0, 3, 2])
+    values = np.arange(1.0, 11.0)
+    x = sparse.sparse_csr_tensor(crows, cols, values, [2, 4, 6])
+    want = x.to_dense().numpy().reshape(4, 2, 6)
+    out = sparse.reshape(x, [4, 2, 6])
+    np.testing.assert_array_equal(out.to_dense().numpy(), want)
+    np.testing.assert_array_equal(out.values().numpy(), values)    # no entry moved

@@ -176,7 +176,7 @@ def _csr_parts(x):
     """(crows, cols, perm) of COO x converted to CSR, dense dims folded first."""
     x = fold_dense(x)
     dtype = index_dtype(x.shape, x.indices.dtype, extent=x.nnz, xp=xp_of(x.indices))
-    return coo_to_csr_parts(x.indices, x.shape, dtype)
+    return coo_to_csr_parts(x.indices, x.shape, dtype, x.coalesced)
 
 
 @register_kernel("coo_to_csr", layout=COO, dtypes=ALL)
@@ -218,9 +218,10 @@ def coo_to_csr_grad_gpu(x, out_grad):
 
 
 def _by_row(x):
-    """x with dense dims folded, and the stable row order of its entries (None: sorted)."""
+    """x with dense dims folded, and the stable row order of its entries (None: sorted,
+    as a coalesced x's are without a look)."""
     x = fold_dense(x)
-    return x, row_order(row_keys(x.indices, x.shape))
+    return x, None if x.coalesced else row_order(row_keys(x.indices, x.shape))
 
 
 def unpermute(values, perm):

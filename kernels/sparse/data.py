@@ -202,13 +202,14 @@ def _row_numbers(xp, n, dtype):
     return xp.arange(n, dtype=dtype if n <= xp.iinfo(dtype).max else xp.int64)
 
 
-def coo_to_csr_parts(indices, shape, dtype):
+def coo_to_csr_parts(indices, shape, dtype, rows_sorted=False):
     """CSR crows and cols of a 2-D/3-D COO index matrix; see :func:`csr_from_keys`."""
-    return csr_from_keys(row_keys(indices, shape), indices[-1], shape, dtype)
+    return csr_from_keys(row_keys(indices, shape), indices[-1], shape, dtype, rows_sorted)
 
 
-def csr_from_keys(keys, cols, shape, dtype):
-    """crows and cols from each entry's global row and col, sorting rows where needed.
+def csr_from_keys(keys, cols, shape, dtype, rows_sorted=False):
+    """crows and cols from each entry's global row and col, sorting rows where needed
+    (never where ``rows_sorted`` says the keys already ascend).
 
     Parameters
     ----------
@@ -225,7 +226,7 @@ def csr_from_keys(keys, cols, shape, dtype):
         ``perm`` is the stable permutation that orders the entries by row
         (None when they already are); values follow as ``values[perm]``.
     """
-    perm = row_order(keys)
+    perm = None if rows_sorted else row_order(keys)
     if perm is not None:
         keys, cols = keys[perm], cols[perm]
     return crows_from_keys(keys, shape, dtype), cols.astype(dtype, copy=False), perm
