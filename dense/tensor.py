@@ -318,10 +318,11 @@ class Tensor(TensorBase):
 
         A consumer that asks for DLPack 1.0 or later (``max_version``: numpy
         2.1 and later, cupy 14) gets the buffer flagged read-only, and numpy
-        makes its array read-only.  numpy refuses the older, unversioned
-        protocol for a read-only buffer (BufferError); ``copy=True`` exports a
-        copy instead.  A consumer that ignores the flag can write into the
-        tensor's memory, which breaks its immutability: copy on that side.
+        makes its array read-only.  The older, unversioned protocol (a plain
+        ``t.__dlpack__()``) cannot say read-only, so a CPU tensor then exports
+        a copy, as ``copy=None`` allows ("copy if needed"); ``copy=False``
+        refuses it (BufferError).  A consumer that ignores the flag can write
+        into the tensor's memory, which breaks its immutability: copy on that side.
         """
         if stream is not None and self.place == "cpu":
             raise ValueError(f"__dlpack__: stream must be None for a CPU tensor (the array "
@@ -334,6 +335,8 @@ class Tensor(TensorBase):
                     isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in v)):
                 raise TypeError(f"__dlpack__: {name} must be None or a tuple of two ints, got "
                                 f"{v!r}")
+        if max_version is None and copy is None and self.place == "cpu":
+            copy = True                     # unversioned: no read-only flag to send
         kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
                                     ("dl_device", dl_device), ("copy", copy)) if v is not None}
         try:

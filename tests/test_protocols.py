@@ -138,11 +138,31 @@ def test_numpy_reads_a_tensor_through_dlpack_without_a_copy_and_read_only(dtype)
     assert copied.flags.writeable and not np.shares_memory(copied, np.asarray(t))
 
 
-def test_the_unversioned_protocol_refuses_a_read_only_export():
-    t = dense.to_tensor([1.0, 2.0])
+class _Unversioned:
+    """A consumer of the old, unversioned protocol: ``__dlpack__()`` with no version."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, stream=None):
+        return self.t.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def test_the_unversioned_protocol_exports_a_copy():
+    """It cannot flag the buffer read-only, so a plain ``__dlpack__()`` hands over a copy
+    (``copy=None`` allows one); ``copy=False`` refuses."""
+    a = np.array([1.0, 2.0, 3.0])
+    t = dense.to_tensor(a)
+    out = np.from_dlpack(_Unversioned(t))
+    np.testing.assert_array_equal(out, a)
+    assert not np.shares_memory(out, np.asarray(t))
+    out[0] = 9.0
+    np.testing.assert_array_equal(t.numpy(), a)
     with pytest.raises(BufferError):
-        t.__dlpack__()
-    assert t.__dlpack__(copy=True) is not None
+        t.__dlpack__(copy=False)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "bool", "complex64"])
