@@ -20,6 +20,7 @@ import numpy as np
 from kernels.core import dispatch
 from kernels.core.dispatch import Ints
 from kernels.core.dtypes import INDEX
+from kernels.core.size import MAX_DIMS
 from kernels.core.tensor import TensorBase
 from kernels.funcs.gather_view import checked_index
 
@@ -92,6 +93,10 @@ def _entries(key, ndim):
     used = sum(k is not None and k is not Ellipsis for k in key)
     if used > ndim:
         raise IndexError(f"{OP}: too many indices: {used} for a tensor of rank {ndim}")
+    dims = ndim - sum(map(_is_int, key)) + sum(k is None for k in key)
+    if dims > MAX_DIMS:             # before the plan, whose work grows with the key
+        raise ValueError(f"{OP}: the output would have {dims} dims; a tensor has at most "
+                         f"{MAX_DIMS} (numpy's limit)")
     out = []
     for k in key:
         out.extend([slice(None)] * (ndim - used) if k is Ellipsis else [k])

@@ -396,7 +396,15 @@ class Tensor(TensorBase):
         """A numpy ufunc phisparse has as an op runs that op (``ndarray + t``,
         ``np.float64(2) * t``, ``np.exp(t)`` give differentiable tensors); any
         other ufunc or method sees the tensors as numpy arrays and returns arrays.
+        Writing into a tensor (``out=t``, ``np.add.at(t, ...)``) raises TypeError:
+        tensors are immutable.
         """
+        out = kwargs.get("out", ())
+        if any(isinstance(o, TensorBase) for o in (out if isinstance(out, tuple) else (out,))) \
+                or (method == "at" and isinstance(inputs[0], TensorBase)):
+            call = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+            raise TypeError(f"np.{call}: cannot write into a Tensor (tensors are immutable; "
+                            "out= and ufunc.at need a numpy array, e.g. t.numpy())")
         name = _UFUNC_OPS.get(ufunc.__name__)
         if method == "__call__" and name is not None and not kwargs:
             from . import _generated_api as api

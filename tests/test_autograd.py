@@ -136,3 +136,56 @@ def test_concat_follows_forward_time_flags_element_by_element():
     y.backward()
     np.testing.assert_array_equal(a.grad.numpy(), [1.0, 2.0])
     assert b.grad is None
+
+
+# ---------------------------------------------------------------- one graph, many backward()s
+def test_backward_on_one_graph_from_threads_runs_once():
+    """Threads calling backward() on one graph: exactly one runs (x.grad = 111 exactly),
+    the others raise RuntimeError before adding anything (the nodes are taken under a
+    lock before any gradient is computed; before, 68% of trials summed 211, 311, ...)."""
+    import sys
+    import threading
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(40):
+            x = dense.to_tensor(np.ones(2), stop_gradient=False)
+            y = dense.sum(x * 1.0) + dense.sum(x * 10.0) + dense.sum(x * 100.0)
+            errors = []
+
+            def run():
+                try:
+                    y.backward()
+                except RuntimeError as exc:
+                    errors.append(exc)
+            threads = [threading.Thread(target=run) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            np.testing.assert_array_equal(x.grad.numpy(), [111.0, 111.0])
+            assert len(errors) == 2
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def test_a_freed_graph_raises_before_any_gradient_is_added():
+    x = dense.to_tensor([1.0, 1.0], stop_gradient=False)
+    h = x * 2.0
+    dense.sum(h).backward()
+    y = dense.sum(h) + dense.sum(x * 3.0)      # one branch through the freed multiply
+    with pytest.raises(RuntimeError, match="freed by an earlier backward"):
+        y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])    # nothing from x * 3
+
+
+def test_retain_graph_and_grad_tensor_are_checked_by_name():
+    x = dense.to_tensor([1.0, 2.0], stop_gradient=False)
+    y = dense.sum(x * 2.0)
+    for bad in ("yes", 1, [0]):
+        with pytest.raises(TypeError, match="^backward: retain_graph must be a bool"):
+            y.backward(retain_graph=bad)
+    with pytest.raises(TypeError, match="^backward: grad_tensor of type str cannot be made"):
+        (x * 2.0).backward("abc")
+    y.backward(retain_graph=np.True_)
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])

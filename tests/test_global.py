@@ -31,7 +31,7 @@ def test_sbp_values():
     assert repr(S(1)) == "sbp.split(axis=1)" and repr(B) == "sbp.broadcast"
     assert B.dual() == P and P.dual() == B and S(3).dual() == S(3)
     for bad in (1.0, True, None):
-        with pytest.raises(ValueError, match="sbp.split"):
+        with pytest.raises(TypeError, match="sbp.split"):
             S(bad)
 
 
@@ -376,7 +376,7 @@ def test_negative_split_axis_counts_from_the_end():
     assert g.to_global(sbp=S(-2)).sbp == S(0)
     with pytest.raises(ValueError, match=r"expected an axis in \[-2, 2\)"):
         x.to_global(sbp=S(-3))
-    with pytest.raises(ValueError, match="must be an int"):
+    with pytest.raises(TypeError, match="must be an int"):
         S(1.0)
 
 

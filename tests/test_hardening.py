@@ -939,3 +939,59 @@ def test_h10_hostile_arguments_of_the_second_sweep_raise_named_errors():
     np.testing.assert_array_equal(dense.arange(np.True_, 3).numpy(), np.arange(np.True_, 3))
     np.testing.assert_array_equal(dense.arange(np.False_, np.True_).numpy(), [0])
     np.testing.assert_array_equal(dense.arange(0, 3, np.True_).numpy(), [0, 1, 2])
+
+
+# ---------------------------------------------------------------- stop 33's hostile probe
+def test_numpy_cannot_write_into_a_tensor():
+    """np.add.at writes into read-only arrays (a numpy quirk), and out=t recursed without
+    end: both raise TypeError now, and the tensor keeps its values."""
+    t = dense.to_tensor(np.array([1.0, 2.0]))
+    for call in (lambda: np.add.at(t, [0], 5), lambda: np.add(t, 1, out=t),
+                 lambda: np.exp(t, out=(t,)), lambda: np.add(np.ones(2), 1, out=t)):
+        with pytest.raises(TypeError, match=r"^np\.(add|exp)(\.at)?: cannot write into a Tensor"):
+            call()
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
+    a = np.zeros(2)
+    np.add(t, 1, out=a)                       # into a numpy array: allowed
+    np.add.at(a, [0], t[0:1])
+    np.testing.assert_array_equal(a, [3.0, 3.0])
+
+
+def test_too_many_new_dims_raise_before_the_work_grows_with_them():
+    x = dense.to_tensor(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="^getitem: the output would have 100002 dims"):
+        x[(None,) * 100000]
+    with pytest.raises(ValueError, match="^unsqueeze: the output would have 200002 dims"):
+        dense.unsqueeze(x, [0] * 200000)
+    assert x[(None,) * 62].shape == [1] * 62 + [2, 3]
+    with pytest.raises(ValueError, match="^getitem: the output would have 65 dims"):
+        x[(None,) * 63]
+
+
+def test_arange_with_a_step_too_small_to_count_by():
+    with pytest.raises(ValueError, match=r"^arange: \[0\.0, 1\.0\) by step 5e-324 has 2\*\*63"):
+        dense.arange(0.0, 1.0, 5e-324)
+    assert dense.arange(0.0, -1.0, 5e-324).shape == [0]      # numpy overflows here
+    np.testing.assert_array_equal(dense.arange(0, 10, 3).numpy(), np.arange(0, 10, 3))
+
+
+def test_sixty_four_sparse_dims():
+    x = np.zeros([1] * 63 + [2])
+    x[(0,) * 63 + (1,)] = 5.0
+    c = dense.to_tensor(x).to_sparse_coo(64)       # numpy indexes with at most 63 arrays
+    np.testing.assert_array_equal(c.values().numpy(), [5.0])
+    np.testing.assert_array_equal(c.to_dense().numpy(), x)
+    with pytest.raises(ValueError, match="^sparse_coo_tensor: shape has 100 dims; a tensor "
+                                         "has at most 64"):
+        sparse.sparse_coo_tensor(np.zeros((100, 1), np.int64), [1.0], [1] * 100)
+
+
+def test_global_helpers_check_their_argument_types():
+    for ranks in ("0", "00", [0.0], [False], 5):
+        with pytest.raises(TypeError, match="^placement: ranks must be a list of ints"):
+            dense.placement(ranks=ranks)
+    assert list(dense.placement(ranks=range(1)).ranks) == [0]
+    for axis in (1.0, "0", True):
+        with pytest.raises(TypeError, match="^sbp.split: axis must be an int"):
+            dense.sbp.split(axis)
+    assert dense.sbp.split(np.int64(1)).axis == 1

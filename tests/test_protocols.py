@@ -156,11 +156,9 @@ def test_the_unversioned_protocol_exports_a_copy():
     (``copy=None`` allows one); ``copy=False`` refuses."""
     a = np.array([1.0, 2.0, 3.0])
     t = dense.to_tensor(a)
-    out = np.from_dlpack(_Unversioned(t))
+    out = np.from_dlpack(_Unversioned(t))      # numpy marks it read-only anyway
     np.testing.assert_array_equal(out, a)
     assert not np.shares_memory(out, np.asarray(t))
-    out[0] = 9.0
-    np.testing.assert_array_equal(t.numpy(), a)
     with pytest.raises(BufferError):
         t.__dlpack__(copy=False)
 

@@ -8,11 +8,15 @@ only their metadata for ``no_need_buffer``) and its attributes.  The node's
 import functools
 import threading
 
+import numpy as np
+
 from .xp import xp_of
 
 _state = threading.local()
 #: Serialises leaf accumulation: backward passes on many threads may reach one leaf.
 _LEAF_LOCK = threading.Lock()
+#: Serialises taking and giving back a graph's nodes (:func:`_lease`, :func:`_release`).
+_GRAPH_LOCK = threading.Lock()
 
 
 def grad_enabled():
@@ -80,7 +84,7 @@ class no_grad:
 class GradNode:
     """One recorded op application."""
 
-    __slots__ = ("spec", "inputs", "tracked", "saved", "attrs", "freed")
+    __slots__ = ("spec", "inputs", "tracked", "saved", "attrs", "freed", "users")
 
     def __init__(self, spec, inputs, saved, attrs, tracked=None):
         self.spec = spec
@@ -92,14 +96,20 @@ class GradNode:
         self.saved = saved
         self.attrs = attrs
         self.freed = False
+        #: Backward passes running through the node: n > 0 that keep the graph, -1 one
+        #: that frees it (it runs alone); see :func:`_lease`.
+        self.users = 0
 
     def apply(self, out_grads):
         """Run the generated backward: return {input name: gradient or None}."""
         if self.freed:
-            raise RuntimeError(
-                f"backward: the graph through '{self.spec.name}' was freed by an earlier "
-                "backward(); pass retain_graph=True to the first backward() to keep it")
+            raise self.freed_error()
         return self.spec.backward_fn(self, *out_grads)
+
+    def freed_error(self):
+        return RuntimeError(
+            f"backward: the graph through '{self.spec.name}' was freed by an earlier "
+            "backward(); pass retain_graph=True to the first backward() to keep it")
 
     def grad_mask(self, positions):
         """For the tensor inputs at ``positions``: does each need a gradient?
@@ -264,26 +274,80 @@ def run_backward(root, grad_tensor=None, retain_graph=False):
     if root.stop_gradient:
         raise RuntimeError("backward: the tensor has stop_gradient=True, so nothing "
                            "upstream needs a gradient; set stop_gradient=False on an input")
+    if not isinstance(retain_graph, (bool, np.bool_)):
+        raise TypeError(f"backward: retain_graph must be a bool, got {retain_graph!r} of type "
+                        f"{type(retain_graph).__name__}")
     with no_grad():
-        seed = root._root_grad(grad_tensor)
+        seed = _seed(root, grad_tensor)
         if grad_tensor is not None and seed is not grad_tensor and is_zero_addend(grad_tensor):
             mark_zero_addend(seed)                  # zeros read at the root: zeros
         if root._grad_fn is None:
             root._accumulate_leaf(seed)
             return
         deps = _collect(root._grad_fn)
-        grads = {(root._grad_fn, root._out_index): seed}
-        ready, done = [root._grad_fn], []
-        while ready:
-            node = ready.pop()
-            n_out = len(node.spec.outputs)
-            outs = [grads.pop((node, i), None) for i in range(n_out)]
-            in_grads = _zero_grads(node) if _skips(node, outs) else node.apply(outs)
-            done.append(node)
-            _route(node, in_grads, grads, deps, ready)
-        if not retain_graph:
-            for node in done:
+        _lease(deps, retain_graph)
+        done = False
+        try:
+            _propagate(root, seed, deps)
+            done = True
+        finally:
+            _release(deps, retain_graph, done)
+
+
+def _seed(root, grad_tensor):
+    """The root's gradient; an argument no tensor can be made of raises naming backward."""
+    try:
+        return root._root_grad(grad_tensor)
+    except (TypeError, ValueError) as exc:
+        if not str(exc).startswith("to_tensor:"):
+            raise
+        raise type(exc)(f"backward: grad_tensor of type {type(grad_tensor).__name__} cannot be "
+                        f"made a tensor ({exc})") from None
+
+
+def _propagate(root, seed, deps):
+    grads = {(root._grad_fn, root._out_index): seed}
+    ready = [root._grad_fn]
+    while ready:
+        node = ready.pop()
+        n_out = len(node.spec.outputs)
+        outs = [grads.pop((node, i), None) for i in range(n_out)]
+        in_grads = _zero_grads(node) if _skips(node, outs) else node.apply(outs)
+        _route(node, in_grads, grads, deps, ready)
+
+
+def _lease(nodes, retain_graph):
+    """Take the graph's nodes for one backward pass, before any gradient is computed.
+
+    A node freed by an earlier backward, or being freed by one on another thread,
+    raises here, so no ``.grad`` has been added to yet; a pass that frees the graph
+    (``retain_graph=False``) takes its nodes alone, and one on another thread
+    running through them at the time makes it raise instead.
+    """
+    with _GRAPH_LOCK:
+        for node in nodes:
+            if node.freed or node.users < 0:
+                raise node.freed_error()
+            if node.users and not retain_graph:
+                raise RuntimeError(
+                    f"backward: the graph through '{node.spec.name}' is in use by a "
+                    "backward() on another thread; one of them must retain_graph=True "
+                    "and run first")
+        for node in nodes:
+            node.users = node.users + 1 if retain_graph else -1
+
+
+def _release(nodes, retain_graph, done):
+    """Give the nodes back: a pass that kept the graph leaves them as they were; one that
+    freed it frees them (or, if it failed, leaves them whole for another try)."""
+    with _GRAPH_LOCK:
+        for node in nodes:
+            if retain_graph:
+                node.users -= 1
+            elif done:
                 node.free()
+            else:
+                node.users = 0
 
 
 def _route(node, in_grads, grads, deps, ready):

@@ -38,6 +38,8 @@ def arange(start, end=None, step=1, dtype=None):
     meta = arange_infer_meta(start, end, step, dtype)
     if end is None:
         start, end = 0, start
+    if meta.shape == (0,):      # numpy's own length overflows for a tiny step the wrong way
+        return np.empty(0, meta.dtype)
     start, end, step = (int(v) if isinstance(v, np.bool_) else v for v in (start, end, step))
     return np.arange(start, end, step, dtype=meta.dtype)    # numpy: np.True_ - 0 fails
 

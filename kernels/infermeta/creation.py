@@ -118,7 +118,11 @@ def arange_length(start, end, step, op="arange"):
                              "in magnitude")
         values.append(v)
     start, end, step = values
-    return max(0, math.ceil((end - start) / step))
+    length = (end - start) / step           # inf for a step too small to count by
+    if length >= 2 ** 63:
+        raise ValueError(f"{op}: [{start!r}, {end!r}) by step {step!r} has 2**63 values or "
+                         "more; expected a length below 2**63")
+    return 0 if length <= 0 else math.ceil(length)
 
 
 def arange_infer_meta(start, end=None, step=1, dtype=None):

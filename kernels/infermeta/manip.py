@@ -4,6 +4,7 @@ import functools
 import numpy as np
 
 from ..core.meta import Canonical
+from ..core.size import MAX_DIMS
 from ..funcs.shape import normalize_axis, prod
 
 
@@ -75,6 +76,9 @@ def unsqueeze_axis(ndim, axis, i):
 @functools.lru_cache(maxsize=1024)
 def unsqueeze_shape(shape, axis, op="unsqueeze"):
     """Paddle's unsqueeze: insert a size-1 dim at each of ``axis`` in turn."""
+    if len(shape) + len(axis) > MAX_DIMS:      # before the inserts, each a list shift
+        raise ValueError(f"{op}: the output would have {len(shape) + len(axis)} dims; a "
+                         f"tensor has at most {MAX_DIMS} (numpy's limit)")
     out = list(shape)
     for a in axis:
         n = len(out) + 1

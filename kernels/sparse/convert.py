@@ -109,8 +109,8 @@ def dense_to_coo(x, sparse_dim):
     mask = x != 0
     if sparse_dim < x.ndim:
         mask = xp.any(mask, axis=tuple(range(sparse_dim, x.ndim)))
-    coords = xp.nonzero(mask)
-    return CooData(xp.stack(coords).astype(xp.int64, copy=False), x[coords], tuple(x.shape), True)
+    coords = xp.nonzero(mask)       # the mask picks the values: numpy takes 63 index arrays
+    return CooData(xp.stack(coords).astype(xp.int64, copy=False), x[mask], tuple(x.shape), True)
 
 
 @register_kernel("dense_to_coo_grad", layout=DENSE, backends=("cpu", "gpu"), dtypes=ALL)

@@ -4,6 +4,7 @@ Shapes and lengths raise ValueError, index values out of range IndexError.
 The value checks are reductions (min, max, sums), xp-generic, and run before
 the tensor exists.
 """
+from ..core.size import MAX_DIMS
 from ..core.xp import xp_of
 from ..infermeta.sparse import check_csr_rank
 
@@ -27,6 +28,9 @@ def check_coo(indices, values, shape, op="sparse_coo_tensor"):
         raise ValueError(f"{op}: values must have shape [nnz, *dense_dims] with nnz = {nnz} "
                          f"(the indices' length), got shape {list(values.shape)}")
     dense = tuple(values.shape[1:])
+    if len(shape) > MAX_DIMS:
+        raise ValueError(f"{op}: shape has {len(shape)} dims; a tensor has at most {MAX_DIMS} "
+                         "(numpy's limit)")
     if len(shape) != sparse_dim + len(dense) or tuple(shape[sparse_dim:]) != dense:
         raise ValueError(f"{op}: shape {list(shape)} does not fit {sparse_dim} sparse dims "
                          f"followed by the values' dense dims {list(dense)}; expected rank "

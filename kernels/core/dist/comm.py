@@ -9,7 +9,9 @@ short.  Moves go as bytes, so they are exact for every dtype; sums go typed.
 Results come from :mod:`kernels.funcs.pool`, so a result dropped before the
 next one reuses its pages.  CuPy arrays travel through the host.
 """
+import numbers
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -129,10 +131,12 @@ def placement(ranks: Any = None, comm: Any = None) -> Placement:
 
 
 def _check_ranks(ranks, size):
-    try:
-        out = tuple(sorted({int(r) for r in ranks}))
-    except (TypeError, ValueError):
-        raise TypeError(f"placement: ranks must be a list of ints, got {ranks!r}") from None
+    given = ranks
+    ranks = list(ranks) if isinstance(ranks, Iterable) and not isinstance(ranks, (str, bytes)) \
+        else [None]
+    if any(isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Integral) for r in ranks):
+        raise TypeError(f"placement: ranks must be a list of ints, got {given!r}")
+    out = tuple(sorted({int(r) for r in ranks}))
     if not out or out[0] < 0 or out[-1] >= size:
         raise ValueError(f"placement: ranks {list(ranks)} must be a non-empty subset of "
                          f"[0, {size}) (the communicator has {size} ranks)")

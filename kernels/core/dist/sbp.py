@@ -9,7 +9,10 @@ says how each rank's physical shard relates to it:
 - ``partial_sum``: every rank holds an addend of the logical shape, and the
   tensor is their sum.
 """
+import numbers
 from dataclasses import dataclass
+
+import numpy as np
 
 __all__ = ["split", "broadcast", "partial_sum", "Sbp"]
 
@@ -47,8 +50,10 @@ def split(axis):
     A negative axis counts from the end; a tensor given it holds it
     normalised (``split(-1)`` on a 2-D tensor is ``split(1)``).
     """
-    if isinstance(axis, bool) or not isinstance(axis, int):
-        raise ValueError(f"sbp.split: axis must be an int, got {axis!r}")
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"sbp.split: axis must be an int, got {axis!r} of type "
+                        f"{type(axis).__name__}")
+    axis = int(axis)
     return Sbp("S", axis)
 
 
