@@ -335,7 +335,8 @@ class Tensor(TensorBase):
                     isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in v)):
                 raise TypeError(f"__dlpack__: {name} must be None or a tuple of two ints, got "
                                 f"{v!r}")
-        if max_version is None and copy is None and self.place == "cpu":
+        if (max_version is None or tuple(max_version) < (1, 0)) and copy is None \
+                and self.place == "cpu":
             copy = True                     # unversioned: no read-only flag to send
         kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
                                     ("dl_device", dl_device), ("copy", copy)) if v is not None}
@@ -539,8 +540,9 @@ def _host_or_device(data, dtype):
     if isinstance(data, TensorBase):       # a local GPU tensor stays there, as cupy arrays do
         data = data if data.layout == "dense" else data.to_dense()
         data = data._array if not data.is_global and data.place == "gpu" else data.numpy()
-    if type(data).__module__.startswith("cupy"):
-        return data.astype(dt or data.dtype, copy=True)
+    if type(data).__module__.startswith("cupy"):        # a cast is checked as on the host
+        return data.copy() if dt is None or dt == data.dtype else cast_values(
+            data, dt, "to_tensor", "data")
     if isinstance(data, np.ndarray):
         if dt is not None:
             check_numpy_span("to_tensor", "data", data.shape, dt)

@@ -189,3 +189,7 @@ def test_retain_graph_and_grad_tensor_are_checked_by_name():
         (x * 2.0).backward("abc")
     y.backward(retain_graph=np.True_)
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+    y.backward(retain_graph=None)           # torch's default, taken as False
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0])
+    with pytest.raises(RuntimeError, match="freed by an earlier backward"):
+        y.backward()

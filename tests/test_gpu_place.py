@@ -95,6 +95,10 @@ def test_to_tensor_of_a_tensor_keeps_its_place_and_copies(backend):
         np.testing.assert_array_equal(host(got), want.astype(np.float32))
     same = dense.to_tensor(t)
     assert address(same._array) != address(t._array)
+    ints = dense.to_tensor(np.array([300, -1, 7]), place=backend)
+    for dtype in ("uint8", "int8"):                 # the cast is checked on either place
+        with pytest.raises(ValueError, match="^to_tensor: data holds .* out of the range"):
+            dense.to_tensor(ints, dtype=dtype)
 
 
 def test_expand_and_repeat_with_gradients(backend):

@@ -987,7 +987,7 @@ def test_sixty_four_sparse_dims():
 
 
 def test_global_helpers_check_their_argument_types():
-    for ranks in ("0", "00", [0.0], [False], 5):
+    for ranks in ("0", "00", [0.0], [False], 5, np.array(0)):
         with pytest.raises(TypeError, match="^placement: ranks must be a list of ints"):
             dense.placement(ranks=ranks)
     assert list(dense.placement(ranks=range(1)).ranks) == [0]

@@ -161,6 +161,7 @@ def test_the_unversioned_protocol_exports_a_copy():
     assert not np.shares_memory(out, np.asarray(t))
     with pytest.raises(BufferError):
         t.__dlpack__(copy=False)
+    assert t.__dlpack__(max_version=(0, 8)) is not None     # also unversioned: a copy
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "bool", "complex64"])

@@ -274,9 +274,11 @@ def run_backward(root, grad_tensor=None, retain_graph=False):
     if root.stop_gradient:
         raise RuntimeError("backward: the tensor has stop_gradient=True, so nothing "
                            "upstream needs a gradient; set stop_gradient=False on an input")
+    if retain_graph is None:                # torch's default, and Paddle's bindings take it
+        retain_graph = False
     if not isinstance(retain_graph, (bool, np.bool_)):
-        raise TypeError(f"backward: retain_graph must be a bool, got {retain_graph!r} of type "
-                        f"{type(retain_graph).__name__}")
+        raise TypeError(f"backward: retain_graph must be a bool or None, got {retain_graph!r} "
+                        f"of type {type(retain_graph).__name__}")
     with no_grad():
         seed = _seed(root, grad_tensor)
         if grad_tensor is not None and seed is not grad_tensor and is_zero_addend(grad_tensor):
@@ -326,20 +328,22 @@ def _lease(nodes, retain_graph):
     """
     with _GRAPH_LOCK:
         for node in nodes:
-            if node.freed or node.users < 0:
+            if node.freed:
                 raise node.freed_error()
-            if node.users and not retain_graph:
+            if node.users < 0 or (node.users and not retain_graph):
                 raise RuntimeError(
                     f"backward: the graph through '{node.spec.name}' is in use by a "
-                    "backward() on another thread; one of them must retain_graph=True "
-                    "and run first")
+                    "backward() on another thread that "
+                    f"{'frees' if node.users < 0 else 'keeps'} it; only passes with "
+                    "retain_graph=True may run through one graph at once")
         for node in nodes:
             node.users = node.users + 1 if retain_graph else -1
 
 
 def _release(nodes, retain_graph, done):
     """Give the nodes back: a pass that kept the graph leaves them as they were; one that
-    freed it frees them (or, if it failed, leaves them whole for another try)."""
+    freed it frees them, or, if it failed, leaves them unfreed (what it had already added
+    to leaves' ``.grad`` stays)."""
     with _GRAPH_LOCK:
         for node in nodes:
             if retain_graph:

@@ -6,8 +6,8 @@
 // those rows are copied. The middle rows go through a 64-bit flat offset:
 // flat = sum(coord_d * old_strides[d]), then divmod by the new middle dims
 // from the back, each by div_u64's multiply and shifts (new_divisors holds
-// their triples); what is left for the first dim is its coordinate, since
-// flat < the product of the new middle dims. The flat offset is 64-bit
+// the triples of all but the first); what is left for the first dim is its
+// coordinate, since flat < the product of the new middle dims. The flat offset is 64-bit
 // even for int32 coordinates.
 
 #define COO_RESTRIDE(NAME, TI, TO)                                          \
@@ -32,7 +32,7 @@ extern "C" __global__ void NAME(                                            \
             flat += (i64)in[(n_lead + d) * nnz + j] * old_strides[d];       \
         }                                                                   \
         for (i32 d = mid_out - 1; d > 0; --d) {                             \
-            const i64* div = new_divisors + 3 * d;                          \
+            const i64* div = new_divisors + 3 * (d - 1);                    \
             const i64 q = (i64)div_u64((u64)flat, div);                     \
             out[(n_lead + d) * nnz + j] = (TO)(flat - q * div[0]);          \
             flat = q;                                                       \

@@ -78,7 +78,7 @@ def coo_restride(backend, indices, old_shape, new_shape, order="C",
     args = (indices, out, np.int64(nnz), np.int32(len(old)), np.int32(len(new)),
             np.int32(lead), np.int32(trail),
             i64(backend, _c_strides(old[lead:len(old) - trail])),
-            divisors(backend, new[lead:len(new) - trail]))
+            divisors(backend, new[lead + 1:len(new) - trail]))   # the first needs none
     launch(backend, "coo_restride.cu", f"coo_restride_{in_suffix}_{out_suffix}",
             nnz, args, grid, block)
     return xp.ascontiguousarray(out[::-1]) if order == "F" else out

@@ -44,7 +44,10 @@ def i64(backend, values):
 
 @functools.lru_cache(maxsize=4096)
 def _metadata(xp, values):
-    return xp.asarray(np.asarray(values, dtype=np.int64))
+    array = xp.asarray(np.asarray(values, dtype=np.int64))
+    if xp is np:                        # the emulator's: kept read-only (cupy has no flag)
+        array.flags.writeable = False
+    return array
 
 
 def divisors(backend, values):

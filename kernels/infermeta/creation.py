@@ -7,6 +7,7 @@ import numpy as np
 from ..core.dtypes import canonical_dtype
 from ..core.meta import MetaTensor
 from ..core.size import check_output_size
+from ..core.xp import xp_of
 
 
 def _shape(shape, op):
@@ -60,7 +61,8 @@ def check_fill(value, dtype, op, arg="fill_value"):
 
 
 def cast_values(array, dtype, op, arg="data"):
-    """A copy of numpy ``array`` as ``dtype``, checked as :func:`check_fill` checks a scalar.
+    """A copy of ``array`` (numpy or cupy) as ``dtype``, checked as :func:`check_fill`
+    checks a scalar.
 
     ValueError naming ``op`` and ``arg`` where a value would not survive the
     cast: a complex array into a real dtype, NaN, ±inf or a value out of range
@@ -75,7 +77,7 @@ def cast_values(array, dtype, op, arg="data"):
                              "the imaginary parts would be lost; expected real data (take "
                              ".real first), or a complex dtype")
         if dtype.kind in "iu" and src.kind in "fiu":
-            if src.kind == "f" and not np.isfinite(array).all():
+            if src.kind == "f" and not bool(xp_of(array).isfinite(array).all()):
                 raise ValueError(f"{op}: {arg} holds NaN or inf, which {dtype.name} cannot "
                                  "hold; expected finite numbers")
             lo, hi, info = int(array.min()), int(array.max()), np.iinfo(dtype)
@@ -112,13 +114,14 @@ def arange_length(start, end, step, op="arange"):
     for name, v in (("start", start), ("end", end), ("step", step)):
         if not isinstance(v, (numbers.Real, np.bool_)):
             raise TypeError(f"{op}: {name} must be a real number, got {v!r}")
-        v = int(v) if isinstance(v, (numbers.Integral, np.bool_)) else v  # np.True_ - 0 fails
+        # np.True_ - 0 fails; numpy float scalars would warn on an overflowing length
+        v = int(v) if isinstance(v, (numbers.Integral, np.bool_)) else float(v)
         if not math.isfinite(v) or abs(v) >= 2 ** 63:
             raise ValueError(f"{op}: {name} is {v!r}; expected a finite number below 2**63 "
                              "in magnitude")
         values.append(v)
     start, end, step = values
-    length = (end - start) / step           # inf for a step too small to count by
+    length = (end - start) / step           # Python floats: inf for a step too small to count by
     if length >= 2 ** 63:
         raise ValueError(f"{op}: [{start!r}, {end!r}) by step {step!r} has 2**63 values or "
                          "more; expected a length below 2**63")

@@ -2,8 +2,9 @@
 
 As the Paddle RFC says, via COO: the entries' (batch, row, col) coordinates
 are restrided to the new shape, then grouped back into rows.  A C-order
-reshape of rows with sorted columns keeps the entries in order, so the values
-are shared; otherwise the entries are stably sorted by row.
+reshape keeps the entries in order, so the values are shared, where the rows'
+columns ascend or each new row joins whole old rows; otherwise the entries are
+stably sorted by row.
 """
 import numpy as np
 

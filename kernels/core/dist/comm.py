@@ -11,7 +11,6 @@ next one reuses its pages.  CuPy arrays travel through the host.
 """
 import numbers
 import sys
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -132,8 +131,10 @@ def placement(ranks: Any = None, comm: Any = None) -> Placement:
 
 def _check_ranks(ranks, size):
     given = ranks
-    ranks = list(ranks) if isinstance(ranks, Iterable) and not isinstance(ranks, (str, bytes)) \
-        else [None]
+    try:
+        ranks = [None] if isinstance(ranks, (str, bytes)) else list(ranks)
+    except TypeError:                   # not iterable (an int, a 0-d array)
+        ranks = [None]
     if any(isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Integral) for r in ranks):
         raise TypeError(f"placement: ranks must be a list of ints, got {given!r}")
     out = tuple(sorted({int(r) for r in ranks}))
