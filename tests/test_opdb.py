@@ -5,7 +5,7 @@ import pytest
 import dense
 from kernels.core.dtypes import FLOATS
 
-from opdb import all_ops, numeric_vjp
+from opdb import all_ops, complex_vjp, numeric_vjp
 
 OPS = all_ops()
 
@@ -75,5 +75,27 @@ def test_gradient_matches_finite_differences(info, backend):
         out.backward(dense.to_tensor(w, place=backend))
         for k in info.grad_args:
             expect = _numeric_vjp(info, sample, k, w)
+            assert xs[k].grad is not None and xs[k].grad.shape == list(expect.shape)
+            np.testing.assert_allclose(xs[k].grad.numpy(), expect, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("info", [i for i in OPS if i.grad_args
+                                  and np.dtype(np.complex128) in i.dtypes], ids=repr)
+def test_complex_gradient_matches_finite_differences(info, backend):
+    """complex128 inputs and a complex seed (a real output takes a real one), against
+    :func:`opdb.complex_vjp`: ``g * conj(f'(z))``."""
+    rng = np.random.default_rng(5)
+    for sample in info.samples(np.complex128, rng):
+        if not sample.grad:
+            continue
+        xs = _tensors(sample, backend)
+        for k in info.grad_args:
+            xs[k].stop_gradient = False
+        out = info.op(*xs, **sample.attrs)
+        w = rng.standard_normal(out.shape)
+        w = w + 1j * rng.standard_normal(out.shape) if out.dtype.kind == "c" else w
+        out.backward(dense.to_tensor(w, place=backend))
+        for k in info.grad_args:
+            expect = complex_vjp(lambda *a: info.ref(*a, **sample.attrs), sample.arrays, k, w)
             assert xs[k].grad is not None and xs[k].grad.shape == list(expect.shape)
             np.testing.assert_allclose(xs[k].grad.numpy(), expect, rtol=1e-6, atol=1e-7)

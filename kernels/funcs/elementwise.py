@@ -324,7 +324,7 @@ def _scale(xp, x, scale=1.0, bias=0.0, bias_after_scale=True):
 
 
 def _scale_grad(xp, x, out, g, scale=1.0, bias=0.0, bias_after_scale=True):
-    return g * scale
+    return g * scale.conjugate()            # a Python scalar stays weak (NEP 50)
 
 
 UNARY_TABLE = (

@@ -76,6 +76,25 @@ def make(shape, dtype, rng, low=-5, high=5):
     return out.astype(dtype)
 
 
+def complex_vjp(f, arrays, k, w, eps=1e-6):
+    """``dL/dRe + 1j dL/dIm`` with respect to ``arrays[k]`` of ``L = Re(sum(conj(w) *
+    f(*arrays)))`` by central differences: the gradient a backward seeded with ``w``
+    gives, ``g * conj(f'(z))`` for a holomorphic f (torch's and Paddle's convention)."""
+    arrays = list(arrays)
+    x = np.asarray(arrays[k]).astype(np.complex128)
+
+    def loss(value):
+        return np.real(np.sum(np.conj(w) * np.asarray(f(*arrays[:k], value, *arrays[k + 1:]))))
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        for step in (1, 1j):
+            plus, minus = x.copy(), x.copy()
+            plus[i] += step * eps
+            minus[i] -= step * eps
+            grad[i] += step * (loss(plus) - loss(minus)) / (2 * eps)
+    return grad
+
+
 def numeric_vjp(f, arrays, k, w, eps=1e-6):
     """Central finite differences of ``sum(f(*arrays) * w)`` with respect to ``arrays[k]``."""
     arrays = list(arrays)

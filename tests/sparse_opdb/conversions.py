@@ -1,4 +1,5 @@
-"""Sparse op database entries: to_dense, coalesce, reshape and mask_as."""
+"""Sparse op database entries: to_dense, coalesce, reshape, mask_as, the conversions
+to_sparse_coo and to_sparse_csr, values and with_values."""
 import numpy as np
 
 import dense
@@ -39,7 +40,41 @@ def _mask_as_ref(x, mask):
     return (x * counts).astype(x.dtype)
 
 
+def _to_coo_samples(dtype, rng):
+    """Sparse operands at their own sparse_dim and with dense dims folded, and dense
+    ones at every sparse_dim."""
+    out = []
+    for a in sparse_args(dtype, rng):
+        dims = {a.sparse_dim, len(a.shape)} if a.layout == "coo" else {len(a.shape)}
+        out += [Sample((a,), {"sparse_dim": k}) for k in sorted(dims)]
+    for shape in [(3, 4), (2, 3, 2)]:
+        x = make(shape, dtype, rng) * (rng.random(shape) < 0.6)
+        out += [Sample((x.astype(dtype),), {"sparse_dim": k}) for k in range(1, len(shape) + 1)]
+    return out
+
+
+def _to_csr_samples(dtype, rng):
+    """COO operands without dense dims (2-D, 3-D) and dense 2-D and 3-D ones."""
+    out = [Sample((a,)) for a in sparse_args(dtype, rng)
+           if a.layout == "coo" and a.sparse_dim == len(a.shape) in (2, 3)]
+    for shape in [(3, 4), (2, 3, 2)]:
+        x = make(shape, dtype, rng) * (rng.random(shape) < 0.6)
+        out.append(Sample((x.astype(dtype),)))
+    return out
+
+
+def _with_values_samples(dtype, rng):
+    return [Sample((a, make(a.values.shape, dtype, rng))) for a in sparse_args(dtype, rng)]
+
+
 OPS = [
+    SparseOpInfo("to_sparse_coo", sparse.to_sparse_coo, lambda x, sparse_dim: dense_of(x),
+                 _to_coo_samples),
+    SparseOpInfo("to_sparse_csr", sparse.to_sparse_csr, dense_of, _to_csr_samples),
+    SparseOpInfo("values", sparse.values, lambda x: x.values, _one),
+    SparseOpInfo("with_values", sparse.with_values,
+                 lambda x, values: x.with_values(values).dense(), _with_values_samples,
+                 grad_args=(1,)),
     SparseOpInfo("to_dense", sparse.to_dense, dense_of, _one),
     SparseOpInfo("coalesce", sparse.coalesce, dense_of, _coo_only),
     SparseOpInfo("reshape", sparse.reshape, _reshape_ref, _reshape_samples,

@@ -28,7 +28,7 @@ REFS = {
 ATTRS = {"leaky_relu": [{}, {"negative_slope": 0.2}], "pow": [{"factor": 2.0}, {"factor": 3}],
          "scale": [{"scale": 2.0, "bias": 1.5}, {"scale": -0.5, "bias": 1.0,
                                                   "bias_after_scale": False},
-                   {"scale": 3, "bias": 2}, {}]}
+                   {"scale": 3, "bias": 2}, {}, {"scale": 2 - 3j, "bias": 0.5j}]}
 DOMAIN = {"sqrt": np.abs, "log1p": np.abs, "asin": lambda v: v / 10, "atanh": lambda v: v / 10,
           "tan": lambda v: v / 4}
 
