@@ -60,8 +60,12 @@ def squeezed_axes(shape, axis=None, op="squeeze"):
 def squeeze_sbp_physical(s):
     """SBP physical attributes of squeeze: the axes the logical shape drops, so a
     shard of extent 1 along a split axis keeps it (``s`` is a
-    :class:`kernels.core.dist.rules.Shards`)."""
-    return {"axis": squeezed_axes(s.x.shape, s.axis)}
+    :class:`kernels.core.dist.rules.Shards`).  Where it drops none (then the shards
+    are whole copies), an axis of another size, since an empty axis drops them all."""
+    gone = squeezed_axes(s.x.shape, s.axis)
+    if gone or not s.x.shape:
+        return {"axis": gone}
+    return {"axis": (next((i for i, n in enumerate(s.x.shape) if n != 1), 0),)}
 
 
 def unsqueeze_axis(ndim, axis, i):

@@ -109,6 +109,7 @@ def infinite_derivative_checks():
         grads.append(x.grad.to_dense().numpy())
     assert np.array_equal(grads[0], grads[1]), f"sparse divide by 0: {grads}"
     CHECKS.append("sparse x / 0 under broadcast: no nan")
+    sliced_broadcast_checks(place)
     x = dense.to_tensor(np.arange(1.0, 5.0), stop_gradient=False)
     y = (x.to_global(placement=place, sbp=B) * 2.0).sum()
     y.backward()
@@ -121,7 +122,44 @@ def infinite_derivative_checks():
     CHECKS.append("freed graph raises on every rank")
 
 
+def sliced_broadcast_checks(place):
+    """A broadcast tensor met by a split one is sliced, and its gradient gathered whole
+    (rank 0's addend beside marked zeros); a split or partial_sum seed of a broadcast
+    tensor is made whole first.  Before, addends zero off each rank's slice, or of mixed
+    sign, met sqrt's infinite derivative at 0 as nan where one process gives inf."""
+    x0, w, seed = np.array([0.0, 4.0]), np.array([1.0, 2.0]), np.array([1.0, -2.0])
+    cases = {
+        "broadcast * split": (lambda t: dense.sum(dense.sqrt(t) * dense.to_tensor(w)),
+                              lambda t: dense.sum(dense.sqrt(t) * glob(w, S(0))[1]), None),
+        "split seed": (dense.sqrt, dense.sqrt, (seed, S(0))),
+        "partial_sum seed": (dense.sqrt, dense.sqrt, (seed, P)),
+    }
+    for name, (local_fn, global_fn, given) in cases.items():
+        grads = []
+        for make_global in (False, True):
+            x = dense.to_tensor(x0, stop_gradient=False)
+            t = x.to_global(placement=place, sbp=B) if make_global else x
+            g = None if given is None else (glob(*given)[1] if make_global
+                                            else dense.to_tensor(given[0]))
+            with np.errstate(all="ignore"):
+                (global_fn if make_global else local_fn)(t).backward(g)
+            grads.append(x.grad.numpy())
+        assert np.array_equal(grads[0], grads[1]), f"{name}: {grads}"
+        CHECKS.append(f"{name} through sqrt at 0: inf, no nan")
+
+
+def squeeze_checks():
+    """squeeze whose axes name no size-1 dim drops nothing, as in one process (the shards'
+    kernel was told axis=(), which drops every size-1 dim)."""
+    for shape, axis, sbp in [((3, 1), [0], B), ((1, 2), [1], P), ((0, 4, 3, 1), [0, 1], B),
+                             ((4, 1), [0], S(0)), ((2, 1, 3), None, B)]:
+        check(f"squeeze {shape} axis={axis} under {sbp}",
+              lambda t, axis=axis: dense.squeeze(t, axis), [(data(shape), sbp)],
+              B if sbp == S(0) else sbp)
+
+
 def main():
+    squeeze_checks()
     infinite_derivative_checks()
     dense_operator_checks()
     method_checks()

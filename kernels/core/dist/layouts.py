@@ -84,12 +84,29 @@ def _box_backward(node, out_grad):
     if out_grad is None:                   # every rank alike: the graph decides it
         return {"x": None}
     if out_grad.layout == "dense":
-        back, _ = box_local(out_grad, a["shape"], a["dst"].dual(), a["src"].dual(),
+        back, _ = box_local(out_grad, a["shape"], a["dst"].dual(), _grad_sbp(a["src"], a["dst"]),
                             a["placement"])
-        return {"x": x._root_grad(back)}     # a sparse x: the value at each of its entries
+        if back.layout == "dense" and _grad_sbp(a["src"], a["dst"]) != a["src"].dual():
+            back, _ = box_local(back, a["shape"], a["src"], a["src"].dual(), a["placement"])
+        g = x._root_grad(back)               # a sparse x: the value at each of its entries
+        if autograd.is_zero_addend(back) and g is not back:
+            autograd.mark_zero_addend(g)
+        return {"x": g}
     values = out_grad._data().values
     got = boxing.coo_adjoint(values, a["steps"], a["placement"].group)
     return {"x": x._with_values(got.astype(x._data().values.dtype, copy=False))}
+
+
+def _grad_sbp(src, dst):
+    """The sbp a boxing step's dense gradient is boxed to first: the dual of ``src``,
+    except that a broadcast tensor sliced to split gathers its gradient whole
+    (broadcast), which then becomes partial_sum as rank 0's addend beside marked zero
+    addends (:func:`box_local`).  Addends that are zero only off each rank's slice
+    would meet an infinite derivative downstream (sqrt at 0) as 0 * inf = nan, where
+    one process gives inf."""
+    if src.kind == "B" and dst.is_split:
+        return src
+    return src.dual()
 
 
 BOXING = OpSpec(name="boxing", namespace="dist", args=(Arg("x", "Tensor"),),
