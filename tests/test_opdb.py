@@ -5,7 +5,7 @@ import pytest
 import dense
 from kernels.core.dtypes import FLOATS
 
-from opdb import all_ops, complex_vjp, numeric_vjp
+from opdb import all_ops, complex_vjp, grad_cases, grad_seed, numeric_vjp
 
 OPS = all_ops()
 
@@ -54,48 +54,30 @@ def test_infer_meta_matches_kernel_output(info, backend):
             assert info.op.infer_meta(*[x.meta for x in xs], *sample.attrs.values()) == meta
 
 
-def _numeric_vjp(info, sample, k, w):
-    arrays = [a.astype(np.float64) for a in sample.arrays]
-    return numeric_vjp(lambda *a: info.ref(*a, **sample.attrs), arrays, k, w)
+def _numeric_vjp(info, sample, k, w, dtype):
+    """Central differences of the reference: real (:func:`opdb.numeric_vjp`, in float64)
+    or complex (:func:`opdb.complex_vjp`, ``g * conj(f'(z))``)."""
+    def f(*a):
+        return info.ref(*a, **sample.attrs)
+    if dtype.kind != "c" and not np.iscomplexobj(w):
+        return numeric_vjp(f, [a.astype(np.float64) for a in sample.arrays], k, w)
+    grad = complex_vjp(f, sample.arrays, k, w)
+    return grad if dtype.kind == "c" else grad.real    # a real input of a complex output
 
 
-@pytest.mark.parametrize("info", OPS, ids=repr)
-def test_gradient_matches_finite_differences(info, backend):
+@pytest.mark.parametrize("info,dtype", grad_cases(OPS))
+def test_gradient_matches_finite_differences(info, dtype, backend):
     rng = np.random.default_rng(2)
-    if np.dtype(np.float64) not in info.dtypes:
-        pytest.skip(f"{info.name} has no float64 kernel to differentiate")
-    for sample in info.samples(np.float64, rng):
+    for sample in info.samples(dtype, rng):
         if not sample.grad:
             continue
         xs = _tensors(sample, backend)
         for k in info.grad_args:
             xs[k].stop_gradient = False
         out = info.op(*xs, **sample.attrs)
-        w = rng.standard_normal(out.shape)
+        w = grad_seed(out, rng)
         out.backward(dense.to_tensor(w, place=backend))
         for k in info.grad_args:
-            expect = _numeric_vjp(info, sample, k, w)
-            assert xs[k].grad is not None and xs[k].grad.shape == list(expect.shape)
-            np.testing.assert_allclose(xs[k].grad.numpy(), expect, rtol=1e-6, atol=1e-7)
-
-
-@pytest.mark.parametrize("info", [i for i in OPS if i.grad_args
-                                  and np.dtype(np.complex128) in i.dtypes], ids=repr)
-def test_complex_gradient_matches_finite_differences(info, backend):
-    """complex128 inputs and a complex seed (a real output takes a real one), against
-    :func:`opdb.complex_vjp`: ``g * conj(f'(z))``."""
-    rng = np.random.default_rng(5)
-    for sample in info.samples(np.complex128, rng):
-        if not sample.grad:
-            continue
-        xs = _tensors(sample, backend)
-        for k in info.grad_args:
-            xs[k].stop_gradient = False
-        out = info.op(*xs, **sample.attrs)
-        w = rng.standard_normal(out.shape)
-        w = w + 1j * rng.standard_normal(out.shape) if out.dtype.kind == "c" else w
-        out.backward(dense.to_tensor(w, place=backend))
-        for k in info.grad_args:
-            expect = complex_vjp(lambda *a: info.ref(*a, **sample.attrs), sample.arrays, k, w)
+            expect = _numeric_vjp(info, sample, k, w, dtype)
             assert xs[k].grad is not None and xs[k].grad.shape == list(expect.shape)
             np.testing.assert_allclose(xs[k].grad.numpy(), expect, rtol=1e-6, atol=1e-7)

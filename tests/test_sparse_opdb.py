@@ -10,7 +10,7 @@ import pytest
 
 import dense
 
-from opdb import complex_vjp, numeric_vjp
+from opdb import complex_vjp, grad_cases, grad_seed, numeric_vjp
 from sparse_opdb import SparseArg, all_ops, dense_of, tensor_of
 
 OPS = all_ops()
@@ -107,17 +107,23 @@ def test_sparse_matches_dense_op(info, backend):
             _assert_close(_dense_form(out), _dense_form(expect), dtype)
 
 
-def _numeric_grad(info, sample, k, w):
-    """Finite differences on a sparse operand's stored values or a dense operand's entries."""
+def _numeric_grad(info, sample, k, w, dtype):
+    """Finite differences on a sparse operand's stored values or a dense operand's
+    entries: real (float64), or complex (``g * conj(f'(z))``, :func:`opdb.complex_vjp`)
+    for complex operands or outputs."""
     arg = sample.args[k]
     sparse_arg = isinstance(arg, SparseArg)
-    base = (arg.values if sparse_arg else np.asarray(arg)).astype(np.float64)
+    base = arg.values if sparse_arg else np.asarray(arg)
 
     def f(*args):
         args = list(args)
         args[k] = arg.with_values(args[k]) if sparse_arg else args[k]
         return info.ref(*args, **sample.attrs)
-    return numeric_vjp(f, sample.args[:k] + (base,) + sample.args[k + 1:], k, w)
+    if dtype.kind != "c" and not np.iscomplexobj(w):
+        return numeric_vjp(f, sample.args[:k] + (base.astype(np.float64),) + sample.args[k + 1:],
+                           k, w)
+    grad = complex_vjp(f, sample.args[:k] + (base,) + sample.args[k + 1:], k, w)
+    return grad if dtype.kind == "c" else grad.real    # a real input of a complex output
 
 
 def _check_sparse_grad(x, grad, expect):
@@ -127,61 +133,24 @@ def _check_sparse_grad(x, grad, expect):
     np.testing.assert_allclose(grad.values().numpy(), expect, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("info", [i for i in OPS if i.grad_args], ids=repr)
-def test_gradient_matches_finite_differences(info, backend):
+@pytest.mark.parametrize("info,dtype", grad_cases(OPS))
+def test_gradient_matches_finite_differences(info, dtype, backend):
+    """float64 and complex128 operands (a complex ``scale`` once gave ``g * scale`` where
+    ``g * conj(scale)`` is the gradient)."""
     rng = np.random.default_rng(2)
-    if np.dtype(np.float64) not in info.dtypes:
-        pytest.skip(f"{info.name} has no float64 kernel to differentiate")
-    for sample in info.samples(np.float64, rng):
+    for sample in info.samples(dtype, rng):
         if not sample.grad:
             continue
         xs = _tensors(sample, backend)
         for k in info.grad_args:
             xs[k].stop_gradient = False
         out = info.op(*xs, **sample.attrs)
-        w = rng.standard_normal(out.shape)
+        w = grad_seed(out, rng)
         out.backward(dense.to_tensor(w, place=backend))
         for k in info.grad_args:
-            expect = _numeric_grad(info, sample, k, w)
+            expect = _numeric_grad(info, sample, k, w, dtype)
             if isinstance(sample.args[k], SparseArg):
                 _check_sparse_grad(xs[k], xs[k].grad, expect)
             else:
                 assert xs[k].grad is not None and xs[k].grad.layout == "dense"
-                np.testing.assert_allclose(xs[k].grad.numpy(), expect, rtol=1e-6, atol=1e-7)
-
-
-def _complex_numeric_grad(info, sample, k, w):
-    """:func:`opdb.complex_vjp` on a sparse operand's stored values or a dense one."""
-    arg = sample.args[k]
-    sparse_arg = isinstance(arg, SparseArg)
-
-    def f(*args):
-        args = list(args)
-        args[k] = arg.with_values(args[k]) if sparse_arg else args[k]
-        return info.ref(*args, **sample.attrs)
-    base = arg.values if sparse_arg else np.asarray(arg)
-    return complex_vjp(f, sample.args[:k] + (base,) + sample.args[k + 1:], k, w)
-
-
-@pytest.mark.parametrize("info", [i for i in OPS if i.grad_args
-                                  and np.dtype(np.complex128) in i.dtypes], ids=repr)
-def test_complex_gradient_matches_finite_differences(info, backend):
-    """complex128 operands and a complex seed (a complex ``scale`` once gave ``g * scale``
-    where ``g * conj(scale)`` is the gradient)."""
-    rng = np.random.default_rng(4)
-    for sample in info.samples(np.complex128, rng):
-        if not sample.grad:
-            continue
-        xs = _tensors(sample, backend)
-        for k in info.grad_args:
-            xs[k].stop_gradient = False
-        out = info.op(*xs, **sample.attrs)
-        w = rng.standard_normal(out.shape)
-        w = w + 1j * rng.standard_normal(out.shape) if out.dtype.kind == "c" else w
-        out.backward(dense.to_tensor(w, place=backend))     # a real output takes a real seed
-        for k in info.grad_args:
-            expect = _complex_numeric_grad(info, sample, k, w)
-            if isinstance(sample.args[k], SparseArg):
-                _check_sparse_grad(xs[k], xs[k].grad, expect)
-            else:
                 np.testing.assert_allclose(xs[k].grad.numpy(), expect, rtol=1e-6, atol=1e-7)

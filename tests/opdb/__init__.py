@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 
 from kernels.core.dtypes import ALL
 
@@ -74,6 +75,20 @@ def make(shape, dtype, rng, low=-5, high=5):
     if dtype.kind == "c":
         out = out + 1j * rng.uniform(low, high, size=shape)
     return out.astype(dtype)
+
+
+def grad_seed(out, rng):
+    """A random gradient seed for tensor ``out``: complex where ``out`` is (a real output
+    takes a real seed)."""
+    w = rng.standard_normal(out.shape)
+    return w + 1j * rng.standard_normal(out.shape) if out.dtype.kind == "c" else w
+
+
+def grad_cases(ops):
+    """(op, dtype) pairs whose gradients are checked: float64 and complex128 where the
+    op takes them and has inputs with gradients."""
+    return [pytest.param(i, d, id=f"{i!r}-{d}") for i in ops for d in
+            (np.dtype(np.float64), np.dtype(np.complex128)) if i.grad_args and d in i.dtypes]
 
 
 def complex_vjp(f, arrays, k, w, eps=1e-6):
