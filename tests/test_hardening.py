@@ -995,3 +995,14 @@ def test_global_helpers_check_their_argument_types():
         with pytest.raises(TypeError, match="^sbp.split: axis must be an int"):
             dense.sbp.split(axis)
     assert dense.sbp.split(np.int64(1)).axis == 1
+
+
+@pytest.mark.parametrize("index_dtype", ["uint8", "int8", "int16"])
+def test_csr_row_sums_with_narrow_index_dtypes(index_dtype):
+    """cast(index_dtype='uint8') is allowed; the row sums then met numpy's reduceat with
+    uint64 row starts (a raw TypeError naming no op)."""
+    a = np.stack([np.eye(3), 2 * np.diag([1.0, 0.0, 3.0])])
+    for x in (a[0], a):
+        c = sparse.cast(dense.to_tensor(x).to_sparse_csr(), index_dtype=index_dtype)
+        got = sparse.sum(c, axis=-1).to_dense().numpy()
+        np.testing.assert_array_equal(got, x.sum(axis=-1, keepdims=True))

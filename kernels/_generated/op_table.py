@@ -1797,6 +1797,12 @@ _sbp_sparse_multiply = _r.SbpTable(
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                    lambda e: e.x.shape == e.y.shape,
                    'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    lambda e: _r.finite(e.y),
                    'P, B -> P if finite(y)'),
@@ -1807,7 +1813,7 @@ _sbp_sparse_multiply = _r.SbpTable(
     physical=None)
 
 
-# sparse.divide  (yaml/sparse_ops.yaml:796)
+# sparse.divide  (yaml/sparse_ops.yaml:798)
 def _meta_sparse_divide(x, y):
     return _im.sparse_divide_infer_meta(x, y)
 
@@ -1824,6 +1830,12 @@ _sbp_sparse_divide = _r.SbpTable(
         _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                    lambda e: e.x.shape == e.y.shape,
                    'S(i), S(i) -> S(i) if x.shape == y.shape'),
+        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
+        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
         _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                    lambda e: _r.nonzero(e.y),
                    'P, B -> P if nonzero(y)'),
@@ -1831,7 +1843,7 @@ _sbp_sparse_divide = _r.SbpTable(
     physical=None)
 
 
-# sparse.sum  (yaml/sparse_ops.yaml:847)
+# sparse.sum  (yaml/sparse_ops.yaml:851)
 def _meta_sparse_sum(x, axis, dtype, keepdim):
     return _im.sparse_sum_infer_meta(x, axis, dtype, keepdim)
 
@@ -1858,7 +1870,7 @@ _sbp_sparse_sum = _r.SbpTable(
     physical=None)
 
 
-# sparse.softmax  (yaml/sparse_ops.yaml:916)
+# sparse.softmax  (yaml/sparse_ops.yaml:920)
 def _meta_sparse_softmax(x, axis):
     return _im.sparse_softmax_infer_meta(x, axis)
 
@@ -1879,7 +1891,7 @@ _sbp_sparse_softmax = _r.SbpTable(
     physical=None)
 
 
-# sparse.abs  (yaml/sparse_ops.yaml:962)
+# sparse.abs  (yaml/sparse_ops.yaml:966)
 def _meta_sparse_abs(x):
     return _im.sparse_unary_infer_meta('abs', x)
 
@@ -1900,12 +1912,12 @@ _sbp_sparse_abs = _r.SbpTable(
     physical=None)
 
 
-# sparse.abs_grad  (yaml/sparse_ops.yaml:962)
+# sparse.abs_grad  (yaml/sparse_ops.yaml:966)
 def _meta_sparse_abs_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.neg  (yaml/sparse_ops.yaml:993)
+# sparse.neg  (yaml/sparse_ops.yaml:997)
 def _meta_sparse_neg(x):
     return _im.sparse_unary_infer_meta('neg', x)
 
@@ -1929,12 +1941,12 @@ _sbp_sparse_neg = _r.SbpTable(
     physical=None)
 
 
-# sparse.neg_grad  (yaml/sparse_ops.yaml:993)
+# sparse.neg_grad  (yaml/sparse_ops.yaml:997)
 def _meta_sparse_neg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sqrt  (yaml/sparse_ops.yaml:1024)
+# sparse.sqrt  (yaml/sparse_ops.yaml:1028)
 def _meta_sparse_sqrt(x):
     return _im.sparse_unary_infer_meta('sqrt', x)
 
@@ -1955,12 +1967,12 @@ _sbp_sparse_sqrt = _r.SbpTable(
     physical=None)
 
 
-# sparse.sqrt_grad  (yaml/sparse_ops.yaml:1024)
+# sparse.sqrt_grad  (yaml/sparse_ops.yaml:1028)
 def _meta_sparse_sqrt_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.square  (yaml/sparse_ops.yaml:1055)
+# sparse.square  (yaml/sparse_ops.yaml:1059)
 def _meta_sparse_square(x):
     return _im.sparse_unary_infer_meta('square', x)
 
@@ -1981,12 +1993,12 @@ _sbp_sparse_square = _r.SbpTable(
     physical=None)
 
 
-# sparse.square_grad  (yaml/sparse_ops.yaml:1055)
+# sparse.square_grad  (yaml/sparse_ops.yaml:1059)
 def _meta_sparse_square_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sin  (yaml/sparse_ops.yaml:1086)
+# sparse.sin  (yaml/sparse_ops.yaml:1090)
 def _meta_sparse_sin(x):
     return _im.sparse_unary_infer_meta('sin', x)
 
@@ -2007,12 +2019,12 @@ _sbp_sparse_sin = _r.SbpTable(
     physical=None)
 
 
-# sparse.sin_grad  (yaml/sparse_ops.yaml:1086)
+# sparse.sin_grad  (yaml/sparse_ops.yaml:1090)
 def _meta_sparse_sin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.sinh  (yaml/sparse_ops.yaml:1117)
+# sparse.sinh  (yaml/sparse_ops.yaml:1121)
 def _meta_sparse_sinh(x):
     return _im.sparse_unary_infer_meta('sinh', x)
 
@@ -2033,12 +2045,12 @@ _sbp_sparse_sinh = _r.SbpTable(
     physical=None)
 
 
-# sparse.sinh_grad  (yaml/sparse_ops.yaml:1117)
+# sparse.sinh_grad  (yaml/sparse_ops.yaml:1121)
 def _meta_sparse_sinh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.tan  (yaml/sparse_ops.yaml:1148)
+# sparse.tan  (yaml/sparse_ops.yaml:1152)
 def _meta_sparse_tan(x):
     return _im.sparse_unary_infer_meta('tan', x)
 
@@ -2059,12 +2071,12 @@ _sbp_sparse_tan = _r.SbpTable(
     physical=None)
 
 
-# sparse.tan_grad  (yaml/sparse_ops.yaml:1148)
+# sparse.tan_grad  (yaml/sparse_ops.yaml:1152)
 def _meta_sparse_tan_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.tanh  (yaml/sparse_ops.yaml:1179)
+# sparse.tanh  (yaml/sparse_ops.yaml:1183)
 def _meta_sparse_tanh(x):
     return _im.sparse_unary_infer_meta('tanh', x)
 
@@ -2085,12 +2097,12 @@ _sbp_sparse_tanh = _r.SbpTable(
     physical=None)
 
 
-# sparse.tanh_grad  (yaml/sparse_ops.yaml:1179)
+# sparse.tanh_grad  (yaml/sparse_ops.yaml:1183)
 def _meta_sparse_tanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.asin  (yaml/sparse_ops.yaml:1210)
+# sparse.asin  (yaml/sparse_ops.yaml:1214)
 def _meta_sparse_asin(x):
     return _im.sparse_unary_infer_meta('asin', x)
 
@@ -2111,12 +2123,12 @@ _sbp_sparse_asin = _r.SbpTable(
     physical=None)
 
 
-# sparse.asin_grad  (yaml/sparse_ops.yaml:1210)
+# sparse.asin_grad  (yaml/sparse_ops.yaml:1214)
 def _meta_sparse_asin_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.asinh  (yaml/sparse_ops.yaml:1241)
+# sparse.asinh  (yaml/sparse_ops.yaml:1245)
 def _meta_sparse_asinh(x):
     return _im.sparse_unary_infer_meta('asinh', x)
 
@@ -2137,12 +2149,12 @@ _sbp_sparse_asinh = _r.SbpTable(
     physical=None)
 
 
-# sparse.asinh_grad  (yaml/sparse_ops.yaml:1241)
+# sparse.asinh_grad  (yaml/sparse_ops.yaml:1245)
 def _meta_sparse_asinh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.atan  (yaml/sparse_ops.yaml:1272)
+# sparse.atan  (yaml/sparse_ops.yaml:1276)
 def _meta_sparse_atan(x):
     return _im.sparse_unary_infer_meta('atan', x)
 
@@ -2163,12 +2175,12 @@ _sbp_sparse_atan = _r.SbpTable(
     physical=None)
 
 
-# sparse.atan_grad  (yaml/sparse_ops.yaml:1272)
+# sparse.atan_grad  (yaml/sparse_ops.yaml:1276)
 def _meta_sparse_atan_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.atanh  (yaml/sparse_ops.yaml:1303)
+# sparse.atanh  (yaml/sparse_ops.yaml:1307)
 def _meta_sparse_atanh(x):
     return _im.sparse_unary_infer_meta('atanh', x)
 
@@ -2189,12 +2201,12 @@ _sbp_sparse_atanh = _r.SbpTable(
     physical=None)
 
 
-# sparse.atanh_grad  (yaml/sparse_ops.yaml:1303)
+# sparse.atanh_grad  (yaml/sparse_ops.yaml:1307)
 def _meta_sparse_atanh_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.expm1  (yaml/sparse_ops.yaml:1334)
+# sparse.expm1  (yaml/sparse_ops.yaml:1338)
 def _meta_sparse_expm1(x):
     return _im.sparse_unary_infer_meta('expm1', x)
 
@@ -2215,12 +2227,12 @@ _sbp_sparse_expm1 = _r.SbpTable(
     physical=None)
 
 
-# sparse.expm1_grad  (yaml/sparse_ops.yaml:1334)
+# sparse.expm1_grad  (yaml/sparse_ops.yaml:1338)
 def _meta_sparse_expm1_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.log1p  (yaml/sparse_ops.yaml:1365)
+# sparse.log1p  (yaml/sparse_ops.yaml:1369)
 def _meta_sparse_log1p(x):
     return _im.sparse_unary_infer_meta('log1p', x)
 
@@ -2241,12 +2253,12 @@ _sbp_sparse_log1p = _r.SbpTable(
     physical=None)
 
 
-# sparse.log1p_grad  (yaml/sparse_ops.yaml:1365)
+# sparse.log1p_grad  (yaml/sparse_ops.yaml:1369)
 def _meta_sparse_log1p_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.deg2rad  (yaml/sparse_ops.yaml:1396)
+# sparse.deg2rad  (yaml/sparse_ops.yaml:1400)
 def _meta_sparse_deg2rad(x):
     return _im.sparse_unary_infer_meta('deg2rad', x)
 
@@ -2270,12 +2282,12 @@ _sbp_sparse_deg2rad = _r.SbpTable(
     physical=None)
 
 
-# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1396)
+# sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1400)
 def _meta_sparse_deg2rad_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.rad2deg  (yaml/sparse_ops.yaml:1427)
+# sparse.rad2deg  (yaml/sparse_ops.yaml:1431)
 def _meta_sparse_rad2deg(x):
     return _im.sparse_unary_infer_meta('rad2deg', x)
 
@@ -2299,12 +2311,12 @@ _sbp_sparse_rad2deg = _r.SbpTable(
     physical=None)
 
 
-# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1427)
+# sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1431)
 def _meta_sparse_rad2deg_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.relu  (yaml/sparse_ops.yaml:1458)
+# sparse.relu  (yaml/sparse_ops.yaml:1462)
 def _meta_sparse_relu(x):
     return _im.sparse_unary_infer_meta('relu', x)
 
@@ -2325,12 +2337,12 @@ _sbp_sparse_relu = _r.SbpTable(
     physical=None)
 
 
-# sparse.relu_grad  (yaml/sparse_ops.yaml:1458)
+# sparse.relu_grad  (yaml/sparse_ops.yaml:1462)
 def _meta_sparse_relu_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.relu6  (yaml/sparse_ops.yaml:1489)
+# sparse.relu6  (yaml/sparse_ops.yaml:1493)
 def _meta_sparse_relu6(x):
     return _im.sparse_unary_infer_meta('relu6', x)
 
@@ -2351,12 +2363,12 @@ _sbp_sparse_relu6 = _r.SbpTable(
     physical=None)
 
 
-# sparse.relu6_grad  (yaml/sparse_ops.yaml:1489)
+# sparse.relu6_grad  (yaml/sparse_ops.yaml:1493)
 def _meta_sparse_relu6_grad(x, out, out_grad):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.leaky_relu  (yaml/sparse_ops.yaml:1520)
+# sparse.leaky_relu  (yaml/sparse_ops.yaml:1524)
 def _meta_sparse_leaky_relu(x, negative_slope):
     return _im.sparse_unary_infer_meta('leaky_relu', x, negative_slope)
 
@@ -2377,12 +2389,12 @@ _sbp_sparse_leaky_relu = _r.SbpTable(
     physical=None)
 
 
-# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1520)
+# sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1524)
 def _meta_sparse_leaky_relu_grad(x, out, out_grad, negative_slope):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.pow  (yaml/sparse_ops.yaml:1552)
+# sparse.pow  (yaml/sparse_ops.yaml:1556)
 def _meta_sparse_pow(x, factor):
     return _im.sparse_unary_infer_meta('pow', x, factor)
 
@@ -2403,12 +2415,12 @@ _sbp_sparse_pow = _r.SbpTable(
     physical=None)
 
 
-# sparse.pow_grad  (yaml/sparse_ops.yaml:1552)
+# sparse.pow_grad  (yaml/sparse_ops.yaml:1556)
 def _meta_sparse_pow_grad(x, out, out_grad, factor):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.scale  (yaml/sparse_ops.yaml:1587)
+# sparse.scale  (yaml/sparse_ops.yaml:1591)
 def _meta_sparse_scale(x, scale, bias, bias_after_scale):
     return _im.sparse_unary_infer_meta('scale', x, scale, bias, bias_after_scale)
 
@@ -2429,12 +2441,12 @@ _sbp_sparse_scale = _r.SbpTable(
     physical=None)
 
 
-# sparse.scale_grad  (yaml/sparse_ops.yaml:1587)
+# sparse.scale_grad  (yaml/sparse_ops.yaml:1591)
 def _meta_sparse_scale_grad(x, out, out_grad, scale, bias, bias_after_scale):
     return _im.unchanged_infer_meta(x)
 
 
-# sparse.isnan  (yaml/sparse_ops.yaml:1624)
+# sparse.isnan  (yaml/sparse_ops.yaml:1628)
 def _meta_sparse_isnan(x):
     return _im.sparse_unary_infer_meta('isnan', x)
 
@@ -2448,7 +2460,7 @@ _sbp_sparse_isnan = _r.SbpTable(
     physical=None)
 
 
-# sparse.cast  (yaml/sparse_ops.yaml:1655)
+# sparse.cast  (yaml/sparse_ops.yaml:1659)
 def _meta_sparse_cast(x, index_dtype, value_dtype):
     return _im.sparse_cast_infer_meta(x, index_dtype, value_dtype)
 
@@ -2472,7 +2484,7 @@ _sbp_sparse_cast = _r.SbpTable(
     physical=None)
 
 
-# sparse.matmul  (yaml/sparse_ops.yaml:1703)
+# sparse.matmul  (yaml/sparse_ops.yaml:1707)
 def _meta_sparse_matmul(x, y):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_matmul_infer_meta')(x, y)
 
@@ -2508,7 +2520,7 @@ _sbp_sparse_matmul = _r.SbpTable(
     physical=None)
 
 
-# sparse.mv  (yaml/sparse_ops.yaml:1772)
+# sparse.mv  (yaml/sparse_ops.yaml:1776)
 def _meta_sparse_mv(x, vec):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_mv_infer_meta')(x, vec)
 
@@ -2541,7 +2553,7 @@ _sbp_sparse_mv = _r.SbpTable(
     physical=None)
 
 
-# sparse.addmm  (yaml/sparse_ops.yaml:1819)
+# sparse.addmm  (yaml/sparse_ops.yaml:1823)
 def _meta_sparse_addmm(input, x, y, beta, alpha):
     return _resolve('kernels.infermeta.sparse_matmul.sparse_addmm_infer_meta')(input, x, y, beta, alpha)
 
@@ -2574,7 +2586,7 @@ _sbp_sparse_addmm = _r.SbpTable(
     physical=None)
 
 
-# sparse.masked_matmul  (yaml/sparse_ops.yaml:1877)
+# sparse.masked_matmul  (yaml/sparse_ops.yaml:1881)
 def _meta_sparse_masked_matmul(x, y, mask):
     return _resolve('kernels.infermeta.sparse_matmul.masked_matmul_infer_meta')(x, y, mask)
 

@@ -135,14 +135,16 @@ def sum_csr(x, axis, dtype, keepdim):
 
 
 def _row_sums(x, plan, dtype):
-    """Each row's sum by one segmented pass over the values (rows with no entries stay empty)."""
+    """Each row's sum by one segmented pass over the values (rows with no entries stay empty;
+    the row starts in int64, which reduceat takes whatever the index dtype: uint8 crows
+    sum to uint64)."""
     xp = xp_of(x.values)
     rows = x.shape[-2]
     c2 = x.crows.reshape(x.batch, rows + 1)
     counts = (c2[:, 1:] - c2[:, :-1]).reshape(-1)
     offsets = xp.repeat(xp.concatenate([xp.zeros(1, c2.dtype), xp.cumsum(c2[:, -1])])[:-1],
                         rows)
-    starts = (c2[:, :-1].reshape(-1) + offsets)[counts > 0]
+    starts = (c2[:, :-1].reshape(-1) + offsets)[counts > 0].astype(xp.int64, copy=False)
     values = x.values.astype(dtype, copy=False)
     sums = xp.add.reduceat(values, starts) if starts.shape[0] else values[:0]
     filled = (counts > 0).reshape(-1)

@@ -73,14 +73,30 @@ def sparse_operator_checks():
         got, want = fn(gs, gd), fn(s, dense.to_tensor(d))     # dense results
         assert got.sbp == B and np.array_equal(got.numpy(), want.numpy()), name
         CHECKS.append(name)
-    for fn in (sparse.values,):
+    for name, fn in (("values", sparse.values), ("to_scipy", lambda g: g.to_scipy())):
         try:
             fn(gs)
         except TypeError as exc:
             assert "to_local" in str(exc), exc
         else:
-            raise AssertionError(f"{fn.__name__} of a global COO tensor did not raise")
-        CHECKS.append(f"sparse.{fn.__name__}(global) raises TypeError")
+            raise AssertionError(f"{name} of a global COO tensor did not raise")
+        CHECKS.append(f"{name}(global) raises TypeError")
+    split_operand_checks(s, gs)
+
+
+def split_operand_checks(s, gs):
+    """A split COO tensor times or over a scalar or a tensor broadcast along the split
+    axis stays split (it was gathered to broadcast on every rank)."""
+    gss = gs.to_global(sbp=S(0))
+    row = np.array([1.0, 3.0, -2.0, 0.5])
+    for name, fn in (("split s * 2", lambda a: a * 2.0), ("split s / 2", lambda a: a / 2.0),
+                     ("split s * row", lambda a: a * dense.to_tensor(row)),
+                     ("row * split s", lambda a: dense.to_tensor(row) * a),
+                     ("split s / row", lambda a: a / dense.to_tensor(row))):
+        got, want = fn(gss), fn(s)
+        assert got.sbp == S(0), f"{name}: sbp {got.sbp}"
+        assert np.array_equal(got.to_dense().numpy(), want.to_dense().numpy()), name
+        CHECKS.append(name)
 
 
 def infinite_derivative_checks():

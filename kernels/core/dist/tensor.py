@@ -103,6 +103,10 @@ class GlobalTensor(TensorBase):
         raise TypeError("values: a global COO tensor's entries live on several ranks; "
                         "use g.to_local().values() for this rank's shard")
 
+    def to_scipy(self):
+        raise TypeError("to_scipy: a global tensor's entries live on several ranks; use "
+                        "g.to_local().to_scipy() for this rank's shard")
+
     @property
     def sbp(self):
         """How the shards make the logical tensor: split(axis), broadcast or partial_sum."""
