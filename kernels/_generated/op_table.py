@@ -22,16 +22,14 @@ def _backward_dense_reshape(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_reshape = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.x.shape[:e.i + 1] == e.out.shape[:e.i + 1] and e.out.size > 0,
-                   'S(i) -> S(i) if x.shape[:i + 1] == out.shape[:i + 1] and out.size > 0'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=_im.shard_out_shape)
+_rule_0 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                      lambda e: e.x.shape[:e.i + 1] == e.out.shape[:e.i + 1] and e.out.size > 0,
+                      'S(i) -> S(i) if x.shape[:i + 1] == out.shape[:i + 1] and out.size > 0')
+_rule_1 = _r.SbpRule(('P',), lambda e: (_r.P,),
+                      None,
+                      'P -> P')
+_sbp_dense_reshape = _r.SbpTable(rules=(_rule_0, _rule_1,),
+                         physical=_im.shard_out_shape)
 
 
 # dense.sum  (yaml/ops.yaml:52)
@@ -46,19 +44,14 @@ def _backward_dense_sum(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_sum = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
-                   lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
-                   'S(i) -> P if i in axes_of(axis, x.ndim)'),
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
-                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
-                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_2 = _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
+                      lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
+                      'S(i) -> P if i in axes_of(axis, x.ndim)')
+_rule_3 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
+                      lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
+                      'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)')
+_sbp_dense_sum = _r.SbpTable(rules=(_rule_2, _rule_3, _rule_1,),
+                         physical=None)
 
 
 # dense.expand  (yaml/ops.yaml:92)
@@ -73,16 +66,11 @@ def _backward_dense_expand(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_expand = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim],
-                   'S(i) -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim]'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=_im.shard_out_shape)
+_rule_4 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                      lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim],
+                      'S(i) -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim]')
+_sbp_dense_expand = _r.SbpTable(rules=(_rule_4, _rule_1,),
+                         physical=_im.shard_out_shape)
 
 
 # dense.repeat  (yaml/ops.yaml:151)
@@ -97,16 +85,11 @@ def _backward_dense_repeat(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_repeat = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.repeats[e.i + e.out.ndim - e.x.ndim] == 1,
-                   'S(i) -> S(i + out.ndim - x.ndim) if repeats[i + out.ndim - x.ndim] == 1'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_5 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                      lambda e: e.repeats[e.i + e.out.ndim - e.x.ndim] == 1,
+                      'S(i) -> S(i + out.ndim - x.ndim) if repeats[i + out.ndim - x.ndim] == 1')
+_sbp_dense_repeat = _r.SbpTable(rules=(_rule_5, _rule_1,),
+                         physical=None)
 
 
 # dense.gather  (yaml/ops.yaml:202)
@@ -121,28 +104,26 @@ def _backward_dense_gather(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_gather = _r.SbpTable(
-    rules=(
-        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.axis + e.i - e.batch_dims),),
-                   lambda e: e.i >= e.batch_dims,
-                   'B, S(i) -> S(axis + i - batch_dims) if i >= batch_dims'),
-        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.batch_dims,
-                   'S(i), S(i) -> S(i) if i < batch_dims'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.batch_dims <= e.d < e.axis,
-                   'S(d), B -> S(d) if batch_dims <= d < axis'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.axis,
-                   'S(d), B -> P if d == axis'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - e.batch_dims - 1),),
-                   lambda e: e.d > e.axis,
-                   'S(d), B -> S(d + index.ndim - batch_dims - 1) if d > axis'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
-    ),
-    physical=_im.gather_sbp_physical)
+_rule_6 = _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.axis + e.i - e.batch_dims),),
+                      lambda e: e.i >= e.batch_dims,
+                      'B, S(i) -> S(axis + i - batch_dims) if i >= batch_dims')
+_rule_7 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                      lambda e: e.i < e.batch_dims,
+                      'S(i), S(i) -> S(i) if i < batch_dims')
+_rule_8 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
+                      lambda e: e.batch_dims <= e.d < e.axis,
+                      'S(d), B -> S(d) if batch_dims <= d < axis')
+_rule_9 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
+                      lambda e: e.d == e.axis,
+                      'S(d), B -> P if d == axis')
+_rule_10 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - e.batch_dims - 1),),
+                      lambda e: e.d > e.axis,
+                      'S(d), B -> S(d + index.ndim - batch_dims - 1) if d > axis')
+_rule_11 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                      None,
+                      'P, B -> P')
+_sbp_dense_gather = _r.SbpTable(rules=(_rule_6, _rule_7, _rule_8, _rule_9, _rule_10, _rule_11,),
+                         physical=_im.gather_sbp_physical)
 
 
 # dense.batch_gather  (yaml/ops.yaml:273)
@@ -157,25 +138,20 @@ def _backward_dense_batch_gather(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_batch_gather = _r.SbpTable(
-    rules=(
-        _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == e.index.ndim - 1,
-                   'B, S(i) -> S(i) if i == index.ndim - 1'),
-        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.index.ndim - 1,
-                   'S(i), S(i) -> S(i) if i < index.ndim - 1'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
-                   lambda e: e.d == e.index.ndim - 1,
-                   'S(d), B -> P if d == index.ndim - 1'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.d > e.index.ndim - 1,
-                   'S(d), B -> S(d) if d > index.ndim - 1'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
-    ),
-    physical=_im.batch_gather_sbp_physical)
+_rule_12 = _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i),),
+                      lambda e: e.i == e.index.ndim - 1,
+                      'B, S(i) -> S(i) if i == index.ndim - 1')
+_rule_13 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                      lambda e: e.i < e.index.ndim - 1,
+                      'S(i), S(i) -> S(i) if i < index.ndim - 1')
+_rule_14 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
+                      lambda e: e.d == e.index.ndim - 1,
+                      'S(d), B -> P if d == index.ndim - 1')
+_rule_15 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
+                      lambda e: e.d > e.index.ndim - 1,
+                      'S(d), B -> S(d) if d > index.ndim - 1')
+_sbp_dense_batch_gather = _r.SbpTable(rules=(_rule_12, _rule_13, _rule_14, _rule_15, _rule_11,),
+                         physical=_im.batch_gather_sbp_physical)
 
 
 # dense.abs  (yaml/ops.yaml:338)
@@ -190,13 +166,11 @@ def _backward_dense_abs(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_abs = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_rule_16 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                      None,
+                      'S(i) -> S(i)')
+_sbp_dense_abs = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.abs_grad  (yaml/ops.yaml:338)
@@ -216,16 +190,8 @@ def _backward_dense_neg(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_neg = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_dense_neg = _r.SbpTable(rules=(_rule_16, _rule_1,),
+                         physical=None)
 
 
 # dense.neg_grad  (yaml/ops.yaml:367)
@@ -245,13 +211,8 @@ def _backward_dense_exp(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_exp = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_exp = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.exp_grad  (yaml/ops.yaml:396)
@@ -271,13 +232,8 @@ def _backward_dense_log(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_log = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_log = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.log_grad  (yaml/ops.yaml:425)
@@ -297,13 +253,8 @@ def _backward_dense_sqrt(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_sqrt = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_sqrt = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.sqrt_grad  (yaml/ops.yaml:454)
@@ -323,13 +274,8 @@ def _backward_dense_square(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_square = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_square = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.square_grad  (yaml/ops.yaml:483)
@@ -349,13 +295,8 @@ def _backward_dense_sin(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_sin = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_sin = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.sin_grad  (yaml/ops.yaml:512)
@@ -375,13 +316,8 @@ def _backward_dense_cos(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_cos = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_cos = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.cos_grad  (yaml/ops.yaml:541)
@@ -401,13 +337,8 @@ def _backward_dense_tanh(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_tanh = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_tanh = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.tanh_grad  (yaml/ops.yaml:570)
@@ -427,13 +358,8 @@ def _backward_dense_sigmoid(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_sigmoid = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_sigmoid = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.sigmoid_grad  (yaml/ops.yaml:599)
@@ -453,13 +379,8 @@ def _backward_dense_relu(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_relu = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_relu = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.relu_grad  (yaml/ops.yaml:628)
@@ -479,22 +400,20 @@ def _backward_dense_add(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_add = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
-                   None,
-                   'P, P -> P'),
-    ),
-    physical=None)
+_rule_17 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                      lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
+                      'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]')
+_rule_18 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+                      lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                      'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)')
+_rule_19 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+                      lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
+                      'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)')
+_rule_20 = _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+                      None,
+                      'P, P -> P')
+_sbp_dense_add = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19, _rule_20,),
+                         physical=None)
 
 
 # dense.add_grad  (yaml/ops.yaml:657)
@@ -514,22 +433,8 @@ def _backward_dense_subtract(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_subtract = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
-                   None,
-                   'P, P -> P'),
-    ),
-    physical=None)
+_sbp_dense_subtract = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19, _rule_20,),
+                         physical=None)
 
 
 # dense.subtract_grad  (yaml/ops.yaml:692)
@@ -549,25 +454,14 @@ def _backward_dense_multiply(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_multiply = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.y),
-                   'P, B -> P if finite(y)'),
-        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.x),
-                   'B, P -> P if finite(x)'),
-    ),
-    physical=None)
+_rule_21 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                      lambda e: _r.finite(e.y),
+                      'P, B -> P if finite(y)')
+_rule_22 = _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+                      lambda e: _r.finite(e.x),
+                      'B, P -> P if finite(x)')
+_sbp_dense_multiply = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19, _rule_21, _rule_22,),
+                         physical=None)
 
 
 # dense.multiply_grad  (yaml/ops.yaml:727)
@@ -587,22 +481,11 @@ def _backward_dense_divide(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_divide = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   lambda e: _r.nonzero(e.y),
-                   'P, B -> P if nonzero(y)'),
-    ),
-    physical=None)
+_rule_23 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                      lambda e: _r.nonzero(e.y),
+                      'P, B -> P if nonzero(y)')
+_sbp_dense_divide = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19, _rule_23,),
+                         physical=None)
 
 
 # dense.divide_grad  (yaml/ops.yaml:762)
@@ -622,19 +505,8 @@ def _backward_dense_pow(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_pow = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-    ),
-    physical=None)
+_sbp_dense_pow = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
+                         physical=None)
 
 
 # dense.pow_grad  (yaml/ops.yaml:797)
@@ -654,19 +526,8 @@ def _backward_dense_maximum(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_maximum = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-    ),
-    physical=None)
+_sbp_dense_maximum = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
+                         physical=None)
 
 
 # dense.maximum_grad  (yaml/ops.yaml:833)
@@ -686,19 +547,8 @@ def _backward_dense_minimum(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_minimum = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-    ),
-    physical=None)
+_sbp_dense_minimum = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
+                         physical=None)
 
 
 # dense.minimum_grad  (yaml/ops.yaml:869)
@@ -711,19 +561,8 @@ def _meta_dense_equal(x, y):
     return _im.binary_infer_meta('equal', x, y)
 
 
-_sbp_dense_equal = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-    ),
-    physical=None)
+_sbp_dense_equal = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
+                         physical=None)
 
 
 # dense.not_equal  (yaml/ops.yaml:935)
@@ -731,19 +570,8 @@ def _meta_dense_not_equal(x, y):
     return _im.binary_infer_meta('not_equal', x, y)
 
 
-_sbp_dense_not_equal = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-    ),
-    physical=None)
+_sbp_dense_not_equal = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
+                         physical=None)
 
 
 # dense.less_than  (yaml/ops.yaml:965)
@@ -751,19 +579,8 @@ def _meta_dense_less_than(x, y):
     return _im.binary_infer_meta('less_than', x, y)
 
 
-_sbp_dense_less_than = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-    ),
-    physical=None)
+_sbp_dense_less_than = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
+                         physical=None)
 
 
 # dense.less_equal  (yaml/ops.yaml:995)
@@ -771,19 +588,8 @@ def _meta_dense_less_equal(x, y):
     return _im.binary_infer_meta('less_equal', x, y)
 
 
-_sbp_dense_less_equal = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-    ),
-    physical=None)
+_sbp_dense_less_equal = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
+                         physical=None)
 
 
 # dense.greater_than  (yaml/ops.yaml:1025)
@@ -791,19 +597,8 @@ def _meta_dense_greater_than(x, y):
     return _im.binary_infer_meta('greater_than', x, y)
 
 
-_sbp_dense_greater_than = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-    ),
-    physical=None)
+_sbp_dense_greater_than = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
+                         physical=None)
 
 
 # dense.greater_equal  (yaml/ops.yaml:1055)
@@ -811,19 +606,8 @@ def _meta_dense_greater_equal(x, y):
     return _im.binary_infer_meta('greater_equal', x, y)
 
 
-_sbp_dense_greater_equal = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
-                   'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-    ),
-    physical=None)
+_sbp_dense_greater_equal = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
+                         physical=None)
 
 
 # dense.clip  (yaml/ops.yaml:1085)
@@ -838,13 +622,8 @@ def _backward_dense_clip(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_clip = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_clip = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.clip_grad  (yaml/ops.yaml:1085)
@@ -864,16 +643,14 @@ def _backward_dense_where(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_where = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.condition.shape == e.x.shape == e.y.shape,
-                   'S(i), S(i), S(i) -> S(i) if condition.shape == x.shape == y.shape'),
-        _r.SbpRule(('B', 'P', 'P'), lambda e: (_r.P,),
-                   None,
-                   'B, P, P -> P'),
-    ),
-    physical=None)
+_rule_24 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                      lambda e: e.condition.shape == e.x.shape == e.y.shape,
+                      'S(i), S(i), S(i) -> S(i) if condition.shape == x.shape == y.shape')
+_rule_25 = _r.SbpRule(('B', 'P', 'P'), lambda e: (_r.P,),
+                      None,
+                      'B, P, P -> P')
+_sbp_dense_where = _r.SbpTable(rules=(_rule_24, _rule_25,),
+                         physical=None)
 
 
 # dense.matmul  (yaml/ops.yaml:1156)
@@ -888,28 +665,20 @@ def _backward_dense_matmul(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_matmul = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(0),),
-                   lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (1 if e.transpose_x else 0)),
-                   'S(i), B -> S(0) if x.ndim == 2 and y.ndim == 2 and i == (1 if transpose_x else 0)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(1),),
-                   lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.j == (0 if e.transpose_y else 1)),
-                   'B, S(j) -> S(1) if x.ndim == 2 and y.ndim == 2 and j == (0 if transpose_y else 1)'),
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
-                   lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (0 if e.transpose_x else 1)) and (e.j == (1 if e.transpose_y else 0)),
-                   'S(i), S(j) -> P if x.ndim == 2 and y.ndim == 2 and i == (0 if transpose_x else 1) and j == (1 if transpose_y else 0)'),
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i),),
-                   lambda e: e.x.ndim == e.y.ndim and e.x.ndim > 2 and (e.i == e.j) and (e.i < e.x.ndim - 2) and (e.x.shape[e.i] == e.y.shape[e.i]),
-                   'S(i), S(j) -> S(i) if x.ndim == y.ndim and x.ndim > 2 and i == j and i < x.ndim - 2 and x.shape[i] == y.shape[i]'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.y),
-                   'P, B -> P if finite(y)'),
-        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.x),
-                   'B, P -> P if finite(x)'),
-    ),
-    physical=None)
+_rule_26 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(0),),
+                      lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (1 if e.transpose_x else 0)),
+                      'S(i), B -> S(0) if x.ndim == 2 and y.ndim == 2 and i == (1 if transpose_x else 0)')
+_rule_27 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(1),),
+                      lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.j == (0 if e.transpose_y else 1)),
+                      'B, S(j) -> S(1) if x.ndim == 2 and y.ndim == 2 and j == (0 if transpose_y else 1)')
+_rule_28 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+                      lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (0 if e.transpose_x else 1)) and (e.j == (1 if e.transpose_y else 0)),
+                      'S(i), S(j) -> P if x.ndim == 2 and y.ndim == 2 and i == (0 if transpose_x else 1) and j == (1 if transpose_y else 0)')
+_rule_29 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i),),
+                      lambda e: e.x.ndim == e.y.ndim and e.x.ndim > 2 and (e.i == e.j) and (e.i < e.x.ndim - 2) and (e.x.shape[e.i] == e.y.shape[e.i]),
+                      'S(i), S(j) -> S(i) if x.ndim == y.ndim and x.ndim > 2 and i == j and i < x.ndim - 2 and x.shape[i] == y.shape[i]')
+_sbp_dense_matmul = _r.SbpTable(rules=(_rule_26, _rule_27, _rule_28, _rule_29, _rule_21, _rule_22,),
+                         physical=None)
 
 
 # dense.transpose  (yaml/ops.yaml:1209)
@@ -924,16 +693,11 @@ def _backward_dense_transpose(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_transpose = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.transpose_axis')(e.perm, e.x.ndim, e.i)),),
-                   None,
-                   'S(i) -> S(kernels.infermeta.manip.transpose_axis(perm, x.ndim, i))'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_30 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.transpose_axis')(e.perm, e.x.ndim, e.i)),),
+                      None,
+                      'S(i) -> S(kernels.infermeta.manip.transpose_axis(perm, x.ndim, i))')
+_sbp_dense_transpose = _r.SbpTable(rules=(_rule_30, _rule_1,),
+                         physical=None)
 
 
 # dense.squeeze  (yaml/ops.yaml:1248)
@@ -948,16 +712,11 @@ def _backward_dense_squeeze(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_squeeze = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i - _r.count_below(_resolve('kernels.infermeta.manip.squeezed_axes')(e.x.shape, e.axis), e.i)),),
-                   lambda e: e.out.ndim < e.x.ndim and e.x.shape[e.i] != 1,
-                   'S(i) -> S(i - count_below(kernels.infermeta.manip.squeezed_axes(x.shape, axis), i)) if out.ndim < x.ndim and x.shape[i] != 1'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=_im.squeeze_sbp_physical)
+_rule_31 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i - _r.count_below(_resolve('kernels.infermeta.manip.squeezed_axes')(e.x.shape, e.axis), e.i)),),
+                      lambda e: e.out.ndim < e.x.ndim and e.x.shape[e.i] != 1,
+                      'S(i) -> S(i - count_below(kernels.infermeta.manip.squeezed_axes(x.shape, axis), i)) if out.ndim < x.ndim and x.shape[i] != 1')
+_sbp_dense_squeeze = _r.SbpTable(rules=(_rule_31, _rule_1,),
+                         physical=_im.squeeze_sbp_physical)
 
 
 # dense.unsqueeze  (yaml/ops.yaml:1289)
@@ -972,16 +731,11 @@ def _backward_dense_unsqueeze(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_unsqueeze = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.unsqueeze_axis')(e.x.ndim, e.axis, e.i)),),
-                   None,
-                   'S(i) -> S(kernels.infermeta.manip.unsqueeze_axis(x.ndim, axis, i))'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_32 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.unsqueeze_axis')(e.x.ndim, e.axis, e.i)),),
+                      None,
+                      'S(i) -> S(kernels.infermeta.manip.unsqueeze_axis(x.ndim, axis, i))')
+_sbp_dense_unsqueeze = _r.SbpTable(rules=(_rule_32, _rule_1,),
+                         physical=None)
 
 
 # dense.flatten  (yaml/ops.yaml:1329)
@@ -996,16 +750,11 @@ def _backward_dense_flatten(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_flatten = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.flatten_axis')(e.x.shape, e.start_axis, e.stop_axis, e.i)),),
-                   None,
-                   'S(i) -> S(kernels.infermeta.manip.flatten_axis(x.shape, start_axis, stop_axis, i))'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_33 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.flatten_axis')(e.x.shape, e.start_axis, e.stop_axis, e.i)),),
+                      None,
+                      'S(i) -> S(kernels.infermeta.manip.flatten_axis(x.shape, start_axis, stop_axis, i))')
+_sbp_dense_flatten = _r.SbpTable(rules=(_rule_33, _rule_1,),
+                         physical=None)
 
 
 # dense.concat  (yaml/ops.yaml:1369)
@@ -1020,16 +769,11 @@ def _backward_dense_concat(node, out_grad):
     return {'xs': result}
 
 
-_sbp_dense_concat = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.i != _r.norm_axis(e.axis, e.xs[0].ndim),
-                   'S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_34 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                      lambda e: e.i != _r.norm_axis(e.axis, e.xs[0].ndim),
+                      'S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)')
+_sbp_dense_concat = _r.SbpTable(rules=(_rule_34, _rule_1,),
+                         physical=None)
 
 
 # dense.stack  (yaml/ops.yaml:1412)
@@ -1044,16 +788,11 @@ def _backward_dense_stack(node, out_grad):
     return {'xs': result}
 
 
-_sbp_dense_stack = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.i < _r.norm_axis(e.axis, e.xs[0].ndim + 1) else e.i + 1),),
-                   None,
-                   'S(i) -> S(i if i < norm_axis(axis, xs[0].ndim + 1) else i + 1)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_35 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.i < _r.norm_axis(e.axis, e.xs[0].ndim + 1) else e.i + 1),),
+                      None,
+                      'S(i) -> S(i if i < norm_axis(axis, xs[0].ndim + 1) else i + 1)')
+_sbp_dense_stack = _r.SbpTable(rules=(_rule_35, _rule_1,),
+                         physical=None)
 
 
 # dense.slice  (yaml/ops.yaml:1452)
@@ -1068,16 +807,11 @@ def _backward_dense_slice(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_slice = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
-                   'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_36 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                      lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
+                      'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)')
+_sbp_dense_slice = _r.SbpTable(rules=(_rule_36, _rule_1,),
+                         physical=None)
 
 
 # dense.strided_slice  (yaml/ops.yaml:1495)
@@ -1092,16 +826,11 @@ def _backward_dense_strided_slice(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_strided_slice = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
-                   'S(i) -> S(i) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_37 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                      lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
+                      'S(i) -> S(i) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)')
+_sbp_dense_strided_slice = _r.SbpTable(rules=(_rule_37, _rule_1,),
+                         physical=None)
 
 
 # dense.basic_index  (yaml/ops.yaml:1539)
@@ -1116,16 +845,11 @@ def _backward_dense_basic_index(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_basic_index = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.slice.index_axis')(e.x.shape, e.decrease_axis, e.none_axis, e.i)),),
-                   lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
-                   'S(i) -> S(kernels.infermeta.slice.index_axis(x.shape, decrease_axis, none_axis, i)) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_38 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.slice.index_axis')(e.x.shape, e.decrease_axis, e.none_axis, e.i)),),
+                      lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
+                      'S(i) -> S(kernels.infermeta.slice.index_axis(x.shape, decrease_axis, none_axis, i)) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)')
+_sbp_dense_basic_index = _r.SbpTable(rules=(_rule_38, _rule_1,),
+                         physical=None)
 
 
 # dense.index_select  (yaml/ops.yaml:1594)
@@ -1140,19 +864,14 @@ def _backward_dense_index_select(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_index_select = _r.SbpTable(
-    rules=(
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(_resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim)),),
-                   None,
-                   'B, S(j) -> S(kernels.infermeta.slice.select_axis(axis, x.ndim))'),
-        _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
-                   lambda e: e.d != _resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim),
-                   'S(d), B -> S(d) if d != kernels.infermeta.slice.select_axis(axis, x.ndim)'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
-    ),
-    physical=None)
+_rule_39 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(_resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim)),),
+                      None,
+                      'B, S(j) -> S(kernels.infermeta.slice.select_axis(axis, x.ndim))')
+_rule_40 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
+                      lambda e: e.d != _resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim),
+                      'S(d), B -> S(d) if d != kernels.infermeta.slice.select_axis(axis, x.ndim)')
+_sbp_dense_index_select = _r.SbpTable(rules=(_rule_39, _rule_40, _rule_11,),
+                         physical=None)
 
 
 # dense.mean  (yaml/ops.yaml:1643)
@@ -1167,16 +886,8 @@ def _backward_dense_mean(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_mean = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
-                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
-                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_dense_mean = _r.SbpTable(rules=(_rule_3, _rule_1,),
+                         physical=None)
 
 
 # dense.max  (yaml/ops.yaml:1685)
@@ -1191,13 +902,8 @@ def _backward_dense_max(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_max = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
-                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
-                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
-    ),
-    physical=None)
+_sbp_dense_max = _r.SbpTable(rules=(_rule_3,),
+                         physical=None)
 
 
 # dense.min  (yaml/ops.yaml:1728)
@@ -1212,13 +918,8 @@ def _backward_dense_min(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_min = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
-                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
-                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
-    ),
-    physical=None)
+_sbp_dense_min = _r.SbpTable(rules=(_rule_3,),
+                         physical=None)
 
 
 # dense.prod  (yaml/ops.yaml:1771)
@@ -1233,13 +934,8 @@ def _backward_dense_prod(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_prod = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
-                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
-                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
-    ),
-    physical=None)
+_sbp_dense_prod = _r.SbpTable(rules=(_rule_3,),
+                         physical=None)
 
 
 # dense.argmax  (yaml/ops.yaml:1814)
@@ -1247,13 +943,11 @@ def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
 
-_sbp_dense_argmax = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
-                   lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
-                   'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)'),
-    ),
-    physical=None)
+_rule_41 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
+                      lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
+                      'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)')
+_sbp_dense_argmax = _r.SbpTable(rules=(_rule_41,),
+                         physical=None)
 
 
 # dense.argmin  (yaml/ops.yaml:1859)
@@ -1261,13 +955,8 @@ def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
 
-_sbp_dense_argmin = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
-                   lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
-                   'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)'),
-    ),
-    physical=None)
+_sbp_dense_argmin = _r.SbpTable(rules=(_rule_41,),
+                         physical=None)
 
 
 # dense.zeros  (yaml/ops.yaml:1902)
@@ -1295,13 +984,8 @@ def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
 
-_sbp_dense_zeros_like = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_zeros_like = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.ones_like  (yaml/ops.yaml:2086)
@@ -1309,13 +993,8 @@ def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
 
-_sbp_dense_ones_like = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_ones_like = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.full_like  (yaml/ops.yaml:2123)
@@ -1323,13 +1002,8 @@ def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
 
-_sbp_dense_full_like = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_dense_full_like = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # dense.cast  (yaml/ops.yaml:2165)
@@ -1344,16 +1018,11 @@ def _backward_dense_cast(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_cast = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   lambda e: _r.cast_keeps_sums(e.x.dtype, e.out.dtype),
-                   'P -> P if cast_keeps_sums(x.dtype, out.dtype)'),
-    ),
-    physical=None)
+_rule_42 = _r.SbpRule(('P',), lambda e: (_r.P,),
+                      lambda e: _r.cast_keeps_sums(e.x.dtype, e.out.dtype),
+                      'P -> P if cast_keeps_sums(x.dtype, out.dtype)')
+_sbp_dense_cast = _r.SbpTable(rules=(_rule_16, _rule_42,),
+                         physical=None)
 
 
 # dense.reshape_grad  (yaml/backward.yaml:3)
@@ -1483,13 +1152,8 @@ def _backward_sparse_reshape(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_reshape = _r.SbpTable(
-    rules=(
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_reshape = _r.SbpTable(rules=(_rule_1,),
+                         physical=None)
 
 
 # sparse.to_dense  (yaml/sparse_ops.yaml:70)
@@ -1504,16 +1168,8 @@ def _backward_sparse_to_dense(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_to_dense = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_to_dense = _r.SbpTable(rules=(_rule_16, _rule_1,),
+                         physical=None)
 
 
 # sparse.to_sparse_coo  (yaml/sparse_ops.yaml:105)
@@ -1528,16 +1184,14 @@ def _backward_sparse_to_sparse_coo(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_to_sparse_coo = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.i < e.sparse_dim,
-                   'S(i) -> S(i) if i < sparse_dim'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   lambda e: e.x.layout != 'dense',
-                   "P -> P if x.layout != 'dense'"),
-    ),
-    physical=None)
+_rule_43 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                      lambda e: e.i < e.sparse_dim,
+                      'S(i) -> S(i) if i < sparse_dim')
+_rule_44 = _r.SbpRule(('P',), lambda e: (_r.P,),
+                      lambda e: e.x.layout != 'dense',
+                      "P -> P if x.layout != 'dense'")
+_sbp_sparse_to_sparse_coo = _r.SbpTable(rules=(_rule_43, _rule_44,),
+                         physical=None)
 
 
 # sparse.to_sparse_csr  (yaml/sparse_ops.yaml:152)
@@ -1564,16 +1218,8 @@ def _backward_sparse_coalesce(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_coalesce = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_coalesce = _r.SbpTable(rules=(_rule_16, _rule_1,),
+                         physical=None)
 
 
 # sparse.transpose  (yaml/sparse_ops.yaml:228)
@@ -1588,16 +1234,11 @@ def _backward_sparse_transpose(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_transpose = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
-                   None,
-                   'S(i) -> S(kernels.funcs.permute.moved_axis(perm, i))'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_rule_45 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
+                      None,
+                      'S(i) -> S(kernels.funcs.permute.moved_axis(perm, i))')
+_sbp_sparse_transpose = _r.SbpTable(rules=(_rule_45, _rule_1,),
+                         physical=None)
 
 
 # sparse.slice  (yaml/sparse_ops.yaml:287)
@@ -1612,16 +1253,8 @@ def _backward_sparse_slice(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_slice = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
-                   'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_slice = _r.SbpTable(rules=(_rule_36, _rule_1,),
+                         physical=None)
 
 
 # sparse.index_select  (yaml/sparse_ops.yaml:342)
@@ -1636,16 +1269,11 @@ def _backward_sparse_index_select(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_index_select = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
-                   lambda e: e.i != _r.norm_axis(e.axis, e.x.ndim),
-                   'S(i), B -> S(i) if i != norm_axis(axis, x.ndim)'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   None,
-                   'P, B -> P'),
-    ),
-    physical=None)
+_rule_46 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                      lambda e: e.i != _r.norm_axis(e.axis, e.x.ndim),
+                      'S(i), B -> S(i) if i != norm_axis(axis, x.ndim)')
+_sbp_sparse_index_select = _r.SbpTable(rules=(_rule_46, _rule_11,),
+                         physical=None)
 
 
 # sparse.concat  (yaml/sparse_ops.yaml:403)
@@ -1660,16 +1288,8 @@ def _backward_sparse_concat(node, out_grad):
     return {'xs': result}
 
 
-_sbp_sparse_concat = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.i != _r.norm_axis(e.axis, e.xs[0].ndim),
-                   'S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_concat = _r.SbpTable(rules=(_rule_34, _rule_1,),
+                         physical=None)
 
 
 # sparse.stack  (yaml/sparse_ops.yaml:465)
@@ -1684,16 +1304,8 @@ def _backward_sparse_stack(node, out_grad):
     return {'xs': result}
 
 
-_sbp_sparse_stack = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.i < _r.norm_axis(e.axis, e.xs[0].ndim + 1) else e.i + 1),),
-                   None,
-                   'S(i) -> S(i if i < norm_axis(axis, xs[0].ndim + 1) else i + 1)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_stack = _r.SbpTable(rules=(_rule_35, _rule_1,),
+                         physical=None)
 
 
 # sparse.mask_as  (yaml/sparse_ops.yaml:516)
@@ -1744,16 +1356,11 @@ def _backward_sparse_add(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_add = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.x.shape == e.y.shape,
-                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
-        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
-                   None,
-                   'P, P -> P'),
-    ),
-    physical=None)
+_rule_47 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                      lambda e: e.x.shape == e.y.shape,
+                      'S(i), S(i) -> S(i) if x.shape == y.shape')
+_sbp_sparse_add = _r.SbpTable(rules=(_rule_47, _rule_20,),
+                         physical=None)
 
 
 # sparse.subtract  (yaml/sparse_ops.yaml:696)
@@ -1768,16 +1375,8 @@ def _backward_sparse_subtract(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_subtract = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.x.shape == e.y.shape,
-                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
-        _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
-                   None,
-                   'P, P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_subtract = _r.SbpTable(rules=(_rule_47, _rule_20,),
+                         physical=None)
 
 
 # sparse.multiply  (yaml/sparse_ops.yaml:745)
@@ -1792,25 +1391,8 @@ def _backward_sparse_multiply(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_multiply = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.x.shape == e.y.shape,
-                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.y),
-                   'P, B -> P if finite(y)'),
-        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.x),
-                   'B, P -> P if finite(x)'),
-    ),
-    physical=None)
+_sbp_sparse_multiply = _r.SbpTable(rules=(_rule_47, _rule_18, _rule_19, _rule_21, _rule_22,),
+                         physical=None)
 
 
 # sparse.divide  (yaml/sparse_ops.yaml:798)
@@ -1825,22 +1407,8 @@ def _backward_sparse_divide(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_divide = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.x.shape == e.y.shape,
-                   'S(i), S(i) -> S(i) if x.shape == y.shape'),
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
-                   lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
-                   'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
-                   lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
-                   'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   lambda e: _r.nonzero(e.y),
-                   'P, B -> P if nonzero(y)'),
-    ),
-    physical=None)
+_sbp_sparse_divide = _r.SbpTable(rules=(_rule_47, _rule_18, _rule_19, _rule_23,),
+                         physical=None)
 
 
 # sparse.sum  (yaml/sparse_ops.yaml:851)
@@ -1855,19 +1423,8 @@ def _backward_sparse_sum(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_sum = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
-                   lambda e: e.i in _r.axes_of(e.axis, e.x.ndim),
-                   'S(i) -> P if i in axes_of(axis, x.ndim)'),
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
-                   lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
-                   'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_sum = _r.SbpTable(rules=(_rule_2, _rule_3, _rule_1,),
+                         physical=None)
 
 
 # sparse.softmax  (yaml/sparse_ops.yaml:920)
@@ -1882,13 +1439,11 @@ def _backward_sparse_softmax(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_softmax = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   lambda e: e.i != e.axis % e.x.ndim,
-                   'S(i) -> S(i) if i != axis % x.ndim'),
-    ),
-    physical=None)
+_rule_48 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+                      lambda e: e.i != e.axis % e.x.ndim,
+                      'S(i) -> S(i) if i != axis % x.ndim')
+_sbp_sparse_softmax = _r.SbpTable(rules=(_rule_48,),
+                         physical=None)
 
 
 # sparse.abs  (yaml/sparse_ops.yaml:966)
@@ -1903,13 +1458,8 @@ def _backward_sparse_abs(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_abs = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_abs = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.abs_grad  (yaml/sparse_ops.yaml:966)
@@ -1929,16 +1479,8 @@ def _backward_sparse_neg(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_neg = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_neg = _r.SbpTable(rules=(_rule_16, _rule_1,),
+                         physical=None)
 
 
 # sparse.neg_grad  (yaml/sparse_ops.yaml:997)
@@ -1958,13 +1500,8 @@ def _backward_sparse_sqrt(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_sqrt = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_sqrt = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.sqrt_grad  (yaml/sparse_ops.yaml:1028)
@@ -1984,13 +1521,8 @@ def _backward_sparse_square(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_square = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_square = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.square_grad  (yaml/sparse_ops.yaml:1059)
@@ -2010,13 +1542,8 @@ def _backward_sparse_sin(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_sin = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_sin = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.sin_grad  (yaml/sparse_ops.yaml:1090)
@@ -2036,13 +1563,8 @@ def _backward_sparse_sinh(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_sinh = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_sinh = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.sinh_grad  (yaml/sparse_ops.yaml:1121)
@@ -2062,13 +1584,8 @@ def _backward_sparse_tan(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_tan = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_tan = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.tan_grad  (yaml/sparse_ops.yaml:1152)
@@ -2088,13 +1605,8 @@ def _backward_sparse_tanh(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_tanh = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_tanh = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.tanh_grad  (yaml/sparse_ops.yaml:1183)
@@ -2114,13 +1626,8 @@ def _backward_sparse_asin(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_asin = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_asin = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.asin_grad  (yaml/sparse_ops.yaml:1214)
@@ -2140,13 +1647,8 @@ def _backward_sparse_asinh(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_asinh = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_asinh = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.asinh_grad  (yaml/sparse_ops.yaml:1245)
@@ -2166,13 +1668,8 @@ def _backward_sparse_atan(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_atan = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_atan = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.atan_grad  (yaml/sparse_ops.yaml:1276)
@@ -2192,13 +1689,8 @@ def _backward_sparse_atanh(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_atanh = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_atanh = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.atanh_grad  (yaml/sparse_ops.yaml:1307)
@@ -2218,13 +1710,8 @@ def _backward_sparse_expm1(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_expm1 = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_expm1 = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.expm1_grad  (yaml/sparse_ops.yaml:1338)
@@ -2244,13 +1731,8 @@ def _backward_sparse_log1p(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_log1p = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_log1p = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.log1p_grad  (yaml/sparse_ops.yaml:1369)
@@ -2270,16 +1752,8 @@ def _backward_sparse_deg2rad(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_deg2rad = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_deg2rad = _r.SbpTable(rules=(_rule_16, _rule_1,),
+                         physical=None)
 
 
 # sparse.deg2rad_grad  (yaml/sparse_ops.yaml:1400)
@@ -2299,16 +1773,8 @@ def _backward_sparse_rad2deg(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_rad2deg = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   None,
-                   'P -> P'),
-    ),
-    physical=None)
+_sbp_sparse_rad2deg = _r.SbpTable(rules=(_rule_16, _rule_1,),
+                         physical=None)
 
 
 # sparse.rad2deg_grad  (yaml/sparse_ops.yaml:1431)
@@ -2328,13 +1794,8 @@ def _backward_sparse_relu(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_relu = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_relu = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.relu_grad  (yaml/sparse_ops.yaml:1462)
@@ -2354,13 +1815,8 @@ def _backward_sparse_relu6(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_relu6 = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_relu6 = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.relu6_grad  (yaml/sparse_ops.yaml:1493)
@@ -2380,13 +1836,8 @@ def _backward_sparse_leaky_relu(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_leaky_relu = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_leaky_relu = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.leaky_relu_grad  (yaml/sparse_ops.yaml:1524)
@@ -2406,13 +1857,8 @@ def _backward_sparse_pow(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_pow = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_pow = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.pow_grad  (yaml/sparse_ops.yaml:1556)
@@ -2432,13 +1878,8 @@ def _backward_sparse_scale(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_scale = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_scale = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.scale_grad  (yaml/sparse_ops.yaml:1591)
@@ -2451,13 +1892,8 @@ def _meta_sparse_isnan(x):
     return _im.sparse_unary_infer_meta('isnan', x)
 
 
-_sbp_sparse_isnan = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-    ),
-    physical=None)
+_sbp_sparse_isnan = _r.SbpTable(rules=(_rule_16,),
+                         physical=None)
 
 
 # sparse.cast  (yaml/sparse_ops.yaml:1659)
@@ -2472,16 +1908,8 @@ def _backward_sparse_cast(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_cast = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
-                   None,
-                   'S(i) -> S(i)'),
-        _r.SbpRule(('P',), lambda e: (_r.P,),
-                   lambda e: _r.cast_keeps_sums(e.x.dtype, e.out.dtype),
-                   'P -> P if cast_keeps_sums(x.dtype, out.dtype)'),
-    ),
-    physical=None)
+_sbp_sparse_cast = _r.SbpTable(rules=(_rule_16, _rule_42,),
+                         physical=None)
 
 
 # sparse.matmul  (yaml/sparse_ops.yaml:1707)
@@ -2496,28 +1924,20 @@ def _backward_sparse_matmul(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_matmul = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == e.x.ndim - 2,
-                   'S(i), B -> S(i) if i == x.ndim - 2'),
-        _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j),),
-                   lambda e: e.j == e.y.ndim - 1,
-                   'B, S(j) -> S(j) if j == y.ndim - 1'),
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
-                   lambda e: e.i == e.x.ndim - 1 and e.j == e.y.ndim - 2,
-                   'S(i), S(j) -> P if i == x.ndim - 1 and j == y.ndim - 2'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.y),
-                   'P, B -> P if finite(y)'),
-        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.x),
-                   'B, P -> P if finite(x)'),
-        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == 0 and e.x.ndim == 3,
-                   'S(i), S(i) -> S(i) if i == 0 and x.ndim == 3'),
-    ),
-    physical=None)
+_rule_49 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                      lambda e: e.i == e.x.ndim - 2,
+                      'S(i), B -> S(i) if i == x.ndim - 2')
+_rule_50 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j),),
+                      lambda e: e.j == e.y.ndim - 1,
+                      'B, S(j) -> S(j) if j == y.ndim - 1')
+_rule_51 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+                      lambda e: e.i == e.x.ndim - 1 and e.j == e.y.ndim - 2,
+                      'S(i), S(j) -> P if i == x.ndim - 1 and j == y.ndim - 2')
+_rule_52 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                      lambda e: e.i == 0 and e.x.ndim == 3,
+                      'S(i), S(i) -> S(i) if i == 0 and x.ndim == 3')
+_sbp_sparse_matmul = _r.SbpTable(rules=(_rule_49, _rule_50, _rule_51, _rule_21, _rule_22, _rule_52,),
+                         physical=None)
 
 
 # sparse.mv  (yaml/sparse_ops.yaml:1776)
@@ -2532,25 +1952,14 @@ def _backward_sparse_mv(node, out_grad):
     return {'x': _0, 'vec': _1}
 
 
-_sbp_sparse_mv = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == e.x.ndim - 2,
-                   'S(i), B -> S(i) if i == x.ndim - 2'),
-        _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
-                   lambda e: e.i == e.x.ndim - 1 and e.j == e.vec.ndim - 1,
-                   'S(i), S(j) -> P if i == x.ndim - 1 and j == vec.ndim - 1'),
-        _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.vec),
-                   'P, B -> P if finite(vec)'),
-        _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.x),
-                   'B, P -> P if finite(x)'),
-        _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == 0 and e.x.ndim == 3,
-                   'S(i), S(i) -> S(i) if i == 0 and x.ndim == 3'),
-    ),
-    physical=None)
+_rule_53 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+                      lambda e: e.i == e.x.ndim - 1 and e.j == e.vec.ndim - 1,
+                      'S(i), S(j) -> P if i == x.ndim - 1 and j == vec.ndim - 1')
+_rule_54 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+                      lambda e: _r.finite(e.vec),
+                      'P, B -> P if finite(vec)')
+_sbp_sparse_mv = _r.SbpTable(rules=(_rule_49, _rule_53, _rule_54, _rule_22, _rule_52,),
+                         physical=None)
 
 
 # sparse.addmm  (yaml/sparse_ops.yaml:1823)
@@ -2565,25 +1974,23 @@ def _backward_sparse_addmm(node, out_grad):
     return {'input': _0, 'x': _1, 'y': _2}
 
 
-_sbp_sparse_addmm = _r.SbpTable(
-    rules=(
-        _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == e.x.ndim - 2,
-                   'S(i), S(i), B -> S(i) if i == x.ndim - 2'),
-        _r.SbpRule((('S', 'j'), 'B', ('S', 'j')), lambda e: (_r.S(e.j),),
-                   lambda e: e.j == e.y.ndim - 1,
-                   'S(j), B, S(j) -> S(j) if j == y.ndim - 1'),
-        _r.SbpRule(('P', 'P', 'B'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.y),
-                   'P, P, B -> P if finite(y)'),
-        _r.SbpRule(('P', 'B', 'P'), lambda e: (_r.P,),
-                   lambda e: _r.finite(e.x),
-                   'P, B, P -> P if finite(x)'),
-        _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
-                   lambda e: e.i == 0 and e.x.ndim == 3,
-                   'S(i), S(i), S(i) -> S(i) if i == 0 and x.ndim == 3'),
-    ),
-    physical=None)
+_rule_55 = _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                      lambda e: e.i == e.x.ndim - 2,
+                      'S(i), S(i), B -> S(i) if i == x.ndim - 2')
+_rule_56 = _r.SbpRule((('S', 'j'), 'B', ('S', 'j')), lambda e: (_r.S(e.j),),
+                      lambda e: e.j == e.y.ndim - 1,
+                      'S(j), B, S(j) -> S(j) if j == y.ndim - 1')
+_rule_57 = _r.SbpRule(('P', 'P', 'B'), lambda e: (_r.P,),
+                      lambda e: _r.finite(e.y),
+                      'P, P, B -> P if finite(y)')
+_rule_58 = _r.SbpRule(('P', 'B', 'P'), lambda e: (_r.P,),
+                      lambda e: _r.finite(e.x),
+                      'P, B, P -> P if finite(x)')
+_rule_59 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+                      lambda e: e.i == 0 and e.x.ndim == 3,
+                      'S(i), S(i), S(i) -> S(i) if i == 0 and x.ndim == 3')
+_sbp_sparse_addmm = _r.SbpTable(rules=(_rule_55, _rule_56, _rule_57, _rule_58, _rule_59,),
+                         physical=None)
 
 
 # sparse.masked_matmul  (yaml/sparse_ops.yaml:1881)

@@ -141,6 +141,7 @@ def table_source(defs, sources):
            "from kernels.core.dist import rules as _r  # noqa: F401\n",
            "from kernels.core.opspec import Arg, KernelSig, OpSpec\n\n",
            f"_resolve = resolver({roots_of(defs)!r})\n"]
+    shared_rules = {}
     for op in defs:
         out.append(f"\n\n# {op.namespace}.{op.name}  ({_comment(op.where)})\n")
         if op.infer_meta:
@@ -150,7 +151,7 @@ def table_source(defs, sources):
         if op.backward:
             out.append("\n\n" + _backward_fn(op, table[(op.namespace, op.backward)]))
         if op.sbp:
-            out.append("\n\n" + sbp_source(op, _ident(op)))
+            out.append("\n\n" + sbp_source(op, _ident(op), shared_rules))
     out.append("\n\nOPS = (\n" + "".join(_spec(op, table) for op in defs) + ")\n")
     override = tuple(d.name for d in defs if d.override)
     out.append(f"_d.register_ops(OPS{f', override={override!r}' if override else ''})\n")

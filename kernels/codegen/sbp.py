@@ -260,22 +260,32 @@ def _lambdas(texts):
     return "lambda e: (" + ", ".join(_body(t) for t in texts) + ",)"
 
 
-def sbp_source(op, ident):
-    """Python source defining ``_sbp_<ident>``, the op's rules.SbpTable."""
-    sbp = op.sbp
-    rules = []
+def sbp_source(op, ident, shared=None):
+    """Python source defining ``_sbp_<ident>``, the op's rules.SbpTable.
+
+    Each distinct rule is defined once, as ``_rule_<n>``, and ``shared`` (rule source
+    -> name, kept across the ops of one module; default: none yet) says which exist:
+    a rule that several ops spell alike (the binary family's splits) is one object,
+    not a copy per op.
+    """
+    sbp, shared = op.sbp, {} if shared is None else shared
+    defs, names = [], []
     for r in sbp.rules:
         cond = _lambda(r.cond) if r.cond else "None"
         ins = tuple(p.literal() if isinstance(p, SplitPattern) else p for p in r.ins)
-        rules.append(f"        _r.SbpRule({ins!r}, {_lambdas(r.outs)},\n"
-                     f"                   {cond},\n"
-                     f"                   {r.text!r}),\n")
+        src = (f"_r.SbpRule({ins!r}, {_lambdas(r.outs)},\n"
+               f"                      {cond},\n"
+               f"                      {r.text!r})")
+        if src not in shared:
+            shared[src] = f"_rule_{len(shared)}"
+            defs.append(f"{shared[src]} = {src}\n")
+        names.append(shared[src])
     physical = "None"
     if sbp.physical:
         physical = (f"_im.{sbp.physical}" if "." not in sbp.physical
                     else f"_resolve({sbp.physical!r})")
-    return (f"_sbp_{ident} = _r.SbpTable(\n    rules=(\n" + "".join(rules) + "    ),\n"
-            f"    physical={physical})\n")
+    return ("".join(defs) + f"_sbp_{ident} = _r.SbpTable(rules=({', '.join(names)},),\n"
+            f"                         physical={physical})\n")
 
 
 __all__ = ["SbpDef", "RuleDef", "SplitPattern", "parse_sbp", "check_sbp", "sbp_source"]
