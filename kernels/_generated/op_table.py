@@ -646,14 +646,20 @@ def _backward_dense_where(node, out_grad):
 _rule_24 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.condition.shape == e.x.shape == e.y.shape,
                       'S(i), S(i), S(i) -> S(i) if condition.shape == x.shape == y.shape')
-_rule_25 = _r.SbpRule(('B', 'P', 'P'), lambda e: (_r.P,),
+_rule_25 = _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+                      lambda e: e.condition.shape == e.x.shape == e.out.shape and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
+                      'S(i), S(i), B -> S(i) if condition.shape == x.shape == out.shape and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)')
+_rule_26 = _r.SbpRule((('S', 'i'), 'B', ('S', 'i')), lambda e: (_r.S(e.i),),
+                      lambda e: e.condition.shape == e.y.shape == e.out.shape and (e.i + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.i + e.x.ndim - e.y.ndim] == 1),
+                      'S(i), B, S(i) -> S(i) if condition.shape == y.shape == out.shape and (i + x.ndim - y.ndim < 0 or x.shape[i + x.ndim - y.ndim] == 1)')
+_rule_27 = _r.SbpRule(('B', 'P', 'P'), lambda e: (_r.P,),
                       None,
                       'B, P, P -> P')
-_sbp_dense_where = _r.SbpTable(rules=(_rule_24, _rule_25,),
+_sbp_dense_where = _r.SbpTable(rules=(_rule_24, _rule_25, _rule_26, _rule_27,),
                          physical=None)
 
 
-# dense.matmul  (yaml/ops.yaml:1156)
+# dense.matmul  (yaml/ops.yaml:1158)
 def _meta_dense_matmul(x, y, transpose_x, transpose_y):
     return _im.matmul_infer_meta(x, y, transpose_x, transpose_y)
 
@@ -665,23 +671,23 @@ def _backward_dense_matmul(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_26 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(0),),
+_rule_28 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(0),),
                       lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (1 if e.transpose_x else 0)),
                       'S(i), B -> S(0) if x.ndim == 2 and y.ndim == 2 and i == (1 if transpose_x else 0)')
-_rule_27 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(1),),
+_rule_29 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(1),),
                       lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.j == (0 if e.transpose_y else 1)),
                       'B, S(j) -> S(1) if x.ndim == 2 and y.ndim == 2 and j == (0 if transpose_y else 1)')
-_rule_28 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+_rule_30 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
                       lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (0 if e.transpose_x else 1)) and (e.j == (1 if e.transpose_y else 0)),
                       'S(i), S(j) -> P if x.ndim == 2 and y.ndim == 2 and i == (0 if transpose_x else 1) and j == (1 if transpose_y else 0)')
-_rule_29 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i),),
+_rule_31 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i),),
                       lambda e: e.x.ndim == e.y.ndim and e.x.ndim > 2 and (e.i == e.j) and (e.i < e.x.ndim - 2) and (e.x.shape[e.i] == e.y.shape[e.i]),
                       'S(i), S(j) -> S(i) if x.ndim == y.ndim and x.ndim > 2 and i == j and i < x.ndim - 2 and x.shape[i] == y.shape[i]')
-_sbp_dense_matmul = _r.SbpTable(rules=(_rule_26, _rule_27, _rule_28, _rule_29, _rule_21, _rule_22,),
+_sbp_dense_matmul = _r.SbpTable(rules=(_rule_28, _rule_29, _rule_30, _rule_31, _rule_21, _rule_22,),
                          physical=None)
 
 
-# dense.transpose  (yaml/ops.yaml:1209)
+# dense.transpose  (yaml/ops.yaml:1211)
 def _meta_dense_transpose(x, perm):
     return _im.transpose_infer_meta(x, perm)
 
@@ -693,14 +699,14 @@ def _backward_dense_transpose(node, out_grad):
     return {'x': result}
 
 
-_rule_30 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.transpose_axis')(e.perm, e.x.ndim, e.i)),),
+_rule_32 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.transpose_axis')(e.perm, e.x.ndim, e.i)),),
                       None,
                       'S(i) -> S(kernels.infermeta.manip.transpose_axis(perm, x.ndim, i))')
-_sbp_dense_transpose = _r.SbpTable(rules=(_rule_30, _rule_1,),
+_sbp_dense_transpose = _r.SbpTable(rules=(_rule_32, _rule_1,),
                          physical=None)
 
 
-# dense.squeeze  (yaml/ops.yaml:1248)
+# dense.squeeze  (yaml/ops.yaml:1250)
 def _meta_dense_squeeze(x, axis):
     return _im.squeeze_infer_meta(x, axis)
 
@@ -712,14 +718,14 @@ def _backward_dense_squeeze(node, out_grad):
     return {'x': result}
 
 
-_rule_31 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i - _r.count_below(_resolve('kernels.infermeta.manip.squeezed_axes')(e.x.shape, e.axis), e.i)),),
+_rule_33 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i - _r.count_below(_resolve('kernels.infermeta.manip.squeezed_axes')(e.x.shape, e.axis), e.i)),),
                       lambda e: e.out.ndim < e.x.ndim and e.x.shape[e.i] != 1,
                       'S(i) -> S(i - count_below(kernels.infermeta.manip.squeezed_axes(x.shape, axis), i)) if out.ndim < x.ndim and x.shape[i] != 1')
-_sbp_dense_squeeze = _r.SbpTable(rules=(_rule_31, _rule_1,),
+_sbp_dense_squeeze = _r.SbpTable(rules=(_rule_33, _rule_1,),
                          physical=_im.squeeze_sbp_physical)
 
 
-# dense.unsqueeze  (yaml/ops.yaml:1289)
+# dense.unsqueeze  (yaml/ops.yaml:1291)
 def _meta_dense_unsqueeze(x, axis):
     return _im.unsqueeze_infer_meta(x, axis)
 
@@ -731,14 +737,14 @@ def _backward_dense_unsqueeze(node, out_grad):
     return {'x': result}
 
 
-_rule_32 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.unsqueeze_axis')(e.x.ndim, e.axis, e.i)),),
+_rule_34 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.unsqueeze_axis')(e.x.ndim, e.axis, e.i)),),
                       None,
                       'S(i) -> S(kernels.infermeta.manip.unsqueeze_axis(x.ndim, axis, i))')
-_sbp_dense_unsqueeze = _r.SbpTable(rules=(_rule_32, _rule_1,),
+_sbp_dense_unsqueeze = _r.SbpTable(rules=(_rule_34, _rule_1,),
                          physical=None)
 
 
-# dense.flatten  (yaml/ops.yaml:1329)
+# dense.flatten  (yaml/ops.yaml:1331)
 def _meta_dense_flatten(x, start_axis, stop_axis):
     return _im.flatten_infer_meta(x, start_axis, stop_axis)
 
@@ -750,14 +756,14 @@ def _backward_dense_flatten(node, out_grad):
     return {'x': result}
 
 
-_rule_33 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.flatten_axis')(e.x.shape, e.start_axis, e.stop_axis, e.i)),),
+_rule_35 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.flatten_axis')(e.x.shape, e.start_axis, e.stop_axis, e.i)),),
                       None,
                       'S(i) -> S(kernels.infermeta.manip.flatten_axis(x.shape, start_axis, stop_axis, i))')
-_sbp_dense_flatten = _r.SbpTable(rules=(_rule_33, _rule_1,),
+_sbp_dense_flatten = _r.SbpTable(rules=(_rule_35, _rule_1,),
                          physical=None)
 
 
-# dense.concat  (yaml/ops.yaml:1369)
+# dense.concat  (yaml/ops.yaml:1371)
 def _meta_dense_concat(xs, axis):
     return _im.concat_infer_meta(xs, axis)
 
@@ -769,14 +775,14 @@ def _backward_dense_concat(node, out_grad):
     return {'xs': result}
 
 
-_rule_34 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_36 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i != _r.norm_axis(e.axis, e.xs[0].ndim),
                       'S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)')
-_sbp_dense_concat = _r.SbpTable(rules=(_rule_34, _rule_1,),
+_sbp_dense_concat = _r.SbpTable(rules=(_rule_36, _rule_1,),
                          physical=None)
 
 
-# dense.stack  (yaml/ops.yaml:1412)
+# dense.stack  (yaml/ops.yaml:1414)
 def _meta_dense_stack(xs, axis):
     return _im.stack_infer_meta(xs, axis)
 
@@ -788,14 +794,14 @@ def _backward_dense_stack(node, out_grad):
     return {'xs': result}
 
 
-_rule_35 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.i < _r.norm_axis(e.axis, e.xs[0].ndim + 1) else e.i + 1),),
+_rule_37 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.i < _r.norm_axis(e.axis, e.xs[0].ndim + 1) else e.i + 1),),
                       None,
                       'S(i) -> S(i if i < norm_axis(axis, xs[0].ndim + 1) else i + 1)')
-_sbp_dense_stack = _r.SbpTable(rules=(_rule_35, _rule_1,),
+_sbp_dense_stack = _r.SbpTable(rules=(_rule_37, _rule_1,),
                          physical=None)
 
 
-# dense.slice  (yaml/ops.yaml:1452)
+# dense.slice  (yaml/ops.yaml:1454)
 def _meta_dense_slice(x, axes, starts, ends):
     return _im.slice_infer_meta(x, axes, starts, ends)
 
@@ -807,14 +813,14 @@ def _backward_dense_slice(node, out_grad):
     return {'x': result}
 
 
-_rule_36 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_38 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
                       'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)')
-_sbp_dense_slice = _r.SbpTable(rules=(_rule_36, _rule_1,),
+_sbp_dense_slice = _r.SbpTable(rules=(_rule_38, _rule_1,),
                          physical=None)
 
 
-# dense.strided_slice  (yaml/ops.yaml:1495)
+# dense.strided_slice  (yaml/ops.yaml:1497)
 def _meta_dense_strided_slice(x, axes, starts, ends, strides):
     return _im.strided_slice_infer_meta(x, axes, starts, ends, strides)
 
@@ -826,14 +832,14 @@ def _backward_dense_strided_slice(node, out_grad):
     return {'x': result}
 
 
-_rule_37 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_39 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
                       'S(i) -> S(i) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)')
-_sbp_dense_strided_slice = _r.SbpTable(rules=(_rule_37, _rule_1,),
+_sbp_dense_strided_slice = _r.SbpTable(rules=(_rule_39, _rule_1,),
                          physical=None)
 
 
-# dense.basic_index  (yaml/ops.yaml:1539)
+# dense.basic_index  (yaml/ops.yaml:1541)
 def _meta_dense_basic_index(x, axes, starts, ends, strides, decrease_axis, none_axis):
     return _im.basic_index_infer_meta(x, axes, starts, ends, strides, decrease_axis, none_axis)
 
@@ -845,14 +851,14 @@ def _backward_dense_basic_index(node, out_grad):
     return {'x': result}
 
 
-_rule_38 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.slice.index_axis')(e.x.shape, e.decrease_axis, e.none_axis, e.i)),),
+_rule_40 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.slice.index_axis')(e.x.shape, e.decrease_axis, e.none_axis, e.i)),),
                       lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
                       'S(i) -> S(kernels.infermeta.slice.index_axis(x.shape, decrease_axis, none_axis, i)) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)')
-_sbp_dense_basic_index = _r.SbpTable(rules=(_rule_38, _rule_1,),
+_sbp_dense_basic_index = _r.SbpTable(rules=(_rule_40, _rule_1,),
                          physical=None)
 
 
-# dense.index_select  (yaml/ops.yaml:1594)
+# dense.index_select  (yaml/ops.yaml:1596)
 def _meta_dense_index_select(x, index, axis):
     return _im.index_select_infer_meta(x, index, axis)
 
@@ -864,17 +870,17 @@ def _backward_dense_index_select(node, out_grad):
     return {'x': result}
 
 
-_rule_39 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(_resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim)),),
+_rule_41 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(_resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim)),),
                       None,
                       'B, S(j) -> S(kernels.infermeta.slice.select_axis(axis, x.ndim))')
-_rule_40 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
+_rule_42 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
                       lambda e: e.d != _resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim),
                       'S(d), B -> S(d) if d != kernels.infermeta.slice.select_axis(axis, x.ndim)')
-_sbp_dense_index_select = _r.SbpTable(rules=(_rule_39, _rule_40, _rule_11,),
+_sbp_dense_index_select = _r.SbpTable(rules=(_rule_41, _rule_42, _rule_11,),
                          physical=None)
 
 
-# dense.mean  (yaml/ops.yaml:1643)
+# dense.mean  (yaml/ops.yaml:1645)
 def _meta_dense_mean(x, axis, keepdim):
     return _im.mean_infer_meta(x, axis, keepdim)
 
@@ -890,7 +896,7 @@ _sbp_dense_mean = _r.SbpTable(rules=(_rule_3, _rule_1,),
                          physical=None)
 
 
-# dense.max  (yaml/ops.yaml:1685)
+# dense.max  (yaml/ops.yaml:1687)
 def _meta_dense_max(x, axis, keepdim):
     return _im.max_infer_meta(x, axis, keepdim)
 
@@ -906,7 +912,7 @@ _sbp_dense_max = _r.SbpTable(rules=(_rule_3,),
                          physical=None)
 
 
-# dense.min  (yaml/ops.yaml:1728)
+# dense.min  (yaml/ops.yaml:1730)
 def _meta_dense_min(x, axis, keepdim):
     return _im.min_infer_meta(x, axis, keepdim)
 
@@ -922,7 +928,7 @@ _sbp_dense_min = _r.SbpTable(rules=(_rule_3,),
                          physical=None)
 
 
-# dense.prod  (yaml/ops.yaml:1771)
+# dense.prod  (yaml/ops.yaml:1773)
 def _meta_dense_prod(x, axis, keepdim):
     return _im.prod_infer_meta(x, axis, keepdim)
 
@@ -938,48 +944,48 @@ _sbp_dense_prod = _r.SbpTable(rules=(_rule_3,),
                          physical=None)
 
 
-# dense.argmax  (yaml/ops.yaml:1814)
+# dense.argmax  (yaml/ops.yaml:1816)
 def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
 
-_rule_41 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
+_rule_43 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
                       lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
                       'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)')
-_sbp_dense_argmax = _r.SbpTable(rules=(_rule_41,),
+_sbp_dense_argmax = _r.SbpTable(rules=(_rule_43,),
                          physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1859)
+# dense.argmin  (yaml/ops.yaml:1861)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
 
-_sbp_dense_argmin = _r.SbpTable(rules=(_rule_41,),
+_sbp_dense_argmin = _r.SbpTable(rules=(_rule_43,),
                          physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1902)
+# dense.zeros  (yaml/ops.yaml:1904)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1937)
+# dense.ones  (yaml/ops.yaml:1939)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1972)
+# dense.full  (yaml/ops.yaml:1974)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:2011)
+# dense.arange  (yaml/ops.yaml:2013)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:2049)
+# dense.zeros_like  (yaml/ops.yaml:2051)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -988,7 +994,7 @@ _sbp_dense_zeros_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2086)
+# dense.ones_like  (yaml/ops.yaml:2088)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -997,7 +1003,7 @@ _sbp_dense_ones_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2123)
+# dense.full_like  (yaml/ops.yaml:2125)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1006,7 +1012,7 @@ _sbp_dense_full_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2165)
+# dense.cast  (yaml/ops.yaml:2167)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 
@@ -1018,10 +1024,10 @@ def _backward_dense_cast(node, out_grad):
     return {'x': result}
 
 
-_rule_42 = _r.SbpRule(('P',), lambda e: (_r.P,),
+_rule_44 = _r.SbpRule(('P',), lambda e: (_r.P,),
                       lambda e: _r.cast_keeps_sums(e.x.dtype, e.out.dtype),
                       'P -> P if cast_keeps_sums(x.dtype, out.dtype)')
-_sbp_dense_cast = _r.SbpTable(rules=(_rule_16, _rule_42,),
+_sbp_dense_cast = _r.SbpTable(rules=(_rule_16, _rule_44,),
                          physical=None)
 
 
@@ -1184,13 +1190,13 @@ def _backward_sparse_to_sparse_coo(node, out_grad):
     return {'x': result}
 
 
-_rule_43 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_45 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i < e.sparse_dim,
                       'S(i) -> S(i) if i < sparse_dim')
-_rule_44 = _r.SbpRule(('P',), lambda e: (_r.P,),
+_rule_46 = _r.SbpRule(('P',), lambda e: (_r.P,),
                       lambda e: e.x.layout != 'dense',
                       "P -> P if x.layout != 'dense'")
-_sbp_sparse_to_sparse_coo = _r.SbpTable(rules=(_rule_43, _rule_44,),
+_sbp_sparse_to_sparse_coo = _r.SbpTable(rules=(_rule_45, _rule_46,),
                          physical=None)
 
 
@@ -1234,10 +1240,10 @@ def _backward_sparse_transpose(node, out_grad):
     return {'x': result}
 
 
-_rule_45 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
+_rule_47 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
                       None,
                       'S(i) -> S(kernels.funcs.permute.moved_axis(perm, i))')
-_sbp_sparse_transpose = _r.SbpTable(rules=(_rule_45, _rule_1,),
+_sbp_sparse_transpose = _r.SbpTable(rules=(_rule_47, _rule_1,),
                          physical=None)
 
 
@@ -1253,7 +1259,7 @@ def _backward_sparse_slice(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_slice = _r.SbpTable(rules=(_rule_36, _rule_1,),
+_sbp_sparse_slice = _r.SbpTable(rules=(_rule_38, _rule_1,),
                          physical=None)
 
 
@@ -1269,10 +1275,10 @@ def _backward_sparse_index_select(node, out_grad):
     return {'x': result}
 
 
-_rule_46 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+_rule_48 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
                       lambda e: e.i != _r.norm_axis(e.axis, e.x.ndim),
                       'S(i), B -> S(i) if i != norm_axis(axis, x.ndim)')
-_sbp_sparse_index_select = _r.SbpTable(rules=(_rule_46, _rule_11,),
+_sbp_sparse_index_select = _r.SbpTable(rules=(_rule_48, _rule_11,),
                          physical=None)
 
 
@@ -1288,7 +1294,7 @@ def _backward_sparse_concat(node, out_grad):
     return {'xs': result}
 
 
-_sbp_sparse_concat = _r.SbpTable(rules=(_rule_34, _rule_1,),
+_sbp_sparse_concat = _r.SbpTable(rules=(_rule_36, _rule_1,),
                          physical=None)
 
 
@@ -1304,7 +1310,7 @@ def _backward_sparse_stack(node, out_grad):
     return {'xs': result}
 
 
-_sbp_sparse_stack = _r.SbpTable(rules=(_rule_35, _rule_1,),
+_sbp_sparse_stack = _r.SbpTable(rules=(_rule_37, _rule_1,),
                          physical=None)
 
 
@@ -1356,10 +1362,10 @@ def _backward_sparse_add(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_47 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_49 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.x.shape == e.y.shape,
                       'S(i), S(i) -> S(i) if x.shape == y.shape')
-_sbp_sparse_add = _r.SbpTable(rules=(_rule_47, _rule_20,),
+_sbp_sparse_add = _r.SbpTable(rules=(_rule_49, _rule_20,),
                          physical=None)
 
 
@@ -1375,7 +1381,7 @@ def _backward_sparse_subtract(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_subtract = _r.SbpTable(rules=(_rule_47, _rule_20,),
+_sbp_sparse_subtract = _r.SbpTable(rules=(_rule_49, _rule_20,),
                          physical=None)
 
 
@@ -1391,7 +1397,7 @@ def _backward_sparse_multiply(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_multiply = _r.SbpTable(rules=(_rule_47, _rule_18, _rule_19, _rule_21, _rule_22,),
+_sbp_sparse_multiply = _r.SbpTable(rules=(_rule_49, _rule_18, _rule_19, _rule_21, _rule_22,),
                          physical=None)
 
 
@@ -1407,7 +1413,7 @@ def _backward_sparse_divide(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_divide = _r.SbpTable(rules=(_rule_47, _rule_18, _rule_19, _rule_23,),
+_sbp_sparse_divide = _r.SbpTable(rules=(_rule_49, _rule_18, _rule_19, _rule_23,),
                          physical=None)
 
 
@@ -1439,10 +1445,10 @@ def _backward_sparse_softmax(node, out_grad):
     return {'x': result}
 
 
-_rule_48 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_50 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i != e.axis % e.x.ndim,
                       'S(i) -> S(i) if i != axis % x.ndim')
-_sbp_sparse_softmax = _r.SbpTable(rules=(_rule_48,),
+_sbp_sparse_softmax = _r.SbpTable(rules=(_rule_50,),
                          physical=None)
 
 
@@ -1908,7 +1914,7 @@ def _backward_sparse_cast(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_cast = _r.SbpTable(rules=(_rule_16, _rule_42,),
+_sbp_sparse_cast = _r.SbpTable(rules=(_rule_16, _rule_44,),
                          physical=None)
 
 
@@ -1924,19 +1930,19 @@ def _backward_sparse_matmul(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_49 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+_rule_51 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
                       lambda e: e.i == e.x.ndim - 2,
                       'S(i), B -> S(i) if i == x.ndim - 2')
-_rule_50 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j),),
+_rule_52 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j),),
                       lambda e: e.j == e.y.ndim - 1,
                       'B, S(j) -> S(j) if j == y.ndim - 1')
-_rule_51 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+_rule_53 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
                       lambda e: e.i == e.x.ndim - 1 and e.j == e.y.ndim - 2,
                       'S(i), S(j) -> P if i == x.ndim - 1 and j == y.ndim - 2')
-_rule_52 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_54 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.i == 0 and e.x.ndim == 3,
                       'S(i), S(i) -> S(i) if i == 0 and x.ndim == 3')
-_sbp_sparse_matmul = _r.SbpTable(rules=(_rule_49, _rule_50, _rule_51, _rule_21, _rule_22, _rule_52,),
+_sbp_sparse_matmul = _r.SbpTable(rules=(_rule_51, _rule_52, _rule_53, _rule_21, _rule_22, _rule_54,),
                          physical=None)
 
 
@@ -1952,13 +1958,13 @@ def _backward_sparse_mv(node, out_grad):
     return {'x': _0, 'vec': _1}
 
 
-_rule_53 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+_rule_55 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
                       lambda e: e.i == e.x.ndim - 1 and e.j == e.vec.ndim - 1,
                       'S(i), S(j) -> P if i == x.ndim - 1 and j == vec.ndim - 1')
-_rule_54 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+_rule_56 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                       lambda e: _r.finite(e.vec),
                       'P, B -> P if finite(vec)')
-_sbp_sparse_mv = _r.SbpTable(rules=(_rule_49, _rule_53, _rule_54, _rule_22, _rule_52,),
+_sbp_sparse_mv = _r.SbpTable(rules=(_rule_51, _rule_55, _rule_56, _rule_22, _rule_54,),
                          physical=None)
 
 
@@ -1974,22 +1980,22 @@ def _backward_sparse_addmm(node, out_grad):
     return {'input': _0, 'x': _1, 'y': _2}
 
 
-_rule_55 = _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+_rule_57 = _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
                       lambda e: e.i == e.x.ndim - 2,
                       'S(i), S(i), B -> S(i) if i == x.ndim - 2')
-_rule_56 = _r.SbpRule((('S', 'j'), 'B', ('S', 'j')), lambda e: (_r.S(e.j),),
+_rule_58 = _r.SbpRule((('S', 'j'), 'B', ('S', 'j')), lambda e: (_r.S(e.j),),
                       lambda e: e.j == e.y.ndim - 1,
                       'S(j), B, S(j) -> S(j) if j == y.ndim - 1')
-_rule_57 = _r.SbpRule(('P', 'P', 'B'), lambda e: (_r.P,),
+_rule_59 = _r.SbpRule(('P', 'P', 'B'), lambda e: (_r.P,),
                       lambda e: _r.finite(e.y),
                       'P, P, B -> P if finite(y)')
-_rule_58 = _r.SbpRule(('P', 'B', 'P'), lambda e: (_r.P,),
+_rule_60 = _r.SbpRule(('P', 'B', 'P'), lambda e: (_r.P,),
                       lambda e: _r.finite(e.x),
                       'P, B, P -> P if finite(x)')
-_rule_59 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_61 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.i == 0 and e.x.ndim == 3,
                       'S(i), S(i), S(i) -> S(i) if i == 0 and x.ndim == 3')
-_sbp_sparse_addmm = _r.SbpTable(rules=(_rule_55, _rule_56, _rule_57, _rule_58, _rule_59,),
+_sbp_sparse_addmm = _r.SbpTable(rules=(_rule_57, _rule_58, _rule_59, _rule_60, _rule_61,),
                          physical=None)
 
 

@@ -174,7 +174,17 @@ def squeeze_checks():
               B if sbp == S(0) else sbp)
 
 
+def where_checks():
+    """where of split tensors with a scalar, or a tensor broadcast along the split axis,
+    stays split (it was gathered to broadcast); the broadcast branch's gradient sums."""
+    check("where(t > 1, t, 0.0) split", lambda t: dense.where(t > 1, t, 0.0),
+          [(data((4, 3)), S(0))], S(0))
+    check("where(t > 1, t, y) split beside broadcast y", lambda t, y: dense.where(t > 1, t, y),
+          [(data((4, 3)), S(0)), (data((3,), seed=2), B)], S(0), grad_args=(0, 1))
+
+
 def main():
+    where_checks()
     squeeze_checks()
     infinite_derivative_checks()
     dense_operator_checks()
