@@ -541,8 +541,7 @@ def _host_or_device(data, dtype):
         data = data if data.layout == "dense" else data.to_dense()
         data = data._array if not data.is_global and data.place == "gpu" else data.numpy()
     if type(data).__module__.startswith("cupy"):        # a cast is checked as on the host
-        return data.copy() if dt is None or dt == data.dtype else cast_values(
-            data, dt, "to_tensor", "data")
+        return cast_values(data, dt or data.dtype, "to_tensor", "data")
     if isinstance(data, np.ndarray):
         if dt is not None:
             check_numpy_span("to_tensor", "data", data.shape, dt)

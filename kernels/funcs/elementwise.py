@@ -108,8 +108,8 @@ def _sigmoid(xp, x):
 
     A float16 result (float16, bool and 8-bit integers) is computed in float64 and
     rounded once, as :func:`_sigmoid_numpy` rounds its float64 result; cupy computes
-    float16 in half precision
-    (sigmoid(-5) of int8 was 0.006695 against numpy's 0.006691 on an H200).
+    float16 in half precision (sigmoid(-5) of int8 was 0.006695 against numpy's
+    0.006691 on an H200).
     """
     wide = np.result_type(x.dtype, np.float16)
     work = np.float64 if wide == np.float16 else wide

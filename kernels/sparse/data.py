@@ -158,8 +158,8 @@ def crows_from_keys(keys, shape, dtype):
     start is a binary search in the keys: one pass over the rows, not over
     the entries (4x faster than bincount at 1e7 entries in 65536 rows); so
     always on a GPU, where cupy's bincount reads the largest key back to size
-    its output.  Otherwise each row's count (one bincount) is written behind each batch's
-    leading 0 and summed along the rows in place, so the memory is the new
+    its output.  Otherwise each row's count (one bincount) is written behind
+    each batch's leading 0 and summed along the rows in place, so the memory is the new
     crows and one count per row, whatever nnz is (a reshape to 2**31 rows
     needs no more than that).
 

@@ -84,10 +84,7 @@ def _box_backward(node, out_grad):
     if out_grad is None:                   # every rank alike: the graph decides it
         return {"x": None}
     if out_grad.layout == "dense":
-        back, _ = box_local(out_grad, a["shape"], a["dst"].dual(), _grad_sbp(a["src"], a["dst"]),
-                            a["placement"])
-        if back.layout == "dense" and _grad_sbp(a["src"], a["dst"]) != a["src"].dual():
-            back, _ = box_local(back, a["shape"], a["src"], a["src"].dual(), a["placement"])
+        back = _dense_back(out_grad, a["shape"], a["src"], a["dst"], a["placement"])
         g = x._root_grad(back)               # a sparse x: the value at each of its entries
         if autograd.is_zero_addend(back) and g is not back:
             autograd.mark_zero_addend(g)
@@ -97,16 +94,16 @@ def _box_backward(node, out_grad):
     return {"x": x._with_values(got.astype(x._data().values.dtype, copy=False))}
 
 
-def _grad_sbp(src, dst):
-    """The sbp a boxing step's dense gradient is boxed to first: the dual of ``src``,
-    except that a broadcast tensor sliced to split gathers its gradient whole
-    (broadcast), which then becomes partial_sum as rank 0's addend beside marked zero
-    addends (:func:`box_local`).  Addends that are zero only off each rank's slice
-    would meet an infinite derivative downstream (sqrt at 0) as 0 * inf = nan, where
-    one process gives inf."""
+def _dense_back(g, shape, src, dst, placement):
+    """A boxing step's dense gradient ``g``, boxed from the dual of ``dst`` back to the dual
+    of ``src``.  A broadcast tensor sliced to split gathers its gradient whole first, so
+    that its partial_sum addends are rank 0's whole gradient and marked zeros
+    (:func:`box_local`): addends zero only off each rank's slice would meet an infinite
+    derivative downstream (sqrt at 0) as 0 * inf = nan, where one process gives inf."""
     if src.kind == "B" and dst.is_split:
-        return src
-    return src.dual()
+        g, _ = box_local(g, shape, dst.dual(), src, placement)
+        return box_local(g, shape, src, src.dual(), placement)[0]
+    return box_local(g, shape, dst.dual(), src.dual(), placement)[0]
 
 
 BOXING = OpSpec(name="boxing", namespace="dist", args=(Arg("x", "Tensor"),),

@@ -219,14 +219,12 @@ class GlobalTensor(TensorBase):
                     raise ValueError(f"backward: grad_tensor has shape {list(grad_tensor.shape)}, "
                                      f"expected {list(self.shape)} (the logical shapes)")
                 if self._sbp.kind == "B" and grad_tensor.sbp.kind != "B":
-                    grad_tensor = box(grad_tensor, broadcast)   # see _seed_whole
+                    # made whole first, so the partial_sum addends are rank 0's whole seed
+                    # and marked zeros: addends zero off a rank's slice, or of mixed sign,
+                    # would meet an infinite derivative as 0 * inf or inf - inf = nan
+                    grad_tensor = box(grad_tensor, broadcast)
                 seed = box(grad_tensor, self._sbp.dual())._local
         self._local.backward(seed, retain_graph)
-
-    # _seed_whole: a broadcast tensor's seed is summed or gathered whole first, so that its
-    # partial_sum addends are rank 0's whole seed and marked zeros: addends zero off a
-    # rank's slice, or of mixed sign, would meet an infinite derivative as 0 * inf or
-    # inf - inf = nan, where one process gives inf.
 
     def _ones_seed(self):
         """This rank's shard of ones under the dual sbp, as a read-only broadcast view:
