@@ -88,11 +88,11 @@ def test_sum_to_shape_of_many_float32_terms_accumulates_in_double():
 
 # ------------------------------------------------- sum_flat: a sparse tensor's full sum
 @pytest.mark.parametrize("threads_", [1, 4])
-@pytest.mark.parametrize("n", [2 * 64 * 4096 - 1, 2 * 64 * 4096, 5 * 64 * 4096 + 12345])
+@pytest.mark.parametrize("n", [64 * 1024 - 1, 64 * 1024, 5 * 64 * 4096 + 12345, 2 * 10**6 + 1023])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_sum_flat_is_exact_where_every_order_is(n, dtype, threads_, monkeypatch):
-    """Small integers in float add up exactly in any order: the blocked, threaded sum must
-    give numpy's value exactly, chunk tails included."""
+    """Small integers in float add up exactly in any order: the row-wise, threaded sum must
+    give numpy's value exactly, the tail after the last whole row included."""
     from kernels.funcs.sum_to_shape import sum_flat
     monkeypatch.setattr(threads, "_num_threads", threads_)
     v = np.random.default_rng(n).integers(0, 4, n).astype(dtype)
@@ -103,7 +103,8 @@ def test_sum_flat_is_exact_where_every_order_is(n, dtype, threads_, monkeypatch)
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_sum_flat_rounding_is_bounded_like_a_pairwise_sum(dtype, four_threads):
-    """Each element passes through at most 64 sequential additions and two pairwise sums:
+    """Each element passes through at most 256 sequential additions (1024-value rows, four
+    lanes or more) and a pairwise sum:
     the error against a float64 (for float64: math.fsum) sum stays within a few hundred
     ulps of the total's magnitude, as numpy's does."""
     import math
@@ -112,9 +113,35 @@ def test_sum_flat_rounding_is_bounded_like_a_pairwise_sum(dtype, four_threads):
     v = (np.random.default_rng(7).standard_normal(3 * 10**6) + 0.5).astype(dtype)
     exact = math.fsum(v.astype(np.float64))
     eps = np.finfo(dtype).eps
-    bound = (64 + 2 * math.log2(v.size)) * eps * float(np.abs(v).astype(np.float64).sum())
+    bound = (256 + 2 * math.log2(v.size)) * eps * float(np.abs(v).astype(np.float64).sum())
     assert abs(float(sum_flat(v, np.dtype(dtype))) - exact) <= bound
     assert abs(float(np.add.reduce(v)) - exact) <= bound     # the bound holds numpy too
+
+
+@pytest.mark.parametrize("threads_", [1, 4])
+def test_sum_flat_keeps_the_sign_of_a_zero_total(threads_, monkeypatch):
+    """einsum starts its row sums from +0.0: a zero total takes numpy's sign, whichever
+    numpy gives for an all -0.0 input and for a cancelling one."""
+    from kernels.funcs.sum_to_shape import sum_flat
+    monkeypatch.setattr(threads, "_num_threads", threads_)
+    z = np.full(3 * 10**5, -0.0, np.float32)
+    got = sum_flat(z, np.dtype(np.float32))
+    assert got == 0 and np.signbit(got) == np.signbit(np.add.reduce(z))
+    c = np.tile(np.array([1.5, -1.5]), 10**5)
+    got = sum_flat(c, np.dtype(np.float64))
+    assert got == 0 and np.signbit(got) == np.signbit(np.add.reduce(c))
+
+
+def test_sum_flat_propagates_nan_and_inf():
+    from kernels.funcs.sum_to_shape import sum_flat
+    v = np.ones(3 * 10**5, np.float64)
+    v[123456] = np.inf
+    assert sum_flat(v, np.dtype(np.float64)) == np.inf
+    v[7] = -np.inf
+    assert np.isnan(sum_flat(v, np.dtype(np.float64)))
+    w = np.ones(3 * 10**5, np.float32)
+    w[-1] = np.nan
+    assert np.isnan(sum_flat(w, np.dtype(np.float32)))
 
 
 def test_sum_flat_takes_numpys_path_for_other_inputs():

@@ -205,64 +205,49 @@ def _sum_dim(v, p, acc):
     return out
 
 
-#: A long sum takes threads from split_index's own floor (4 MiB a thread), as every
-#: other threaded kernel does.  A floor of 1 MiB made threads slower than one on an
-#: AMD EPYC VM (2026-11-27, medians interleaved in one process): 1e6 float32 values
-#: took 160 us on two threads and 107 on one, 2e6 240 and 175, and 4e6 414 with two
-#: against 480 with one (an Intel Xeon VM had found 0.23 ms on two against 0.26-0.38
-#: on one at 1e6: a thread woken for 50 us of work pays its wake-up here).
-
-
-#: A long float sum is cut into chunks of FLAT_ROWS x FLAT_COLS elements.  A chunk's
-#: rows are added element-wise into one FLAT_COLS accumulator that stays in L1 (numpy's
-#: vectorised add loop, where its pairwise reduction of one row is not vectorised),
-#: the accumulator is summed pairwise, and so are the chunks' sums: no element passes
-#: through more than FLAT_ROWS sequential additions, as against 16 in numpy's pairwise
-#: sum (blocks of 128 over 8 accumulators).  1e7 float32 values, medians interleaved
-#: in one process: 2.6-2.8 ms with np.add.reduce, 1.7-2.0 with pairwise blocks on two
-#: threads, 1.3 this way (3.8, 4.8 and 5.6 with two spinning processes beside it);
-#: 1e6 values take 0.26-0.30 ms every way on a quiet machine.  A thread's chunks are one
-#: reduction of a 3-D view (not a Python loop over chunks), and the tail's whole rows are
-#: added as a chunk's: 0.92x (1e7) and 0.95x (1e6) the time, interleaved.  (A product with
-#: a ones vector, OpenBLAS's threaded sgemv, took half the time on a quiet machine and
-#: 2.5x under two spinning processes: its static split waits for descheduled threads.)
-#: Rows of 1024 (a 4 KiB accumulator) beat rows of 4096 on an AMD EPYC VM (2026-11-27,
-#: interleaved, best of three medians): 1.13 against 1.47 ms at 1e7, 0.41 against 0.45
-#: at 4e6, 0.11 both at 1e6.
-FLAT_ROWS, FLAT_COLS = 64, 1024
-FLAT_CHUNK = FLAT_ROWS * FLAT_COLS
+#: A long float sum is cut into rows of FLAT_COLS elements.  ``np.einsum('ij->i')`` sums
+#: each row in SIMD registers (numpy's sum-of-products loop: four vectors added, then
+#: added to one vector accumulator, then its lanes pairwise), the rows are spread over
+#: threads, and the row sums are summed pairwise (np.add.reduce).  An element passes
+#: through at most FLAT_COLS / 16 sequential additions with 16-lane vectors (AVX-512
+#: float32), FLAT_COLS / 4 without SIMD, and a pairwise sum of the row sums.  Adding
+#: rows element-wise into an accumulator in L1 (np.add.reduce along the rows, the
+#: previous way) loads and stores the accumulator for every element: on an AMD EPYC VM
+#: (2026-11-27, medians interleaved in one process, float32) 93 against 61 us at 1e6,
+#: 327 against 218 at 4e6 and 879 against 567 at 1e7.  Rows of 1024 and 4096 tie
+#: (55-57 us at 1e6, 0.96-0.99 ms at 1e7); rows of 256 are slower (70 us).  Threads
+#: come from split_index's own floor (4 MiB a thread): with 1 or 2 MiB, 1e6 values took
+#: 102 and 62 us against 61 on one thread (a thread woken for 30 us of work pays its
+#: wake-up here).
+FLAT_COLS = 1024
+#: Shorter sums are one np.add.reduce (einsum's call costs more than it saves).
+FLAT_MIN = 64 * FLAT_COLS
 
 
 def sum_flat(v, dtype):
     """The sum of 1-D numpy ``v`` in ``dtype``, a numpy scalar.
 
-    A float32 or float64 ``v`` of two chunks or more, summed in its own dtype,
-    is summed blocked (see :data:`FLAT_ROWS`), its chunks spread over threads;
-    anything else is one ``np.add.reduce``.
+    A contiguous float32 or float64 ``v`` of at least :data:`FLAT_MIN` values,
+    summed in its own dtype, is summed by rows (see :data:`FLAT_COLS`) spread
+    over threads; anything else is one ``np.add.reduce``.  A total of zero is
+    summed again by numpy, so that its sign is numpy's.
     """
     n = v.shape[0]
-    if n < 2 * FLAT_CHUNK or v.dtype != dtype or v.dtype.char not in "fd" \
+    if n < FLAT_MIN or v.dtype != dtype or v.dtype.char not in "fd" \
             or v.strides[0] != v.itemsize:
         return np.add.reduce(v, 0, dtype)
-    count = n // FLAT_CHUNK
-    blocks = v[:count * FLAT_CHUNK].reshape(count, FLAT_ROWS, FLAT_COLS)
-    partial = np.empty(count, dtype)
+    whole = n // FLAT_COLS * FLAT_COLS
+    rows = v[:whole].reshape(-1, FLAT_COLS)
+    sums = np.empty(rows.shape[0] + 1, dtype)
+    sums[-1] = np.add.reduce(v[whole:], 0, dtype)
 
     def run(piece):
-        s = piece[0] if piece else slice(0, count)
-        np.add.reduce(np.add.reduce(blocks[s], 1), 1, out=partial[s])
+        s = piece[0] if piece else slice(0, rows.shape[0])
+        np.einsum("ij->i", rows[s], out=sums[s])
 
-    run_parallel(run, split_index((count,), n * v.itemsize))
-    return np.add.reduce(np.concatenate([partial, _tail_sums(v[count * FLAT_CHUNK:])]))
-
-
-def _tail_sums(v):
-    """Partial sums of 1-D ``v`` (fewer than FLAT_CHUNK values) made as a chunk's: its
-    whole rows of FLAT_COLS added element-wise, then pairwise; the rest pairwise.  An
-    empty part gives no sum (a +0.0 would turn an all -0.0 total positive)."""
-    whole = v.shape[0] // FLAT_COLS * FLAT_COLS
-    rows = v[:whole].reshape(-1, FLAT_COLS)
-    return [np.add.reduce(part) for part in (np.add.reduce(rows, 0), v[whole:]) if part.size]
+    run_parallel(run, split_index((rows.shape[0],), n * v.itemsize))
+    total = np.add.reduce(sums)
+    return total if total != 0 else np.add.reduce(v, 0, dtype)
 
 
 def sum_leading(v, dtype):
