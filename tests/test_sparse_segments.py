@@ -53,6 +53,29 @@ def test_group_by_key_scipy_and_argsort_paths_agree(dtype):
         np.testing.assert_array_equal(got[2], payload[order])
 
 
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("threads_", [1, 2, 3])
+@pytest.mark.parametrize("n_rows, n_keys, nnz", [(5000, 300, 200_000), (40, 9000, 90_000),
+                                                  (3, 5, 70_000), (70_000, 70_000, 60_000)])
+def test_group_by_key_in_row_blocks_is_one_tocsc_call_bit_for_bit(dtype, threads_, n_rows,
+                                                                   n_keys, nnz, monkeypatch):
+    """Blocks of rows regrouped on threads and joined key by key must give the single
+    counting sort's order (a stable argsort of the keys), empty rows and keys included."""
+    from kernels.funcs import threads
+    monkeypatch.setattr(threads, "_num_threads", threads_)
+    rng = np.random.default_rng(n_rows + threads_)
+    counts = rng.multinomial(nnz, rng.dirichlet(np.ones(n_rows) * 0.3))
+    row_starts = np.concatenate([[0], np.cumsum(counts)])
+    keys = rng.integers(0, n_keys, nnz)
+    payload = (rng.standard_normal(nnz) * 10).astype(dtype)
+    bounds, rows, got = group_by_key(row_starts, keys, n_keys, payload)
+    order = np.argsort(keys, kind="stable")
+    np.testing.assert_array_equal(bounds, np.searchsorted(keys[order], np.arange(n_keys + 1)))
+    np.testing.assert_array_equal(rows, np.repeat(np.arange(n_rows), counts)[order])
+    assert got.dtype == payload.dtype
+    np.testing.assert_array_equal(got.view(np.uint8), payload[order].view(np.uint8))
+
+
 def test_scatter_back_sums_repeats():
     g = np.array([[1.0], [2.0], [4.0]])
     assert scatter_back(3, np.array([2, 0, 2]), g).tolist() == [[2.0], [0.0], [5.0]]

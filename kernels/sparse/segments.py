@@ -14,7 +14,8 @@ from scipy.sparse import _sparsetools
 from ..core.owned import readable
 from ..core.xp import add_at, xp_of
 from ..funcs import pool
-from .blas import index_arrays
+from ..funcs.threads import run_parallel
+from .blas import index_arrays, row_blocks
 
 
 def expand_ranges(starts, lengths):
@@ -156,15 +157,42 @@ def group_by_key(row_starts, keys, n_keys, payload):
 
 def _group_by_tocsc(row_starts, keys, n_keys, payload):
     """:func:`group_by_key` by scipy's ``csr_tocsc``, called directly (as ``.tocsc()`` does,
-    in the index dtype scipy would pick) into pooled outputs."""
+    in the index dtype scipy would pick) into pooled outputs; by blocks of rows on threads
+    (:func:`_tocsc_blocks`) where the entries outnumber the keys of every block."""
     n_rows, nnz = row_starts.shape[0] - 1, keys.shape[0]
     starts, keys = index_arrays(row_starts, keys, extent=max(n_rows, n_keys, nnz))
+    blocks = row_blocks(starts)
     bounds = np.empty(n_keys + 1, starts.dtype)
     rows = pool.empty((nnz,), starts.dtype)
     out = pool.empty(payload.shape, payload.dtype)
-    _sparsetools.csr_tocsc(n_rows, n_keys, starts, keys, compiled_values(payload), bounds, rows,
-                           compiled_values(out))
+    if len(blocks) > 1 and len(blocks) * (n_keys + 1) <= nnz:
+        _tocsc_blocks(blocks, starts, keys, n_keys, compiled_values(payload),
+                      (bounds, rows, compiled_values(out)))
+    else:
+        _sparsetools.csr_tocsc(n_rows, n_keys, starts, keys, compiled_values(payload), bounds,
+                               rows, compiled_values(out))
     return bounds.astype(np.int64, copy=False), rows, out
+
+
+def _tocsc_blocks(blocks, starts, keys, n_keys, payload, outs):
+    """``csr_tocsc`` of each block of rows on its own thread, then scipy's ``csr_hstack``
+    joins the blocks key by key: each block's entries of one key follow the previous
+    block's, so the order is the one-call order, bit for bit.  On an AMD EPYC VM with
+    2 threads (2026-11-27, a 20000 x 20000 float32 CSR): 4.4 against 7.1 ms at nnz 1e6,
+    62 against 118 at 1e7 (one block per thread; four or more were slower at 1e6)."""
+    b = len(blocks)
+    parts = [np.empty(b * (n_keys + 1), starts.dtype), pool.empty(keys.shape, starts.dtype),
+             pool.empty(payload.shape, payload.dtype)]
+
+    def run(i):
+        r0, r1 = blocks[i]
+        k0, k1 = int(starts[r0]), int(starts[r1])
+        mine = [parts[0][i * (n_keys + 1):(i + 1) * (n_keys + 1)]] + [p[k0:k1] for p in parts[1:]]
+        _sparsetools.csr_tocsc(r1 - r0, n_keys, starts[r0:r1 + 1] - starts[r0], keys[k0:k1],
+                               payload[k0:k1], *mine)
+    run_parallel(run, list(range(b)))
+    widths = np.array([r1 - r0 for r0, r1 in blocks], starts.dtype)
+    _sparsetools.csr_hstack(b, n_keys, widths, *parts, *outs)
 
 
 def compiled_values(values):
