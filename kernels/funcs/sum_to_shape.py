@@ -208,9 +208,11 @@ def _sum_dim(v, p, acc):
 #: A long float sum is cut into rows of FLAT_COLS elements.  ``np.einsum('ij->i')`` sums
 #: each row in SIMD registers (numpy's sum-of-products loop: four vectors added, then
 #: added to one vector accumulator, then its lanes pairwise), the rows are spread over
-#: threads, and the row sums are summed pairwise (np.add.reduce).  An element passes
-#: through at most FLAT_COLS / 16 sequential additions with 16-lane vectors (AVX-512
-#: float32), FLAT_COLS / 4 without SIMD, and a pairwise sum of the row sums.  Adding
+#: threads, and the row sums are summed pairwise (np.add.reduce).  With 16-lane vectors
+#: (AVX-512 float32) an element passes through two additions in its group of four
+#: vectors and at most FLAT_COLS / 64 into its accumulator lane, then the pairwise sums
+#: (the error matches np.add.reduce's within the final rounding: medians of 8 seeds at
+#: 1e6 and 1e7, 1e-8 and 4e-8 relative against numpy's 1e-8 and 3e-8).  Adding
 #: rows element-wise into an accumulator in L1 (np.add.reduce along the rows, the
 #: previous way) loads and stores the accumulator for every element: on an AMD EPYC VM
 #: (2026-11-27, medians interleaved in one process, float32) 93 against 61 us at 1e6,
