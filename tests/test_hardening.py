@@ -13,6 +13,8 @@ import subprocess
 import sys
 import threading
 import weakref
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -1006,3 +1008,62 @@ def test_csr_row_sums_with_narrow_index_dtypes(index_dtype):
         c = sparse.cast(dense.to_tensor(x).to_sparse_csr(), index_dtype=index_dtype)
         got = sparse.sum(c, axis=-1).to_dense().numpy()
         np.testing.assert_array_equal(got, x.sum(axis=-1, keepdims=True))
+
+
+# ------------------------------------------------ numbers phisparse has no dtype for
+_ODD_NUMBERS = [Fraction(1, 3), Decimal("1.5"), np.longdouble(1.5), np.clongdouble(1j),
+                np.timedelta64(2), np.timedelta64(2, "s")]
+
+
+@pytest.mark.parametrize("value", _ODD_NUMBERS, ids=repr)
+@pytest.mark.parametrize("call, op, arg", [
+    (lambda v: dense.clip(dense.to_tensor([1.0, 2.0]), v), "clip", "min"),
+    (lambda v: dense.clip(dense.to_tensor([1.0, 2.0]), max=v), "clip", "max"),
+    (lambda v: sparse.pow(sparse.sparse_coo_tensor([[0, 1]], [1.0, 2.0], [3]), v), "pow",
+     "factor"),
+    (lambda v: sparse.sparse_coo_tensor([[0, 1]], [1.0, 2.0], [3]) ** v, "pow", "factor"),
+    (lambda v: sparse.scale(sparse.sparse_coo_tensor([[0, 1]], [1.0, 2.0], [3]), v), "scale",
+     "scale"),
+    (lambda v: sparse.scale(sparse.sparse_coo_tensor([[0, 1]], [1.0, 2.0], [3]), 2.0, v),
+     "scale", "bias"),
+    (lambda v: dense.arange(0, 4, v), "arange", "step"),
+])
+def test_scalar_arguments_refuse_numbers_without_a_dtype(call, op, arg, value):
+    """Fraction, Decimal, longdouble and timedelta64 once gave object or float128 results
+    (or numpy's "Can't hash generic timedelta64"): a TypeError naming the op and argument."""
+    with pytest.raises(TypeError, match=rf"^{op}: argument '{arg}' must be a scalar"):
+        call(value)
+
+
+@pytest.mark.parametrize("call, op, arg", [
+    (lambda v: dense.add(dense.to_tensor([1.0]), v), "add", "y"),
+    (lambda v: dense.to_tensor([1.0]) * v, "multiply", "y"),
+    (lambda v: dense.maximum(dense.to_tensor([1.0]), v), "maximum", "y"),
+    (lambda v: sparse.multiply(sparse.sparse_coo_tensor([[0]], [1.0], [2]), v), "multiply", "y"),
+])
+@pytest.mark.parametrize("value", [np.timedelta64(2), np.datetime64("2020-01-01")], ids=repr)
+def test_tensor_arguments_refuse_time_scalars(call, op, arg, value):
+    with pytest.raises(TypeError, match=rf"^{op}: argument '{arg}' must be a Tensor"):
+        call(value)
+
+
+@pytest.mark.parametrize("call, op", [
+    (lambda v: dense.zeros([v]), "zeros"),
+    (lambda v: dense.reshape(dense.to_tensor([1.0, 2.0]), [v]), "reshape"),
+    (lambda v: dense.reshape(dense.to_tensor([1.0, 2.0]), v), "reshape"),
+    (lambda v: dense.sum(dense.to_tensor([1.0, 2.0]), axis=v), "sum"),
+])
+@pytest.mark.parametrize("value", [np.timedelta64(2), np.timedelta64(2, "s")], ids=repr)
+def test_int_arguments_refuse_timedelta64(call, op, value):
+    """numpy counts timedelta64 as an Integral: a unitless one was taken as a size."""
+    with pytest.raises(TypeError, match=rf"^{op}: argument '(shape|axis)' must"):
+        call(value)
+
+
+def test_numpy_scalars_of_phisparse_dtypes_still_pass_as_scalars():
+    t = dense.to_tensor([1.0, 2.0])
+    np.testing.assert_array_equal(dense.clip(t, np.float32(1.5)).numpy(), [1.5, 2.0])
+    np.testing.assert_array_equal(dense.clip(t, max=np.int8(1)).numpy(), [1.0, 1.0])
+    s = sparse.sparse_coo_tensor([[0, 1]], [1.0, 2.0], [3])
+    np.testing.assert_array_equal(sparse.scale(s, np.complex64(2j)).values().numpy(), [2j, 4j])
+    assert dense.zeros([np.int16(2)]).shape == [2]

@@ -295,13 +295,18 @@ def _flat(items):
 def _as_one(value, spec, arg):
     if type(value) in _PY_SCALARS or isinstance(value, (TensorBase, MetaTensor)):
         return value
-    if isinstance(value, _SCALARS):
+    if isinstance(value, _SCALARS) and not _odd_numpy_scalar(value):
         return value  # a scalar: made a 0-d array by _weak_scalars
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
         canonical_dtype(value.dtype, spec.name, f"{arg.name} dtype")
         return layout_class("dense")._wrap_array(value)
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
                     f"array or a scalar, got {type(value).__name__}")
+
+
+def _is_int(v):
+    """A Python or numpy integer: not a bool, nor numpy's timedelta64 (an Integral there)."""
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_, np.timedelta64))
 
 
 def _int_item(v):
@@ -325,14 +330,14 @@ def _int_list(value, spec, arg):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must be a 1-D integer "
                             f"array, got dtype {value.dtype} and ndim {value.ndim}")
         value = value.tolist()
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+    if _is_int(value):
         return (int(value),)
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{spec.name}: argument '{arg.name}' must be a list of ints, "
                         f"got {type(value).__name__}")
     value = [_int_item(v) for v in value]
     for v in value:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+        if not _is_int(v):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must hold ints, got "
                             f"{v!r} of type {type(v).__name__} in {list(value)}")
     return tuple(int(v) for v in value)
@@ -341,14 +346,33 @@ def _int_list(value, spec, arg):
 def _scalar(value, spec, arg):
     """A ``Scalar``: a bool, int, float or complex, Python or numpy, kept as given; a
     one-element local dense Tensor stands for its value as a Python number (Paddle's
-    ``clip(x, min=t)``, ``full(shape, t)``), taking no gradient."""
-    if isinstance(value, (numbers.Number, np.bool_)) and not isinstance(value, TensorBase):
+    ``clip(x, min=t)``, ``full(shape, t)``), taking no gradient.  Other numbers
+    (Fraction, Decimal, numpy's longdouble, timedelta64) have no dtype here."""
+    if type(value) in _PY_SCALARS or _numpy_scalar(value) \
+            or isinstance(value, _PY_NUMBERS) and not isinstance(value, np.generic):
         return value
     if type(value) in LOCAL_CLASSES and value.layout == "dense" and value._data().size == 1:
         return value.numpy().reshape(()).item()
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a scalar (bool, int, "
-                    f"float or complex, or a one-element Tensor), got {value!r} of type "
-                    f"{type(value).__name__}")
+                    f"float or complex, Python or numpy of at most 64-bit parts, or a "
+                    f"one-element Tensor), got {value!r} of type {type(value).__name__}")
+
+
+_PY_NUMBERS = (bool, int, float, complex)
+
+
+def _odd_numpy_scalar(value):
+    """A numpy scalar phisparse has no dtype for (timedelta64 counts as a number)."""
+    return isinstance(value, np.generic) and not _numpy_scalar(value)
+
+
+def _numpy_scalar(value):
+    """A numpy bool, integer, float or complex scalar of a dtype phisparse has (not
+    longdouble or clongdouble, not timedelta64, which numpy counts as an integer)."""
+    if not isinstance(value, np.generic):
+        return False
+    kind, size = value.dtype.kind, value.dtype.itemsize
+    return kind in "biuf" and size <= 8 or kind == "c" and size <= 16
 
 
 def _convert_attr(value, spec, arg):
@@ -367,7 +391,7 @@ def _convert_attr(value, spec, arg):
                 value = operator.index(value)
             except (TypeError, ValueError):
                 pass
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        if not _is_int(value):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must be an int, got "
                             f"{value!r} of type {type(value).__name__}")
         return int(value)
