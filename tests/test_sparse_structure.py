@@ -7,6 +7,8 @@ Hypothesis-driven permutations, windows and indices against numpy on the dense f
 gradients, index dtypes, coalesced flags and errors.
 """
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -610,3 +612,18 @@ def test_csr_reshape_keeping_the_columns_of_rows_in_any_order():
     out = sparse.reshape(x, [4, 2, 6])
     np.testing.assert_array_equal(out.to_dense().numpy(), want)
     np.testing.assert_array_equal(out.values().numpy(), values)    # no entry moved
+
+
+def test_csr_transpose_to_a_long_dim_peaks_near_its_row_pointers():
+    """A [1, 2**28] CSR transposed once peaked at 3x its 1 GiB output row pointers (an
+    int64 copy of the int32 key bounds, then an int32 copy back), which took a 2**31
+    dim past this machine's memory: the bounds now stay in the walk's dtype."""
+    code = ("import numpy as np, resource, sparse\n"
+            "c = sparse.sparse_csr_tensor(np.array([0, 1], np.int32), np.array([0], np.int32),"
+            " [1.0], [1, 2**28])\n"
+            "t = sparse.transpose(c, [1, 0])\n"
+            "assert t.shape == [2**28, 1] and t.crows().dtype == np.int32\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert int(out.stdout) < 1.6 * 4 * 2**28

@@ -146,7 +146,7 @@ def group_by_key(row_starts, keys, n_keys, payload):
     Returns
     -------
     bounds, rows, payload
-        ``bounds`` (n_keys + 1, int64): where each key's entries start in the
+        ``bounds`` (n_keys + 1, int32 or int64): where each key's entries start in the
         regrouped order; ``rows``: each regrouped entry's row; ``payload`` in
         the regrouped order.  Within a key, entries keep their storage order.
     """
@@ -171,7 +171,7 @@ def _group_by_tocsc(row_starts, keys, n_keys, payload):
     else:
         _sparsetools.csr_tocsc(n_rows, n_keys, starts, keys, compiled_values(payload), bounds,
                                rows, compiled_values(out))
-    return bounds.astype(np.int64, copy=False), rows, out
+    return bounds, rows, out
 
 
 def _tocsc_blocks(blocks, starts, keys, n_keys, payload, outs):
@@ -207,7 +207,7 @@ def group_by_argsort(row_starts, keys, n_keys, payload):
     order = xp.argsort(keys, kind="stable")
     bounds = xp.searchsorted(keys[order], xp.arange(n_keys + 1), side="left")
     rows = xp.repeat(xp.arange(row_starts.shape[0] - 1), xp.diff(row_starts))[order]
-    return bounds.astype(xp.int64), rows, payload[order]
+    return bounds, rows, payload[order]
 
 
 def scatter_back(n, src, grad):

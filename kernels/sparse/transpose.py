@@ -97,7 +97,7 @@ def csr_transpose_parts(x, perm, payload):
     dtype = index_dtype(shape, x.cols.dtype, extent=x.nnz, xp=xp)
     if len(shape) == 2:
         bounds, cols, payload = group_by_key(x.crows, x.cols, shape[0], payload)
-        return bounds.astype(dtype), cols.astype(dtype, copy=False), payload
+        return bounds.astype(dtype, copy=False), cols.astype(dtype, copy=False), payload
     starts = row_ranges(x.crows, x.batch, x.shape[-2])[0]
     row_starts = xp.concatenate([starts, xp.asarray([x.nnz], dtype=starts.dtype)])
     coords = csr_coords(x)
