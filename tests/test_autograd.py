@@ -193,3 +193,30 @@ def test_retain_graph_and_grad_tensor_are_checked_by_name():
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0])
     with pytest.raises(RuntimeError, match="freed by an earlier backward"):
         y.backward()
+
+
+def test_no_grad_decorating_a_generator_covers_each_step_and_only_those():
+    """As torch.no_grad: the body runs without recording at every step, sends, throws
+    and the return value pass through, and the caller keeps its mode between steps."""
+    @dense.no_grad
+    def steps():
+        x = dense.to_tensor([1.0], stop_gradient=False)
+        got = yield (x * 2).stop_gradient
+        try:
+            yield got, (x * 3).stop_gradient
+        except ValueError as exc:
+            yield str(exc), (x * 4).stop_gradient
+        return "done"
+
+    gen = steps()
+    assert next(gen) is True
+    assert (dense.to_tensor([1.0], stop_gradient=False) * 2).stop_gradient is False
+    assert gen.send(5) == (5, True)
+    assert gen.throw(ValueError("boom")) == ("boom", True)
+    with pytest.raises(StopIteration) as stop:
+        next(gen)
+    assert stop.value.value == "done"
+    closed = steps()
+    next(closed)
+    closed.close()
+    assert dense.no_grad()(steps).__name__ == "steps"

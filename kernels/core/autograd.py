@@ -6,6 +6,7 @@ only their metadata for ``no_need_buffer``) and its attributes.  The node's
 ``spec.backward_fn`` is generated code that calls the backward op.
 """
 import functools
+import inspect
 import threading
 
 import numpy as np
@@ -70,15 +71,41 @@ class no_grad:
         return False
 
     def __call__(self, func):
-        """Decorate ``func``: each call runs inside this context."""
+        """Decorate ``func``: each call runs inside this context; for a generator
+        function, each step of the generator does (as ``torch.no_grad``)."""
         if not callable(func):
             raise TypeError(f"no_grad: can decorate only a function, got {type(func).__name__}")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def steps(*args, **kwargs):
+                return (yield from _stepped(self, func(*args, **kwargs)))
+            return steps
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self:
                 return func(*args, **kwargs)
         return wrapper
+
+
+def _stepped(context, gen):
+    """Run generator ``gen`` one step at a time inside ``context`` (entered afresh for
+    each step, so the caller's code between steps keeps its own grad mode)."""
+    step, arg = gen.send, None
+    while True:
+        try:
+            with context:
+                out = step(arg)
+        except StopIteration as stop:
+            return stop.value
+        try:
+            step, arg = gen.send, (yield out)
+        except GeneratorExit:
+            with context:
+                gen.close()
+            raise
+        except BaseException as exc:        # noqa: BLE001 (thrown into gen, as torch does)
+            step, arg = gen.throw, exc
 
 
 class GradNode:
