@@ -31,7 +31,18 @@ INT64_MAX = np.iinfo(np.int64).max
 
 
 def _is_int(k):
-    return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
+    return isinstance(k, (numbers.Integral, np.integer)) \
+        and not isinstance(k, (bool, np.bool_, np.timedelta64))
+
+
+def _indexed(k):
+    """An object with ``__index__`` (not a bool or a known kind of key) as its int, as
+    numpy takes it; anything else as it is."""
+    if isinstance(k, (bool, np.bool_, np.generic, slice, list, tuple)) or k is None \
+            or k is Ellipsis or _is_int(k) or _is_array(k) \
+            or not hasattr(type(k), "__index__"):
+        return k
+    return operator.index(k)
 
 
 def _is_array(k):
@@ -76,7 +87,7 @@ def _widened(k):
 def _entries(key, ndim):
     """The key as a list with ``...`` expanded to full slices and its array index, if
     any, made an int32/int64 array (:func:`_as_index_array`)."""
-    key = [_as_index_array(k) if isinstance(k, list) or _is_array(k) else k
+    key = [_as_index_array(k) if isinstance(k, list) or _is_array(k) else _indexed(k)
            for k in (key if isinstance(key, tuple) else (key,))]
     arrays = sum(map(_is_array, key))
     if arrays > 1:

@@ -1067,3 +1067,18 @@ def test_numpy_scalars_of_phisparse_dtypes_still_pass_as_scalars():
     s = sparse.sparse_coo_tensor([[0, 1]], [1.0, 2.0], [3])
     np.testing.assert_array_equal(sparse.scale(s, np.complex64(2j)).values().numpy(), [2j, 4j])
     assert dense.zeros([np.int16(2)]).shape == [2]
+
+
+def test_getitem_takes_objects_with_index_as_numpy_does():
+    class Index:
+        def __index__(self):
+            return 1
+
+    a = np.arange(6.0).reshape(2, 3)
+    t = dense.to_tensor(a)
+    np.testing.assert_array_equal(t[Index()].numpy(), a[Index()])
+    assert t[Index(), Index()].item() == a[1, 1]
+    np.testing.assert_array_equal(t[Index():].numpy(), a[1:])
+    for key in (np.timedelta64(1), True, 1.5):
+        with pytest.raises(TypeError, match="^getitem: index"):
+            t[key]
