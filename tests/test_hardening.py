@@ -1082,3 +1082,14 @@ def test_getitem_takes_objects_with_index_as_numpy_does():
     for key in (np.timedelta64(1), True, 1.5):
         with pytest.raises(TypeError, match="^getitem: index"):
             t[key]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.uint64])
+def test_an_unsigned_index_array_is_told_the_index_dtypes(dtype):
+    """It was told every dtype phisparse has (floats and bool included)."""
+    x = sparse.sparse_coo_tensor([[0, 1]], [1.0, 2.0], [3])
+    expected = rf"index dtype {np.dtype(dtype).name} is not supported; expected int32 or int64$"
+    with pytest.raises(TypeError, match="^index_select: " + expected):
+        sparse.index_select(x, np.array([0], dtype), 0)
+    with pytest.raises(TypeError, match="^gather: " + expected):
+        dense.gather(dense.to_tensor([1.0, 2.0]), np.array([0], dtype))
