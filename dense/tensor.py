@@ -11,7 +11,7 @@ from kernels.core.annotations import DataType, IntArray
 from kernels.core.dtypes import canonical_dtype
 from kernels.core.meta import MetaTensor
 from kernels.core.owned import lock, owned, owned_copy, share, unique_data
-from kernels.core.size import check_bytes, check_numpy_span
+from kernels.core.size import check_bytes, check_numpy_span, memory_limit
 from kernels.core.tensor import (TensorBase, frozen_delattr, frozen_setattr, register_layout,
                                  named, set_attribute)
 from kernels.core.xp import canonical_place, check_place, place_of, to_numpy, to_place, xp_of
@@ -517,10 +517,18 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
 def _big_python_ints(data, array):
     """Whether Python ints in ``data`` (a scalar, or nested lists or tuples) beyond int64
     made numpy's ``array`` of them uint64 or object."""
-    if not isinstance(data, (int, list, tuple)) or array.dtype.kind not in "uO" \
-            or array.dtype == np.uint8:
+    if not isinstance(data, (int, list, tuple)) or array.dtype not in (np.uint64, object):
         return False
-    return all(type(v) is int for v in array.reshape(-1).tolist())
+    return all(isinstance(v, int) for v in _leaves(data))
+
+
+def _leaves(data):
+    """The scalars of ``data``, a scalar or nested lists and tuples."""
+    if not isinstance(data, (list, tuple)):
+        yield data
+        return
+    for item in data:
+        yield from _leaves(item)
 
 
 def _rebuild(array, place, stop_gradient):
@@ -564,8 +572,20 @@ def _host_or_device(data, dtype):
                          f"{dt.name if dt is not None else None}{held}: {exc}") from None
     except (ValueError, TypeError) as exc:
         raise ValueError(f"to_tensor: data cannot become an array: {exc}") from None
+    except MemoryError:                     # numpy's names no op: range(2**62)
+        raise MemoryError(f"to_tensor: data ({type(data).__name__}{_length(data)}) does not "
+                          f"fit in memory as an array; expected data that fits in the "
+                          f"{memory_limit()} bytes this process may use") from None
     return array if dt is None or array.dtype == dt else cast_values(array, dt, "to_tensor",
                                                                      "data")
+
+
+def _length(data):
+    """`` of length n`` for data with a len(), else ''."""
+    try:
+        return f" of length {len(data)}"
+    except (TypeError, ValueError, OverflowError):
+        return ""
 
 
 def from_dlpack(obj: Any, stop_gradient: bool = True) -> Tensor:
@@ -586,7 +606,7 @@ def from_dlpack(obj: Any, stop_gradient: bool = True) -> Tensor:
     if not hasattr(obj, "__dlpack__") or not hasattr(obj, "__dlpack_device__"):
         raise TypeError(f"from_dlpack: expected an array with __dlpack__ and "
                         f"__dlpack_device__ (numpy, torch, cupy), got {type(obj).__name__}")
-    kind = int(obj.__dlpack_device__()[0])
+    kind = _device_type(obj)
     if kind not in (_DL_CPU, _DL_CUDA):
         raise ValueError(f"from_dlpack: DLPack device type {kind} is not supported; expected "
                          f"{_DL_CPU} (CPU) or {_DL_CUDA} (CUDA)")
@@ -597,11 +617,23 @@ def from_dlpack(obj: Any, stop_gradient: bool = True) -> Tensor:
         xp = np
     try:
         array = xp.from_dlpack(obj).copy()
-    except (RuntimeError, BufferError) as exc:   # e.g. bfloat16: "Unsupported dtype"
+    except (RuntimeError, BufferError, ValueError) as exc:
+        # bfloat16: "Unsupported dtype"; a __dlpack__ giving no capsule: "PyCapsule_GetPointer"
         raise TypeError(f"from_dlpack: {xp.__name__} cannot import this "
                         f"{type(obj).__name__}: {exc}") from None
     canonical_dtype(array.dtype, op="from_dlpack")
     return Tensor(array, stop_gradient=stop_gradient)
+
+
+def _device_type(obj):
+    """The device type of ``obj.__dlpack_device__()``; TypeError naming from_dlpack if it
+    gives no (device type, device id) pair."""
+    device = obj.__dlpack_device__()
+    try:
+        return int(device[0])
+    except (TypeError, ValueError, IndexError, KeyError):
+        raise TypeError(f"from_dlpack: {type(obj).__name__}.__dlpack_device__() gave "
+                        f"{device!r}; expected a (device type, device id) pair of ints") from None
 
 
 _DL_CPU, _DL_CUDA = 1, 2   # DLDeviceType codes of the DLPack standard

@@ -182,6 +182,11 @@ class _SparseTensor(TensorBase):
         """The number of stored entries (duplicates counted)."""
         return int(self._d.nnz)
 
+    def numel(self) -> int:
+        """The number of logical elements (the product of the shape), as torch and Paddle
+        count a sparse tensor's; :meth:`nnz` counts the stored entries."""
+        return prod(self._d.shape)
+
     def values(self) -> dense.Tensor:
         """The stored values as a dense Tensor sharing this tensor's memory.
 

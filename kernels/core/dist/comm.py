@@ -119,7 +119,7 @@ def placement(ranks: Any = None, comm: Any = None) -> Placement:
     >>> dense.placement()          # a plain python run is a one-rank world
     placement(ranks=[0])
     """
-    parent = world() if comm is None else Group(comm)
+    parent = world() if comm is None else Group(_check_comm(comm))
     everyone = tuple(range(parent.size))
     ranks = everyone if ranks is None else _check_ranks(ranks, parent.size)
     key = (id(parent.mpi), ranks)
@@ -127,6 +127,18 @@ def placement(ranks: Any = None, comm: Any = None) -> Placement:
         _SUBCOMMS[key] = (parent, _subgroup(parent, ranks, everyone))
     parent, group = _SUBCOMMS[key]
     return Placement(ranks, parent, group)
+
+
+def _check_comm(comm):
+    """``comm`` if it is an mpi4py communicator, else TypeError naming placement."""
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        MPI = None
+    if MPI is None or not isinstance(comm, MPI.Comm):
+        raise TypeError(f"placement: comm must be an mpi4py communicator (mpi4py.MPI.Comm) "
+                        f"or None, got {comm!r} of type {type(comm).__name__}")
+    return comm
 
 
 def _check_ranks(ranks, size):

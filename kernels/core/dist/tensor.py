@@ -67,6 +67,11 @@ class GlobalTensor(TensorBase):
         """The logical number of elements."""
         return self._meta.size
 
+    def numel(self):
+        """The logical number of elements (the product of the logical shape), as torch's
+        DTensor and sparse tensors count them."""
+        return self._meta.size
+
     @property
     def place(self):
         return self._meta.place
