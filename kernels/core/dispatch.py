@@ -19,7 +19,7 @@ import operator
 import numpy as np
 
 from . import autograd, registry
-from .dtypes import INDEX, canonical_dtype, is_differentiable
+from .dtypes import ALL, canonical_dtype, is_differentiable
 from .meta import Canonical, MetaTensor, reported
 from .registry import GENERATION
 from .size import check_output_dims, check_output_size
@@ -298,9 +298,9 @@ def _as_one(value, spec, arg):
     if isinstance(value, _SCALARS) and not _odd_numpy_scalar(value):
         return value  # a scalar: made a 0-d array by _weak_scalars
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
-        if value.dtype not in INDEX and _is_index_arg(spec, arg):
+        if value.dtype.newbyteorder("=") not in ALL and _is_index_arg(spec, arg):
             raise TypeError(f"{spec.name}: {arg.name} dtype {value.dtype} is not supported; "
-                            "expected int32 or int64")
+                            "expected int32 or int64")   # the dtypes it knows are checked later
         canonical_dtype(value.dtype, spec.name, f"{arg.name} dtype")
         return layout_class("dense")._wrap_array(value)
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
