@@ -1,9 +1,12 @@
 """MetaTensor: what infer-meta reasons about (shape, dtype, layout, place), never data."""
 import itertools
+import operator
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+
+from .dtypes import ALL, canonical_dtype
 
 LAYOUTS = ("dense", "sparse_coo", "sparse_csr")
 PLACES = ("cpu", "gpu")
@@ -13,6 +16,9 @@ _NEXT_ID = itertools.count()
 #: The table forgets everything at this many entries.  Ids are never reused, so
 #: metadata seen again gets a new id: a memo miss, never a wrong hit.
 ID_TABLE_SIZE = 1 << 14
+#: The supported dtypes, and their classes (a class check is cheaper than isinstance).
+_DTYPES = frozenset(ALL)
+_DTYPE_CLASSES = frozenset(type(d) for d in ALL)
 
 
 def _id_of(key):
@@ -23,6 +29,57 @@ def _id_of(key):
             _IDS.clear()
         found = _IDS.setdefault(key, next(_NEXT_ID))
     return found
+
+
+def _checked_dims(shape):
+    """``shape`` as a tuple of ints >= -1, or TypeError/ValueError naming MetaTensor."""
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise TypeError(f"MetaTensor: shape must be a tuple or list of ints, got {shape!r} "
+                        f"({type(shape).__name__})")
+    given = tuple(shape)
+    dims = tuple(_int_or_none(s) for s in given)
+    for s, g in zip(dims, given):
+        if s is None:
+            raise TypeError(f"MetaTensor: shape {list(given)} holds {g!r} "
+                            f"({type(g).__name__}); expected ints")
+        if s < -1:
+            raise ValueError(f"MetaTensor: shape {list(dims)} has a negative dim {s}; "
+                             "expected sizes >= 0, or -1 for an unknown dim")
+    return dims
+
+
+def _int_or_none(value):
+    """``value`` as a Python int if it is an integer (not a bool), else None."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _checked_sparse_dim(layout, place, sparse_dim, ndim):
+    """``sparse_dim`` as an int or None, or TypeError or ValueError naming MetaTensor
+    unless the layout and place are known and ``sparse_dim`` is None or in [1, ndim] for a
+    COO layout (None: not known), None for the others."""
+    for arg, value, known in (("layout", layout, LAYOUTS), ("place", place, PLACES)):
+        if type(value) is not str or value not in known:
+            kind = ValueError if isinstance(value, str) else TypeError
+            raise kind(f"MetaTensor: {arg} {value!r} is not one of {list(known)}")
+    if layout != "sparse_coo":
+        if sparse_dim is not None:
+            raise ValueError(f"MetaTensor: sparse_dim {sparse_dim!r} is given for a {layout} "
+                             "tensor; expected None (only sparse_coo has sparse dims)")
+    elif sparse_dim is not None:
+        if _int_or_none(sparse_dim) is None:
+            raise TypeError(f"MetaTensor: sparse_dim {sparse_dim!r} of a sparse_coo tensor "
+                            f"must be None or an int in [1, {ndim}]")
+        if not 1 <= sparse_dim <= ndim:
+            raise ValueError(f"MetaTensor: sparse_dim {sparse_dim} is out of range for a "
+                             f"sparse_coo tensor of rank {ndim}; expected an int in "
+                             f"[1, {ndim}]")
+        return operator.index(sparse_dim)
+    return sparse_dim
 
 
 @dataclass(frozen=True)
@@ -41,10 +98,30 @@ class MetaTensor:
     sparse_dim: int | None = None
 
     def __post_init__(self):
+        """Check the fields (TypeError or ValueError naming ``MetaTensor``), then normalise:
+        a shape of ints >= -1 (-1: unknown, as a values tensor's nnz), a supported dtype,
+        a known layout and place, and ``sparse_dim`` None or in [1, ndim] for COO only."""
+        shape = self.shape
+        if not isinstance(shape, tuple) or not all(type(s) is int and s >= -1 for s in shape):
+            shape = _checked_dims(shape)
+            object.__setattr__(self, "shape", shape)
+        if type(self.dtype) not in _DTYPE_CLASSES or self.dtype not in _DTYPES:
+            object.__setattr__(self, "dtype", canonical_dtype(self.dtype, "MetaTensor"))
+        if self.layout != "dense" or self.sparse_dim is not None \
+                or type(self.place) is not str or self.place not in PLACES:
+            object.__setattr__(self, "sparse_dim", _checked_sparse_dim(
+                self.layout, self.place, self.sparse_dim, len(shape)))
+        self._keyed()
+
+    def _normalise(self):
+        """The fields as ``with_`` takes them from dispatch and the rules: unchecked."""
         if not isinstance(self.shape, tuple) or not all(type(s) is int for s in self.shape):
-            object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
-        if type(self.dtype) is not np.dtype and not isinstance(self.dtype, np.dtype):
-            object.__setattr__(self, "dtype", np.dtype(self.dtype))
+            self.__dict__["shape"] = tuple(int(s) for s in self.shape)
+        if not isinstance(self.dtype, np.dtype):
+            self.__dict__["dtype"] = np.dtype(self.dtype)
+
+    def _keyed(self):
+        """Give the meta ``_key`` and ``_id`` (below)."""
         key = (self.shape, self.dtype, self.layout, self.place, self.sparse_dim)
         self.__dict__["_key"] = key
         self.__dict__["_id"] = _id_of(key)
@@ -83,12 +160,8 @@ class MetaTensor:
         fields.update(self.__dict__)
         fields.update(changes)
         if not isinstance(fields["shape"], tuple) or not isinstance(fields["dtype"], np.dtype):
-            new.__post_init__()
-        else:
-            key = (fields["shape"], fields["dtype"], fields["layout"], fields["place"],
-                   fields["sparse_dim"])
-            fields["_key"] = key
-            fields["_id"] = _id_of(key)
+            new._normalise()
+        new._keyed()
         return new
 
     @property

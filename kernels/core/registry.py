@@ -4,12 +4,25 @@ A kernel is a pure function of arrays (numpy or cupy) or array bundles and
 plain attributes.  The YAML names the kernel; dispatch picks the entry for the
 input's backend (from its place), layout and dtype.
 """
+import importlib
+import pkgutil
+import sys
+
 import numpy as np
 
-from .dtypes import ALL
+from .dtypes import ALL, canonical_dtype
+from .meta import LAYOUTS
 
 BACKENDS = ("cpu", "gpu")
+#: The packages whose modules register the built-in kernels.  Dispatch imports an op's
+#: module on the op's first call; a registration from any other module imports them all
+#: first, so that it meets every built-in name (taken unless ``override=True``).
+BUILTIN_PACKAGES = ("kernels.dense", "kernels.sparse")
+_BUILTINS_LOADED = [False]
 _KERNELS = {}
+#: The module that registered each key's kernel (a kernel's own ``__module__`` may be
+#: numpy's or functools' for a ufunc or a partial).
+_ORIGINS = {}
 #: A counter that changes with every registration: dispatch's cached bindings
 #: compare it to know when to look a kernel up again.
 GENERATION = [0]
@@ -19,8 +32,39 @@ class KernelNotFoundError(TypeError):
     """No kernel is registered for the requested key."""
 
 
-def _origin(fn):
-    return getattr(fn, "__module__", None)
+def _load_builtins():
+    """Import every built-in kernel module (once), so that their names are registered."""
+    if _BUILTINS_LOADED[0]:
+        return
+    for package in BUILTIN_PACKAGES:
+        path = importlib.import_module(package).__path__
+        for info in pkgutil.iter_modules(path, package + "."):
+            importlib.import_module(info.name)
+    _BUILTINS_LOADED[0] = True
+
+
+def _check_args(name, layout, backends, dtypes, override):
+    """The backends and dtypes (np.dtypes) as tuples, or TypeError or ValueError naming
+    register_kernel for a malformed argument."""
+    if type(name) is not str or not name:
+        raise TypeError(f"register_kernel: name must be a non-empty str, got {name!r}")
+    if type(layout) is not str or layout not in LAYOUTS:
+        kind = ValueError if isinstance(layout, str) else TypeError
+        raise kind(f"register_kernel: layout {layout!r} is not one of {list(LAYOUTS)}")
+    if isinstance(backends, str) or not hasattr(backends, "__iter__"):
+        raise TypeError(f"register_kernel: backends must be a tuple of str from {BACKENDS}, "
+                        f"got {backends!r}")
+    backends = tuple(backends)
+    for backend in backends:
+        if backend not in BACKENDS:
+            raise ValueError(f"register_kernel: backend {backend!r} not in {BACKENDS}")
+    if isinstance(dtypes, str) or not hasattr(dtypes, "__iter__"):
+        raise TypeError(f"register_kernel: dtypes must be an iterable of dtypes, got "
+                        f"{dtypes!r}")
+    dtypes = tuple(canonical_dtype(dt, "register_kernel", "dtypes entry") for dt in dtypes)
+    if type(override) is not bool:
+        raise TypeError(f"register_kernel: override must be a bool, got {override!r}")
+    return backends, dtypes
 
 
 def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL, override=False):
@@ -40,23 +84,32 @@ def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL, overrid
         Replace a kernel that another module registered under the same key.
         Without it that raises ValueError, so a user package cannot silently
         change a built-in kernel (a module may re-register its own, as a
-        reload does).
+        reload does).  The module is the one calling ``register_kernel``; a
+        module outside ``kernels`` first imports the built-in kernels (which
+        dispatch otherwise imports on an op's first call), so that a built-in
+        name is taken before its op has run.
     """
+    backends, dtypes = _check_args(name, layout, backends, dtypes, override)
+    origin = sys._getframe(1).f_globals.get("__name__")
+    keys = [(name, backend, layout, dt) for backend in backends for dt in dtypes]
+
     def deco(fn):
-        keys = []
-        for backend in backends:
-            if backend not in BACKENDS:
-                raise ValueError(f"register_kernel: backend {backend!r} not in {BACKENDS}")
-            keys += [(name, backend, layout, np.dtype(dt)) for dt in dtypes]
+        if not callable(fn):
+            raise TypeError(f"register_kernel: kernel '{name}' must be a function, got "
+                            f"{fn!r}")
+        if str(origin).partition(".")[0] != "kernels":
+            _load_builtins()
         for key in keys:
             old = _KERNELS.get(key)
-            if old is not None and not override and _origin(old) != _origin(fn):
+            if old is not None and old is not fn and not override \
+                    and _ORIGINS.get(key) != origin:
                 raise ValueError(f"register_kernel: kernel '{name}' ({key[1]}, {layout}, "
                                  f"{key[3]}) is already registered by "
-                                 f"{_origin(old)}; pick another name "
+                                 f"{_ORIGINS.get(key)}; pick another name "
                                  "or pass override=True")
         for key in keys:
-            _KERNELS[key] = fn
+            if _KERNELS.get(key) is not fn:
+                _KERNELS[key], _ORIGINS[key] = fn, origin
         GENERATION[0] += 1
         return fn
     return deco
