@@ -301,6 +301,30 @@ def test_a_stored_zero_makes_only_its_own_block_tag_its_sums(monkeypatch):
                                   x.to_dense().numpy() + y.to_dense().numpy())
 
 
+def test_on_one_thread_a_product_that_may_vanish_is_counted_only_in_its_own_block(
+        monkeypatch):
+    """One thread walks one block, unless a product may be zero: then FINE_BLOCKS blocks,
+    and only the block holding the stored zero takes the counting walk."""
+    rng = np.random.default_rng(8)
+    x, y = pair(rng, "csr", (400, 300), 2, nnz=(20000, 15000))
+    vx, vy = np.abs(x.values().numpy()) + 0.25, np.abs(y.values().numpy()) + 0.25
+    monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
+    monkeypatch.setattr(threads, "_num_threads", 1)
+    assert len(merge._cuts(x._d.crows, y._d.crows)) == 2
+    assert len(merge._cuts(x._d.crows, y._d.crows, fine=True)) == merge.FINE_BLOCKS + 1
+    vx[123] = 0.0
+    x, y = _rebuild(x, vx), _rebuild(y, vy)
+    counted = []
+    real = merge._dropped
+    monkeypatch.setattr(merge, "_dropped", lambda *a: counted.append(a[5:7]) or real(*a))
+    out = x * y
+    assert len(counted) == 1 and x._d.crows[counted[0][0]] <= 123 < x._d.crows[counted[0][1]]
+    dx, dy = x.to_dense().numpy(), y.to_dense().numpy()
+    np.testing.assert_array_equal(out.to_dense().numpy(), dx * dy)
+    stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
+    assert out.nnz() == np.count_nonzero(stored[0] & stored[1])
+
+
 @pytest.mark.parametrize("layout", ["coo", "csr"])
 @pytest.mark.parametrize("y_cols", [[], [2], [1, 2]])
 def test_an_infinite_value_outside_the_intersection_is_not_stored(layout, y_cols):

@@ -102,14 +102,16 @@ def _counts(nbytes, per_thread=None):
     return threads, max(threads, min(PIECES_PER_THREAD * threads, nbytes // MIN_BYTES_PER_PIECE))
 
 
-def balanced_cuts(cum, nbytes, per_thread=None):
+def balanced_cuts(cum, nbytes, per_thread=None, at_least=1):
     """Boundaries ``[0, ..., n]`` cutting ``n`` rows into blocks of about equal work.
 
     ``cum`` holds the work before each row and the total (``n + 1``
     non-decreasing counts from 0, a CSR's row pointers); ``nbytes`` is the
     bytes the whole work moves, which sets the number of blocks as in
     :func:`split_index`: one block (``[0, n]``) below ``per_thread`` (default
-    :data:`MIN_BYTES_PER_THREAD`) bytes per thread.
+    :data:`MIN_BYTES_PER_THREAD`) bytes per thread.  ``at_least`` asks for that
+    many blocks on any number of threads, each of :data:`MIN_BYTES_PER_PIECE`
+    or more (a caller whose blocks may take different paths).
 
     Examples
     --------
@@ -121,7 +123,10 @@ def balanced_cuts(cum, nbytes, per_thread=None):
     """
     n = cum.shape[0] - 1
     threads, parts = _counts(nbytes, per_thread)
-    if threads < 2 or n < 2:
+    if threads < 2:
+        parts = 1
+    parts = max(parts, min(at_least, nbytes // MIN_BYTES_PER_PIECE))
+    if parts < 2 or n < 2:
         return [0, n]
     cuts = np.searchsorted(cum, np.linspace(0, int(cum[-1]), parts + 1)[1:-1])
     return [0, *sorted(set(cuts.tolist()) - {0, n}), n]
