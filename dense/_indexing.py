@@ -12,14 +12,13 @@ A key of Python ints, None, ``...`` and slices of ints is planned once per
 ``x[i]`` costs one dict lookup and one dispatch.  Slices are hashable only
 from Python 3.12, so the remembered key spells them as tuples.
 """
-import numbers
 import operator
 
 import numpy as np
 
 from kernels.core import dispatch
 from kernels.core.dispatch import Ints
-from kernels.core.dtypes import INDEX
+from kernels.core.dtypes import INDEX, is_int
 from kernels.core.size import MAX_DIMS
 from kernels.core.tensor import TensorBase
 from kernels.funcs.gather_view import checked_index
@@ -30,19 +29,19 @@ OP = "getitem"
 INT64_MAX = np.iinfo(np.int64).max
 
 
-def _is_int(k):
-    return isinstance(k, (numbers.Integral, np.integer)) \
-        and not isinstance(k, (bool, np.bool_, np.timedelta64))
-
-
 def _indexed(k):
-    """An object with ``__index__`` (not a bool or a known kind of key) as its int, as
-    numpy takes it; anything else as it is."""
+    """An object with ``__index__`` (not a bool, an array of any library, or a known kind
+    of key) as its int, as numpy takes it; anything else as it is (an unknown kind is
+    then refused by name)."""
     if isinstance(k, (bool, np.bool_, np.generic, slice, list, tuple)) or k is None \
-            or k is Ellipsis or _is_int(k) or _is_array(k) \
-            or not hasattr(type(k), "__index__"):
+            or k is Ellipsis or is_int(k) or _is_array(k) \
+            or not hasattr(type(k), "__index__") or hasattr(k, "__array__") \
+            or hasattr(k, "shape"):
         return k
-    return operator.index(k)
+    try:
+        return operator.index(k)
+    except (TypeError, ValueError, OverflowError):
+        return k
 
 
 def _is_array(k):
@@ -93,7 +92,7 @@ def _entries(key, ndim):
     if arrays > 1:
         raise IndexError(f"{OP}: only one integer array index is supported, got {arrays}")
     for k in key:
-        if not (_is_int(k) or k is None or k is Ellipsis or isinstance(k, slice)
+        if not (is_int(k) or k is None or k is Ellipsis or isinstance(k, slice)
                 or _is_array(k)):
             raise TypeError(f"{OP}: index {k!r} of type {type(k).__name__} is not supported; "
                             "expected ints, slices, None, ... or one integer array")
@@ -104,7 +103,7 @@ def _entries(key, ndim):
     used = sum(k is not None and k is not Ellipsis for k in key)
     if used > ndim:
         raise IndexError(f"{OP}: too many indices: {used} for a tensor of rank {ndim}")
-    dims = ndim - sum(map(_is_int, key)) + sum(k is None for k in key)
+    dims = ndim - sum(map(is_int, key)) + sum(k is None for k in key)
     if dims > MAX_DIMS:             # before the plan, whose work grows with the key
         raise ValueError(f"{OP}: the output would have {dims} dims; a tensor has at most "
                          f"{MAX_DIMS} (numpy's limit)")
@@ -121,7 +120,7 @@ def _check_slice(k):
     rule: ``x[1.0:2]`` raises)."""
     for part in ("start", "stop", "step"):
         v = getattr(k, part)
-        if v is None or _is_int(v) or (isinstance(v, (bool, np.bool_)) and part == "step"):
+        if v is None or is_int(v) or (isinstance(v, (bool, np.bool_)) and part == "step"):
             continue
         if isinstance(v, TensorBase) or hasattr(type(v), "__index__"):
             try:
@@ -146,7 +145,7 @@ def _plan(entries, shape):
             out_dim += 1
             continue
         n = shape[dim]
-        if _is_int(k):
+        if is_int(k):
             if not -n <= k < n:
                 raise IndexError(f"{OP}: index {k} is out of bounds for axis {dim} with size {n}")
             k = int(k) % n
@@ -170,7 +169,7 @@ def _plan(entries, shape):
 
 def _advanced_apart(entries):
     """numpy puts the array's dims first when ints and the array are not adjacent."""
-    marks = [i for i, k in enumerate(entries) if _is_int(k) or _is_array(k)]
+    marks = [i for i, k in enumerate(entries) if is_int(k) or _is_array(k)]
     return marks[-1] - marks[0] + 1 != len(marks)
 
 

@@ -500,7 +500,7 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
     """
     place = canonical_place(place, "to_tensor")
     array = _host_or_device(data, dtype)
-    if _big_python_ints(data, array):
+    if dtype is None and _big_python_ints(data, array):
         raise ValueError(f"to_tensor: data holds a Python int out of the range of int64 "
                          f"[{np.iinfo(np.int64).min}, {np.iinfo(np.int64).max}] (numpy "
                          f"makes it {array.dtype.name}); expected ints in that range, or a "
@@ -515,11 +515,17 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
 
 
 def _big_python_ints(data, array):
-    """Whether Python ints in ``data`` (a scalar, or nested lists or tuples) beyond int64
-    made numpy's ``array`` of them uint64 or object."""
-    if not isinstance(data, (int, list, tuple)) or array.dtype not in (np.uint64, object):
+    """Whether ``data`` (a scalar, or nested lists or tuples) holds only Python ints, some
+    beyond int64, which made numpy's ``array`` of them uint64, object or (``[2**63, 1]``)
+    float64."""
+    if not isinstance(data, (int, list, tuple)) \
+            or array.dtype not in (np.uint64, np.float64, object):
         return False
-    return all(isinstance(v, int) for v in _leaves(data))
+    if array.dtype != object and not (array.size and np.abs(array).max() >= 2.0 ** 63):
+        return False                     # (a float list is not walked in Python)
+    leaves = list(_leaves(data))
+    return all(isinstance(v, int) for v in leaves) \
+        and any(not -2 ** 63 <= v < 2 ** 63 for v in leaves)
 
 
 def _leaves(data):

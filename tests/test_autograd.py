@@ -220,3 +220,20 @@ def test_no_grad_decorating_a_generator_covers_each_step_and_only_those():
     next(closed)
     closed.close()
     assert dense.no_grad()(steps).__name__ == "steps"
+
+
+def test_a_generator_left_inside_its_own_no_grad_restores_the_callers_mode():
+    @dense.no_grad
+    def steps():
+        with dense.no_grad():
+            yield 1
+            yield 2
+
+    gen = steps()
+    next(gen)
+    assert (dense.to_tensor([1.0], stop_gradient=False) * 2).stop_gradient is False
+    next(gen)
+    assert (dense.to_tensor([1.0], stop_gradient=False) * 2).stop_gradient is False
+    with pytest.raises(StopIteration):
+        next(gen)
+    assert (dense.to_tensor([1.0], stop_gradient=False) * 2).stop_gradient is False

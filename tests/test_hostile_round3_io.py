@@ -97,3 +97,15 @@ def test_global_numel_is_logical():
     s = sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [3, 4])
     assert s.to_global(placement=dense.placement(), sbp=dense.sbp.split(0)).numel() == 12
     assert s.numel() == 12 and s.to_sparse_csr().numel() == 12 and s.nnz() == 2
+
+
+def test_python_ints_beyond_int64_that_numpy_makes_float_are_refused():
+    """numpy makes [2**63, 1] float64 (losing the ints' low bits), [2**63] uint64: both
+    raise, unless a dtype is asked for."""
+    for data in ([2**63, 1], [[1, 2], [3, 2**63]]):
+        with pytest.raises(ValueError, match=r"^to_tensor: data holds a Python int out of "
+                                             r"the range of int64 .* \(numpy makes it "):
+            dense.to_tensor(data)
+    assert dense.to_tensor([2**63, 1], dtype="float64").numpy().tolist() == [2.0**63, 1.0]
+    assert dense.to_tensor([2**63, 1.0]).dtype == np.float64       # a float: numpy's float64
+    assert dense.to_tensor([1, 2.5]).dtype == np.float64

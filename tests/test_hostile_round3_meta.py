@@ -111,7 +111,7 @@ def test_override_before_first_use_replaces_only_that_key():
 
 
 def test_a_ufunc_or_partial_of_another_module_does_not_take_a_builtin_name():
-    """The owner of a key is the module that registered it, not the kernel's __module__
+    """A ufunc's or partial's owner is the module that registers it, not its __module__
     (numpy for a ufunc): np.subtract under 'add' is refused."""
     import kernels.dense.elementwise  # noqa: F401
     before = registry.lookup("add", "cpu", "dense", np.float64)
@@ -119,6 +119,27 @@ def test_a_ufunc_or_partial_of_another_module_does_not_take_a_builtin_name():
                                          r"registered by kernels\.dense\.elementwise"):
         kernels.register_kernel("add", dtypes=[np.float64])(np.subtract)
     assert registry.lookup("add", "cpu", "dense", np.float64) is before
+
+
+def test_functions_registered_through_a_shared_helper_keep_their_own_modules(tmp_path,
+                                                                            monkeypatch):
+    """Two modules registering one name through a helper module still conflict: a Python
+    function's owner is the module defining it, not the helper that calls register_kernel."""
+    pkg = tmp_path / "helped"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("import kernels\n"
+                                    "def reg(name):\n    return kernels.register_kernel(name)\n")
+    for mod in ("a", "b"):
+        (pkg / f"{mod}.py").write_text("from .helpers import reg\n"
+                                       "@reg('helped_op_x')\n"
+                                       f"def {mod}_kernel(x):\n    return x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import helped.a  # noqa: F401
+    with pytest.raises(ValueError, match=r"kernel 'helped_op_x' .* already registered by "
+                                         r"helped\.a; pick another name"):
+        import helped.b  # noqa: F401
+    assert registry.lookup("helped_op_x", "cpu", "dense", np.float64).__name__ == "a_kernel"
 
 
 BAD_REGISTER = [

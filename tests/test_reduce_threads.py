@@ -103,19 +103,35 @@ def test_sum_flat_is_exact_where_every_order_is(n, dtype, threads_, monkeypatch)
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_sum_flat_rounding_is_bounded_like_a_pairwise_sum(dtype, four_threads):
-    """Each element passes through at most 256 sequential additions (1024-value rows, four
-    lanes or more) and a pairwise sum:
-    the error against a float64 (for float64: math.fsum) sum stays within a few hundred
-    ulps of the total's magnitude, as numpy's does."""
+    """Each element passes through at most 34 sequential additions (256-value rows, two
+    lanes or more) and a pairwise sum: the error against math.fsum stays within that
+    many ulps of the sum of magnitudes, as numpy's does."""
     import math
 
     from kernels.funcs.sum_to_shape import sum_flat
     v = (np.random.default_rng(7).standard_normal(3 * 10**6) + 0.5).astype(dtype)
     exact = math.fsum(v.astype(np.float64))
     eps = np.finfo(dtype).eps
-    bound = (256 + 2 * math.log2(v.size)) * eps * float(np.abs(v).astype(np.float64).sum())
+    bound = (34 + 2 * math.log2(v.size)) * eps * float(np.abs(v).astype(np.float64).sum())
     assert abs(float(sum_flat(v, np.dtype(dtype))) - exact) <= bound
     assert abs(float(np.add.reduce(v)) - exact) <= bound     # the bound holds numpy too
+
+
+def test_sum_flat_is_as_accurate_as_numpys_pairwise_sum_on_cancelling_values(four_threads):
+    """Zero-mean float32 values, where the order of additions shows: the median error
+    over seeds (relative to the sum of magnitudes) stays within 1.5x numpy's (rows of
+    1024, 64 additions a lane, were 2.5x)."""
+    import math
+
+    from kernels.funcs.sum_to_shape import sum_flat
+    ours, numpys = [], []
+    for seed in range(6):
+        v = np.random.default_rng(seed).standard_normal(10**6).astype(np.float32)
+        exact = math.fsum(v.astype(np.float64))
+        scale = float(np.abs(v).astype(np.float64).sum())
+        ours.append(abs(float(sum_flat(v, np.dtype(np.float32))) - exact) / scale)
+        numpys.append(abs(float(np.add.reduce(v)) - exact) / scale)
+    assert np.median(ours) <= 1.5 * np.median(numpys)
 
 
 @pytest.mark.parametrize("threads_", [1, 4])
@@ -128,8 +144,9 @@ def test_sum_flat_keeps_the_sign_of_a_zero_total(threads_, monkeypatch):
     got = sum_flat(z, np.dtype(np.float32))
     assert got == 0 and np.signbit(got) == np.signbit(np.add.reduce(z))
     c = np.tile(np.array([1.5, -1.5]), 10**5)
-    got = sum_flat(c, np.dtype(np.float64))
-    assert got == 0 and np.signbit(got) == np.signbit(np.add.reduce(c))
+    for v in (c, np.concatenate([[-0.0], c])):
+        got = sum_flat(v, np.dtype(np.float64))
+        assert got == 0 and np.signbit(got) == np.signbit(np.add.reduce(v))
 
 
 def test_sum_flat_propagates_nan_and_inf():

@@ -78,7 +78,7 @@ class no_grad:
         if inspect.isgeneratorfunction(func):
             @functools.wraps(func)
             def steps(*args, **kwargs):
-                return (yield from _stepped(self, func(*args, **kwargs)))
+                return (yield from _stepped(func(*args, **kwargs)))
             return steps
 
         @functools.wraps(func)
@@ -88,24 +88,33 @@ class no_grad:
         return wrapper
 
 
-def _stepped(context, gen):
-    """Run generator ``gen`` one step at a time inside ``context`` (entered afresh for
-    each step, so the caller's code between steps keeps its own grad mode)."""
+def _stepped(gen):
+    """Run generator ``gen`` one step at a time with grad mode off, restoring the caller's
+    mode after each step (not through the shared stack: a step may leave a ``with
+    no_grad()`` of the generator's own open across a yield)."""
     step, arg = gen.send, None
     while True:
         try:
-            with context:
-                out = step(arg)
+            out = _off(step, arg)
         except StopIteration as stop:
             return stop.value
         try:
             step, arg = gen.send, (yield out)
         except GeneratorExit:
-            with context:
-                gen.close()
+            _off(lambda _: gen.close(), None)
             raise
         except BaseException as exc:        # noqa: BLE001 (thrown into gen, as torch does)
             step, arg = gen.throw, exc
+
+
+def _off(fn, arg):
+    """``fn(arg)`` with grad mode off; the mode found is restored after."""
+    found = grad_enabled()
+    _state.enabled = False
+    try:
+        return fn(arg)
+    finally:
+        _state.enabled = found
 
 
 class GradNode:

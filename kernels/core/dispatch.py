@@ -19,7 +19,7 @@ import operator
 import numpy as np
 
 from . import autograd, registry
-from .dtypes import ALL, canonical_dtype, is_differentiable
+from .dtypes import ALL, canonical_dtype, is_differentiable, is_int
 from .meta import Canonical, MetaTensor, reported
 from .registry import GENERATION
 from .size import check_output_dims, check_output_size
@@ -295,12 +295,13 @@ def _flat(items):
 def _as_one(value, spec, arg):
     if type(value) in _PY_SCALARS or isinstance(value, (TensorBase, MetaTensor)):
         return value
-    if isinstance(value, _SCALARS) and not _odd_numpy_scalar(value):
-        return value  # a scalar: made a 0-d array by _weak_scalars
+    if isinstance(value, _SCALARS) and not isinstance(value, np.timedelta64):
+        return value  # a scalar: made a 0-d array by _weak_scalars (its dtype checked there)
     if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
-        if value.dtype.newbyteorder("=") not in ALL and _is_index_arg(spec, arg):
-            raise TypeError(f"{spec.name}: {arg.name} dtype {value.dtype} is not supported; "
-                            "expected int32 or int64")   # the dtypes it knows are checked later
+        if _is_index_arg(spec, arg) and value.dtype.newbyteorder("=") not in ALL:
+            # (an index of a dtype phisparse has is checked by the op, after its axes)
+            raise TypeError(f"{spec.name}: {arg.name} dtype {value.dtype.name} is not "
+                            "supported; expected int32 or int64")
         canonical_dtype(value.dtype, spec.name, f"{arg.name} dtype")
         return layout_class("dense")._wrap_array(value)
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
@@ -309,11 +310,6 @@ def _as_one(value, spec, arg):
 
 def _is_index_arg(spec, arg):
     return any(spec.tensor_args[i] is arg for i in spec.index_args)
-
-
-def _is_int(v):
-    """A Python or numpy integer: not a bool, nor numpy's timedelta64 (an Integral there)."""
-    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_, np.timedelta64))
 
 
 def _int_item(v):
@@ -337,14 +333,14 @@ def _int_list(value, spec, arg):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must be a 1-D integer "
                             f"array, got dtype {value.dtype} and ndim {value.ndim}")
         value = value.tolist()
-    if _is_int(value):
+    if is_int(value):
         return (int(value),)
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{spec.name}: argument '{arg.name}' must be a list of ints, "
                         f"got {type(value).__name__}")
     value = [_int_item(v) for v in value]
     for v in value:
-        if not _is_int(v):
+        if not is_int(v):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must hold ints, got "
                             f"{v!r} of type {type(v).__name__} in {list(value)}")
     return tuple(int(v) for v in value)
@@ -368,13 +364,8 @@ def _scalar(value, spec, arg):
 _PY_NUMBERS = (bool, int, float, complex)
 
 
-def _odd_numpy_scalar(value):
-    """A numpy scalar phisparse has no dtype for (timedelta64 counts as a number)."""
-    return isinstance(value, np.generic) and not _numpy_scalar(value)
-
-
 def _numpy_scalar(value):
-    """A numpy bool, integer, float or complex scalar of a dtype phisparse has (not
+    """A numpy bool, integer, float or complex scalar of at most 64-bit parts (not
     longdouble or clongdouble, not timedelta64, which numpy counts as an integer)."""
     if not isinstance(value, np.generic):
         return False
@@ -398,7 +389,7 @@ def _convert_attr(value, spec, arg):
                 value = operator.index(value)
             except (TypeError, ValueError):
                 pass
-        if not _is_int(value):
+        if not is_int(value):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must be an int, got "
                             f"{value!r} of type {type(value).__name__}")
         return int(value)

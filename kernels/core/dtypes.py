@@ -1,4 +1,6 @@
 """The dtypes phisparse supports, and their families."""
+import numbers
+
 import numpy as np
 
 BOOL = (np.dtype(np.bool_),)
@@ -31,3 +33,9 @@ def canonical_dtype(dtype, op="to_tensor", arg="dtype"):
 def is_differentiable(dtype):
     """Only floating and complex tensors carry gradients."""
     return np.dtype(dtype) in FLOATS + COMPLEX
+
+
+def is_int(v):
+    """A Python or numpy integer scalar: not a bool, nor numpy's timedelta64 (both count as
+    integers to ``numbers.Integral``)."""
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_, np.timedelta64))

@@ -7,6 +7,7 @@ input's backend (from its place), layout and dtype.
 import importlib
 import pkgutil
 import sys
+import types
 
 import numpy as np
 
@@ -41,6 +42,13 @@ def _load_builtins():
         for info in pkgutil.iter_modules(path, package + "."):
             importlib.import_module(info.name)
     _BUILTINS_LOADED[0] = True
+
+
+def _origin(fn, caller):
+    """The module owning kernel ``fn``: the one defining it for a Python function (a
+    helper that registers for others passes their functions), else (a ufunc, a partial)
+    the module calling ``register_kernel``."""
+    return fn.__module__ if isinstance(fn, types.FunctionType) else caller
 
 
 def _check_args(name, layout, backends, dtypes, override):
@@ -84,19 +92,21 @@ def register_kernel(name, layout="dense", backends=("cpu",), dtypes=ALL, overrid
         Replace a kernel that another module registered under the same key.
         Without it that raises ValueError, so a user package cannot silently
         change a built-in kernel (a module may re-register its own, as a
-        reload does).  The module is the one calling ``register_kernel``; a
-        module outside ``kernels`` first imports the built-in kernels (which
-        dispatch otherwise imports on an op's first call), so that a built-in
-        name is taken before its op has run.
+        reload does).  The module is the one defining a Python function
+        ``fn``, else (a ufunc, a partial) the one calling ``register_kernel``.
+        A kernel from outside ``kernels`` first imports the built-in kernels
+        (which dispatch otherwise imports on an op's first call), so that a
+        built-in name is taken before its op has run.
     """
     backends, dtypes = _check_args(name, layout, backends, dtypes, override)
-    origin = sys._getframe(1).f_globals.get("__name__")
+    caller = sys._getframe(1).f_globals.get("__name__")
     keys = [(name, backend, layout, dt) for backend in backends for dt in dtypes]
 
     def deco(fn):
         if not callable(fn):
             raise TypeError(f"register_kernel: kernel '{name}' must be a function, got "
                             f"{fn!r}")
+        origin = _origin(fn, caller)
         if str(origin).partition(".")[0] != "kernels":
             _load_builtins()
         for key in keys:

@@ -208,22 +208,23 @@ def _sum_dim(v, p, acc):
 #: A long float sum is cut into rows of FLAT_COLS elements.  ``np.einsum('ij->i')`` sums
 #: each row in SIMD registers (numpy's sum-of-products loop: four vectors added, then
 #: added to one vector accumulator, then its lanes pairwise), the rows are spread over
-#: threads, and the row sums are summed pairwise (np.add.reduce).  With 16-lane vectors
-#: (AVX-512 float32) an element passes through two additions in its group of four
-#: vectors and at most FLAT_COLS / 64 into its accumulator lane, then the pairwise sums
-#: (the error matches np.add.reduce's within the final rounding: medians of 8 seeds at
-#: 1e6 and 1e7, 1e-8 and 4e-8 relative against numpy's 1e-8 and 3e-8).  Adding
-#: rows element-wise into an accumulator in L1 (np.add.reduce along the rows, the
-#: previous way) loads and stores the accumulator for every element: on an AMD EPYC VM
-#: (2026-11-27, medians interleaved in one process, float32) 93 against 61 us at 1e6,
-#: 327 against 218 at 4e6 and 879 against 567 at 1e7.  Rows of 1024 and 4096 tie
-#: (55-57 us at 1e6, 0.96-0.99 ms at 1e7); rows of 256 are slower (70 us).  Threads
-#: come from split_index's own floor (4 MiB a thread): with 1 or 2 MiB, 1e6 values took
-#: 102 and 62 us against 61 on one thread (a thread woken for 30 us of work pays its
-#: wake-up here).
-FLAT_COLS = 1024
+#: threads, and the row sums are summed pairwise (np.add.reduce).  numpy runs that loop
+#: at its baseline width (4 float32 or 2 float64 lanes on x86-64), so an element passes
+#: through two additions in its group of four vectors and at most 16 (float32) or 32
+#: (float64) into its accumulator lane, then the pairwise sums.  Measured against the
+#: exact sum, relative to the sum of magnitudes (medians of 8 seeds at 1e6 and 1e7
+#: float32): 9.5e-11 for zero-mean normal values against numpy's pairwise 8.8e-11, and
+#: 2.3e-8 against 2.6e-8 for uniform [0, 1) ones; rows of 1024 were 2.5x numpy's error
+#: on the normal values (64 additions a lane).  Adding rows element-wise into an
+#: accumulator in L1 (np.add.reduce along the rows, the previous way) loads and stores
+#: the accumulator for every element: on an AMD EPYC VM (2026-11-27, medians interleaved
+#: in one process, float32, 1e6 values) 93 us, against 76 with rows of 256 (62 with rows
+#: of 1024, 91 with rows of 128).  Threads come from split_index's own floor (4 MiB a
+#: thread): with 1 or 2 MiB, 1e6 values took 102 and 62 us against 61 on one thread (a
+#: thread woken for 30 us of work pays its wake-up here).
+FLAT_COLS = 256
 #: Shorter sums are one np.add.reduce (einsum's call costs more than it saves).
-FLAT_MIN = 64 * FLAT_COLS
+FLAT_MIN = 1 << 16
 
 
 def sum_flat(v, dtype):
@@ -231,8 +232,9 @@ def sum_flat(v, dtype):
 
     A contiguous float32 or float64 ``v`` of at least :data:`FLAT_MIN` values,
     summed in its own dtype, is summed by rows (see :data:`FLAT_COLS`) spread
-    over threads; anything else is one ``np.add.reduce``.  A total of zero is
-    summed again by numpy, so that its sign is numpy's.
+    over threads; anything else is one ``np.add.reduce``.  A total of zero
+    whose first value is -0.0 is summed again by numpy, so that its sign is
+    numpy's.
     """
     n = v.shape[0]
     if n < FLAT_MIN or v.dtype != dtype or v.dtype.char not in "fd" \
@@ -249,7 +251,9 @@ def sum_flat(v, dtype):
 
     run_parallel(run, split_index((rows.shape[0],), n * v.itemsize))
     total = np.add.reduce(sums)
-    return total if total != 0 else np.add.reduce(v, 0, dtype)
+    if total == 0 and np.signbit(v[0]):     # numpy's sum is -0.0 only if every value is
+        return np.add.reduce(v, 0, dtype)
+    return total
 
 
 def sum_leading(v, dtype):

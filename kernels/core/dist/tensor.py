@@ -70,7 +70,7 @@ class GlobalTensor(TensorBase):
     def numel(self):
         """The logical number of elements (the product of the logical shape), as torch's
         DTensor and sparse tensors count them."""
-        return self._meta.size
+        return self.size
 
     @property
     def place(self):
