@@ -1093,3 +1093,17 @@ def test_an_unsigned_index_array_is_told_the_index_dtypes(dtype):
         sparse.index_select(x, np.array([0], dtype), 0)
     with pytest.raises(TypeError, match="^gather: " + expected):
         dense.gather(dense.to_tensor([1.0, 2.0]), np.array([0], dtype))
+
+
+@pytest.mark.parametrize("dtype, n", [("int16", 40000), ("int8", 200), ("uint8", 300)])
+def test_cast_refuses_an_index_dtype_that_cannot_hold_csr_row_pointers(dtype, n):
+    """The row pointers reach nnz: int16 ones wrapped to -25536, and mv, sum and to_scipy
+    then gave wrong results or crashed."""
+    c = sparse.sparse_csr_tensor(np.r_[0, n // 2, n], np.zeros(n, np.int64), np.ones(n), [2, 2])
+    with pytest.raises(ValueError, match=rf"^cast: index_dtype {dtype} cannot hold the row "
+                                         rf"pointers of a CSR tensor with {n} entries"):
+        sparse.cast(c, index_dtype=dtype)
+    small = sparse.cast(sparse.sparse_csr_tensor([0, 1, 2], [0, 1], [1.0, 2.0], [2, 2]),
+                        index_dtype=dtype)
+    assert small.crows().dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(small.to_dense().numpy(), [[1.0, 0.0], [0.0, 2.0]])

@@ -52,7 +52,9 @@ def sparse_unary_infer_meta(op, x, *params):
 
 def sparse_cast_infer_meta(x, index_dtype=None, value_dtype=None):
     """x's pattern with ``value_dtype`` values; ``index_dtype`` must be an integer dtype
-    whose range holds every dim."""
+    whose range holds every dim (dense dims too: folding them into sparse dims, as a
+    mixed transpose does, indexes them; a CSR's row pointers, up to nnz, are checked by
+    the kernel, which knows nnz)."""
     import numpy as np
     require_sparse("cast", "x", x)
     if index_dtype is not None:

@@ -8,6 +8,8 @@ entry for entry.  ``mask_as`` reads a dense tensor at a sparse pattern; its
 gradient scatter-adds back (duplicates accumulate).  All kernels are
 xp-generic and registered for 'cpu' and 'gpu'.
 """
+import numpy as np
+
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
@@ -98,8 +100,13 @@ def cast_coo(x, index_dtype=None, value_dtype=None):
 
 @register_kernel("cast_csr", layout=CSR, backends=BOTH, dtypes=ALL)
 def cast_csr(x, index_dtype=None, value_dtype=None):
-    """crows, cols and values converted as numpy's ``astype`` converts them."""
+    """crows, cols and values converted as numpy's ``astype`` converts them; ValueError
+    if ``index_dtype`` cannot hold the row pointers (they reach nnz)."""
     if index_dtype is not None:
+        top = int(x.crows.max()) if x.crows.shape[0] else 0
+        if top > np.iinfo(index_dtype).max:
+            raise ValueError(f"cast: index_dtype {np.dtype(index_dtype).name} cannot hold the "
+                             f"row pointers of a CSR tensor with {x.nnz} entries (up to {top})")
         x = x._replace(crows=x.crows.astype(index_dtype), cols=x.cols.astype(index_dtype))
     return x if value_dtype is None else x._replace(values=x.values.astype(value_dtype))
 
