@@ -745,3 +745,15 @@ def test_renumbered_sparse_product_gradients_match_finite_differences(batched, m
     np.testing.assert_allclose(xv.grad.numpy(), numeric_vjp(f_x, [dx[nz]], 0, w), rtol=1e-6)
     np.testing.assert_allclose(yv.grad.numpy().reshape(-1),
                                numeric_vjp(f_y, [dy.reshape(-1)], 0, w), rtol=1e-6)
+
+
+@pytest.mark.parametrize("inner", [2**40, 2**62])
+def test_all_sparse_addmm_over_a_huge_inner_dim_costs_what_its_entries_do(inner):
+    """addmm ran SpGEMM on the whole inner dim (8 TiB of row pointers at 2**40, where
+    matmul renumbers the dims holding entries); it now takes matmul's compact path."""
+    a = sparse.sparse_coo_tensor(np.array([[0], [inner - 1]]), np.array([2.0]), [2, inner])
+    b = sparse.sparse_coo_tensor(np.array([[inner - 1], [1]]), np.array([3.0]), [inner, 3])
+    i = sparse.sparse_coo_tensor(np.array([[1, 0], [1, 1]]), np.array([1.0, 5.0]), [2, 3])
+    out = sparse.addmm(i, a, b, beta=2.0, alpha=0.5)
+    np.testing.assert_array_equal(out.to_dense().numpy(), [[0.0, 13.0, 0.0], [0.0, 2.0, 0.0]])
+    assert out.is_sparse_coo() and out.is_coalesced()

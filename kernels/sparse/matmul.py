@@ -393,7 +393,11 @@ def addmm_sparse(ops, input, x, y, beta, alpha):
     Each coordinate is stored once, sorted (COO results are coalesced).
     """
     xp = xp_of(_values(x))
-    p = ops.spgemm(flat_csr(x), flat_csr(y, local=True))
+    if _sparse_extent(x, y):              # memory follows nnz, as matmul's
+        shape = tuple(x.shape[:-1]) + (y.shape[-1],)
+        p = flat_csr(_compact_spgemm(ops, x, y, shape), local=True)
+    else:
+        p = ops.spgemm(flat_csr(x), flat_csr(y, local=True))
     dtype = np.result_type(input.values.dtype, p.values.dtype)
     rows, cols = flat_coords(input, local=True)
     p_rows, p_cols = csr_coords(p)
