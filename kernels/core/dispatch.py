@@ -361,7 +361,7 @@ def _scalar(value, spec, arg):
                     f"one-element Tensor), got {value!r} of type {type(value).__name__}")
 
 
-_PY_NUMBERS = (bool, int, float, complex)
+_PY_NUMBERS = tuple(_PY_SCALARS)     # for isinstance (subclasses of int, float ...)
 
 
 def _numpy_scalar(value):
