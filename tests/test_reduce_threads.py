@@ -101,32 +101,37 @@ def test_sum_flat_is_exact_where_every_order_is(n, dtype, threads_, monkeypatch)
     assert got == np.add.reduce(v, dtype=np.float64)
 
 
+@pytest.mark.parametrize("n", [3 * 10**6, 5 * 10**6])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_sum_flat_rounding_is_bounded_like_a_pairwise_sum(dtype, four_threads):
-    """Each element passes through at most 34 sequential additions (256-value rows, two
-    lanes or more) and a pairwise sum: the error against math.fsum stays within that
-    many ulps of the sum of magnitudes, as numpy's does."""
+def test_sum_flat_rounding_is_bounded_like_a_pairwise_sum(n, dtype, four_threads):
+    """Each element passes through at most FLAT_BLAS_COLS sequential additions in a BLAS
+    row (data up to FLAT_BLAS_BYTES) or 34 in an einsum row (256 values, two lanes or
+    more), then a pairwise sum: the error against math.fsum stays within that many ulps
+    of the sum of magnitudes, as numpy's does."""
     import math
 
-    from kernels.funcs.sum_to_shape import sum_flat
-    v = (np.random.default_rng(7).standard_normal(3 * 10**6) + 0.5).astype(dtype)
+    from kernels.funcs.sum_to_shape import FLAT_BLAS_BYTES, FLAT_BLAS_COLS, sum_flat
+    v = (np.random.default_rng(7).standard_normal(n) + 0.5).astype(dtype)
     exact = math.fsum(v.astype(np.float64))
     eps = np.finfo(dtype).eps
-    bound = (34 + 2 * math.log2(v.size)) * eps * float(np.abs(v).astype(np.float64).sum())
+    chain = FLAT_BLAS_COLS if v.nbytes <= FLAT_BLAS_BYTES else 34
+    bound = (chain + 2 * math.log2(v.size)) * eps * float(np.abs(v).astype(np.float64).sum())
     assert abs(float(sum_flat(v, np.dtype(dtype))) - exact) <= bound
     assert abs(float(np.add.reduce(v)) - exact) <= bound     # the bound holds numpy too
 
 
-def test_sum_flat_is_as_accurate_as_numpys_pairwise_sum_on_cancelling_values(four_threads):
+@pytest.mark.parametrize("n", [10**6, 6 * 10**6])
+def test_sum_flat_is_as_accurate_as_numpys_pairwise_sum_on_cancelling_values(n, four_threads):
     """Zero-mean float32 values, where the order of additions shows: the median error
-    over seeds (relative to the sum of magnitudes) stays within 1.5x numpy's (rows of
-    1024, 64 additions a lane, were 2.5x)."""
+    over seeds (relative to the sum of magnitudes) stays within 1.5x numpy's, on the BLAS
+    way (1e6 values) and the einsum way (6e6; rows of 1024, 64 additions a lane, were
+    2.5x)."""
     import math
 
     from kernels.funcs.sum_to_shape import sum_flat
     ours, numpys = [], []
     for seed in range(6):
-        v = np.random.default_rng(seed).standard_normal(10**6).astype(np.float32)
+        v = np.random.default_rng(seed).standard_normal(n).astype(np.float32)
         exact = math.fsum(v.astype(np.float64))
         scale = float(np.abs(v).astype(np.float64).sum())
         ours.append(abs(float(sum_flat(v, np.dtype(np.float32))) - exact) / scale)
@@ -136,7 +141,7 @@ def test_sum_flat_is_as_accurate_as_numpys_pairwise_sum_on_cancelling_values(fou
 
 @pytest.mark.parametrize("threads_", [1, 4])
 def test_sum_flat_keeps_the_sign_of_a_zero_total(threads_, monkeypatch):
-    """einsum starts its row sums from +0.0: a zero total takes numpy's sign, whichever
+    """Row sums start from +0.0: a zero total takes numpy's sign, whichever
     numpy gives for an all -0.0 input and for a cancelling one."""
     from kernels.funcs.sum_to_shape import sum_flat
     monkeypatch.setattr(threads, "_num_threads", threads_)

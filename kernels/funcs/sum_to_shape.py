@@ -205,51 +205,64 @@ def _sum_dim(v, p, acc):
     return out
 
 
-#: A long float sum is cut into rows of FLAT_COLS elements.  ``np.einsum('ij->i')`` sums
-#: each row in SIMD registers (numpy's sum-of-products loop: four vectors added, then
-#: added to one vector accumulator, then its lanes pairwise), the rows are spread over
-#: threads, and the row sums are summed pairwise (np.add.reduce).  numpy runs that loop
-#: at its baseline width (4 float32 or 2 float64 lanes on x86-64), so an element passes
-#: through two additions in its group of four vectors and at most 16 (float32) or 32
-#: (float64) into its accumulator lane, then the pairwise sums.  Measured against the
-#: exact sum, relative to the sum of magnitudes (medians of 8 seeds at 1e6 and 1e7
-#: float32): 9.5e-11 for zero-mean normal values against numpy's pairwise 8.8e-11, and
-#: 2.3e-8 against 2.6e-8 for uniform [0, 1) ones; rows of 1024 were 2.5x numpy's error
-#: on the normal values (64 additions a lane).  Adding rows element-wise into an
-#: accumulator in L1 (np.add.reduce along the rows, the previous way) loads and stores
-#: the accumulator for every element: on an AMD EPYC VM (2026-11-27, medians interleaved
-#: in one process, float32, 1e6 values) 93 us, against 76 with rows of 256 (62 with rows
-#: of 1024, 91 with rows of 128).  Threads come from split_index's own floor (4 MiB a
-#: thread): with 1 or 2 MiB, 1e6 values took 102 and 62 us against 61 on one thread (a
-#: thread woken for 30 us of work pays its wake-up here).
+#: A long float sum is cut into rows, each row is summed in SIMD registers, and the
+#: row sums are summed pairwise (np.add.reduce).  Two ways sum the rows:
+#:
+#: * Up to FLAT_BLAS_BYTES (data that fits in the last-level cache), rows of
+#:   FLAT_BLAS_COLS times a vector of ones: BLAS's matrix-vector product (OpenBLAS
+#:   sgemv/dgemv, its own threads, which spin between calls as torch's OpenMP
+#:   threads do).  Each element passes through at most FLAT_BLAS_COLS sequential
+#:   additions (OpenBLAS's SkylakeX kernel keeps 16 float32 lanes, 8 a lane).  On an
+#:   AMD EPYC VM (2026-11-28, 2 cores, 32 MiB L3, interleaved medians): float32 1e6
+#:   values 39 us against 76 the einsum way, 4e6 137 against 226; past the cache it
+#:   loses (30 MiB: 848 against 559 us), so larger sums take the einsum way.
+#:   Relative to the sum of magnitudes, zero-mean float32 values at 1e6 (medians of
+#:   8 seeds): 7.8e-11 against numpy's pairwise 1.1e-10 (rows of 256: 1.6e-10,
+#:   rows of 512: 2.5e-10).
+#: * Larger, rows of FLAT_COLS by ``np.einsum('ij->i')`` (numpy's sum-of-products
+#:   loop: four vectors added, then added to one vector accumulator, then its lanes
+#:   pairwise), the rows spread over our threads.  numpy runs that loop at its
+#:   baseline width (4 float32 or 2 float64 lanes on x86-64), so an element passes
+#:   through two additions in its group of four vectors and at most 16 (float32) or
+#:   32 (float64) into its accumulator lane.  Measured as above at 1e6 and 1e7
+#:   float32: 9.5e-11 against numpy's 8.8e-11, 2.3e-8 against 2.6e-8 for uniform
+#:   [0, 1) values; rows of 1024 were 2.5x numpy's error (64 additions a lane).
+#:   Adding rows element-wise into an accumulator in L1 (np.add.reduce along the
+#:   rows) loads and stores the accumulator for every element: 93 us against 76.
+#:   Threads come from split_index's own floor (4 MiB a thread).
 FLAT_COLS = 256
-#: Shorter sums are one np.add.reduce (einsum's call costs more than it saves).
+FLAT_BLAS_COLS = 128
+FLAT_BLAS_BYTES = 16 << 20
+#: Shorter sums are one np.add.reduce (a row-wise call costs more than it saves).
 FLAT_MIN = 1 << 16
+_ONES = {np.dtype(t): np.ones(FLAT_BLAS_COLS, t) for t in (np.float32, np.float64)}
 
 
 def sum_flat(v, dtype):
     """The sum of 1-D numpy ``v`` in ``dtype``, a numpy scalar.
 
     A contiguous float32 or float64 ``v`` of at least :data:`FLAT_MIN` values,
-    summed in its own dtype, is summed by rows (see :data:`FLAT_COLS`) spread
-    over threads; anything else is one ``np.add.reduce``.  A total of zero
-    whose first value is -0.0 is summed again by numpy, so that its sign is
-    numpy's.
+    summed in its own dtype, is summed by rows (see :data:`FLAT_COLS`);
+    anything else is one ``np.add.reduce``.  A total of zero whose first value
+    is -0.0 is summed again by numpy, so that its sign is numpy's.
     """
     n = v.shape[0]
     if n < FLAT_MIN or v.dtype != dtype or v.dtype.char not in "fd" \
             or v.strides[0] != v.itemsize:
         return np.add.reduce(v, 0, dtype)
-    whole = n // FLAT_COLS * FLAT_COLS
-    rows = v[:whole].reshape(-1, FLAT_COLS)
+    blas = n * v.itemsize <= FLAT_BLAS_BYTES
+    cols = FLAT_BLAS_COLS if blas else FLAT_COLS
+    whole = n // cols * cols
+    rows = v[:whole].reshape(-1, cols)
     sums = np.empty(rows.shape[0] + 1, dtype)
     sums[-1] = np.add.reduce(v[whole:], 0, dtype)
-
-    def run(piece):
-        s = piece[0] if piece else slice(0, rows.shape[0])
-        np.einsum("ij->i", rows[s], out=sums[s])
-
-    run_parallel(run, split_index((rows.shape[0],), n * v.itemsize))
+    if blas:
+        np.matmul(rows, _ONES[v.dtype], out=sums[:-1])
+    else:
+        def run(piece):
+            s = piece[0] if piece else slice(0, rows.shape[0])
+            np.einsum("ij->i", rows[s], out=sums[s])
+        run_parallel(run, split_index((rows.shape[0],), n * v.itemsize))
     total = np.add.reduce(sums)
     if total == 0 and np.signbit(v[0]):     # numpy's sum is -0.0 only if every value is
         return np.add.reduce(v, 0, dtype)
