@@ -757,3 +757,22 @@ def test_all_sparse_addmm_over_a_huge_inner_dim_costs_what_its_entries_do(inner)
     out = sparse.addmm(i, a, b, beta=2.0, alpha=0.5)
     np.testing.assert_array_equal(out.to_dense().numpy(), [[0.0, 13.0, 0.0], [0.0, 2.0, 0.0]])
     assert out.is_sparse_coo() and out.is_coalesced()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_addmm_with_beta_zero_ignores_nan_and_inf_in_input(layout, sparse_input):
+    """BLAS's gemm convention (torch.addmm's documented rule): beta 0 ignores input, so
+    its NaN and inf do not propagate; hand-worked: x = I, y = [[1, 2], [3, 4]]."""
+    eye = dense_t(np.eye(2))
+    x = eye.to_sparse_coo() if layout == "sparse_coo" else eye.to_sparse_csr()
+    inp = np.array([[np.nan, np.inf], [-np.inf, 1.0]])
+    yv = np.array([[1.0, 2.0], [3.0, 4.0]])
+    if sparse_input:
+        t = dense_t(inp)
+        inp_t = t.to_sparse_coo() if layout == "sparse_coo" else t.to_sparse_csr()
+        out = sparse.addmm(inp_t, x, x * 2.0, beta=0.0, alpha=1.5)
+        np.testing.assert_array_equal(as_dense(out), 3.0 * np.eye(2))
+    else:
+        out = sparse.addmm(dense_t(inp), x, dense_t(yv), beta=0.0, alpha=1.5)
+        np.testing.assert_array_equal(out.numpy(), 1.5 * yv)

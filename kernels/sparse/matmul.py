@@ -369,12 +369,22 @@ def _scalar(value, dtype):
     return np.dtype(dtype).type(value)
 
 
+def _scaled(v, beta, dtype, xp):
+    """``beta * v`` in ``dtype``; zeros for beta 0, so that NaN and inf in v do not
+    propagate (BLAS's gemm convention, which torch's and Paddle's addmm follow)."""
+    if beta == 0:
+        return xp.zeros(v.shape, dtype)
+    return v.astype(dtype, copy=False) * _scalar(beta, dtype)
+
+
 def addmm_dense(ops, input, x, y, beta, alpha):
-    """beta * dense input + alpha * (sparse x @ dense y) -> dense."""
+    """beta * dense input + alpha * (sparse x @ dense y) -> dense (input ignored for
+    beta 0, see :func:`_scaled`)."""
     p = matmul_sparse_dense(ops, x, y)
     dtype = np.result_type(input.dtype, p.dtype)
     out = p.astype(dtype, copy=False) * _scalar(alpha, dtype)
-    out += input.astype(dtype, copy=False) * _scalar(beta, dtype)
+    if beta != 0:
+        out += input.astype(dtype, copy=False) * _scalar(beta, dtype)
     return out
 
 
@@ -390,7 +400,8 @@ def addmm_dense_grad(ops, input, x, y, out_grad, beta, alpha, grad_mask=ALL3):
 def addmm_sparse(ops, input, x, y, beta, alpha):
     """beta * input + alpha * (x @ y), all sparse of one layout: the union of the patterns.
 
-    Each coordinate is stored once, sorted (COO results are coalesced).
+    Each coordinate is stored once, sorted (COO results are coalesced); for beta
+    0 input's entries count as zeros (:func:`_scaled`), its pattern still joins.
     """
     xp = xp_of(_values(x))
     if _sparse_extent(x, y):              # memory follows nnz, as matmul's
@@ -402,7 +413,7 @@ def addmm_sparse(ops, input, x, y, beta, alpha):
     rows, cols = flat_coords(input, local=True)
     p_rows, p_cols = csr_coords(p)
     indices = xp.stack([xp.concatenate([rows, p_rows]), xp.concatenate([cols, p_cols])])
-    values = xp.concatenate([_values(input).astype(dtype) * _scalar(beta, dtype),
+    values = xp.concatenate([_scaled(_values(input), beta, dtype, xp),
                              p.values.astype(dtype) * _scalar(alpha, dtype)])
     c = coalesce_coo(CooData(indices, values, p.shape, False))
     dtype = _out_index_dtype((input, x, y), input.shape, c.nnz)
