@@ -13,7 +13,8 @@ from ..gpu.sum_axis import SUM_WORK, sum_axis
 from . import pool
 from .broadcast import coalesce_dims
 from .shape import c_strides, prod
-from .threads import can_limit_blas, run_parallel, single_threaded_blas, split_index
+from .threads import (can_limit_blas, last_level_cache_bytes, run_parallel,
+                      single_threaded_blas, split_index)
 
 
 def broadcast_axes(shape, target, op="sum_to_shape"):
@@ -208,7 +209,7 @@ def _sum_dim(v, p, acc):
 #: A long float sum is cut into rows, each row is summed in SIMD registers, and the
 #: row sums are summed pairwise (np.add.reduce).  Two ways sum the rows:
 #:
-#: * Up to FLAT_BLAS_BYTES (data that fits in the last-level cache), rows of
+#: * Up to FLAT_BLAS_BYTES (data that fits in half the last-level cache), rows of
 #:   FLAT_BLAS_COLS times a vector of ones: BLAS's matrix-vector product (OpenBLAS
 #:   sgemv/dgemv, its own threads, which spin between calls as torch's OpenMP
 #:   threads do).  Each element passes through at most FLAT_BLAS_COLS sequential
@@ -232,7 +233,7 @@ def _sum_dim(v, p, acc):
 #:   Threads come from split_index's own floor (4 MiB a thread).
 FLAT_COLS = 256
 FLAT_BLAS_COLS = 128
-FLAT_BLAS_BYTES = 16 << 20
+FLAT_BLAS_BYTES = min(16 << 20, last_level_cache_bytes() // 2)
 #: Shorter sums are one np.add.reduce (a row-wise call costs more than it saves).
 FLAT_MIN = 1 << 16
 _ONES = {np.dtype(t): np.ones(FLAT_BLAS_COLS, t) for t in (np.float32, np.float64)}

@@ -6,6 +6,8 @@ anything else is a ValueError naming the variable.  The variable is read
 once, at the first call that needs it; :func:`set_num_threads` changes the
 count at run time.  One pool of that many threads minus one serves every call.
 """
+import functools
+import glob
 import itertools
 import os
 import threading
@@ -36,6 +38,29 @@ def _from_environment():
 def _usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else os.cpu_count() or 1
+
+
+@functools.lru_cache(maxsize=None)
+def last_level_cache_bytes(default=32 << 20):
+    """The size of the CPU's largest cache, from Linux's sysfs (cpu0), else ``default``.
+
+    Examples
+    --------
+    >>> last_level_cache_bytes() > 0
+    True
+    """
+    best = 0
+    for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            with open(d) as f:
+                text = f.read().strip().upper()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            best = max(best, int(digits) * scale)
+    return best or default
 
 
 def num_threads():
