@@ -69,7 +69,10 @@ def _binary(name, reflected=False):
     sparse operand of a comparison raises TypeError; other types get NotImplemented."""
     symbol = _SYMBOLS[name]
 
-    def method(self, other):
+    def method(self, other, *modulo):
+        if modulo:
+            raise TypeError(f"{name}: takes no modulo (a third argument to pow), got "
+                            f"{modulo[0]!r}")
         if type(other) not in _OPERANDS and not _is_operand(other):
             if isinstance(other, (list, tuple)):
                 other = sequence_operand(name, symbol, other)
@@ -297,7 +300,9 @@ class Tensor(TensorBase):
         return bool(self._scalar("bool"))
 
     def __index__(self) -> int:
-        """A one-element integer tensor as an index (``range(t)``, ``lst[t]``), as numpy."""
+        """A one-element integer tensor as an index (``range(t)``, ``lst[t]``), of any rank
+        as Paddle's ``Tensor.__index__`` (Paddle code indexes with shape-[1] tensors);
+        numpy converts only 0-d arrays.  A non-integer dtype is a TypeError."""
         if self.dtype.kind not in "iu":
             raise TypeError(f"operator.index(): only an integer tensor is an index, "
                             f"got dtype {self.dtype.name}")

@@ -255,7 +255,10 @@ class _SparseTensor(TensorBase):
     __eq__, __ne__ = _refusing("=="), _refusing("!=")
     __lt__, __le__, __gt__, __ge__ = (_refusing(s) for s in ("<", "<=", ">", ">="))
 
-    def __pow__(self, factor):
+    def __pow__(self, factor, *modulo):
+        if modulo:
+            raise TypeError(f"pow: takes no modulo (a third argument to pow), got "
+                            f"{modulo[0]!r}")
         return _arith().power(self, factor)
 
     def __neg__(self):

@@ -222,6 +222,58 @@ def test_no_grad_decorating_a_generator_covers_each_step_and_only_those():
     assert dense.no_grad()(steps).__name__ == "steps"
 
 
+def test_no_grad_decorating_a_coroutine_covers_its_steps_not_the_tasks_between():
+    """An ``async def`` runs with grad off at each step; another task that runs while it
+    awaits keeps grad on (mode is per thread, so a plain ``with`` around the await
+    would leak into it)."""
+    import asyncio
+    x = dense.to_tensor([1.0], stop_gradient=False)
+
+    @dense.no_grad()
+    async def quiet():
+        await asyncio.sleep(0.01)
+        return x * 2
+
+    async def loud():
+        await asyncio.sleep(0.002)
+        return x * 3
+
+    async def both():
+        return await asyncio.gather(quiet(), loud())
+
+    a, b = asyncio.run(both())
+    assert a.stop_gradient is True and b.stop_gradient is False
+    assert (x * 1).stop_gradient is False
+
+
+def test_no_grad_decorating_an_async_generator_covers_each_step():
+    import asyncio
+    x = dense.to_tensor([1.0], stop_gradient=False)
+
+    @dense.no_grad
+    async def steps():
+        got = yield (x * 2).stop_gradient
+        try:
+            yield got, (x * 3).stop_gradient
+        except ValueError as exc:
+            yield str(exc), (x * 4).stop_gradient
+
+    async def drive():
+        gen = steps()
+        out = [await gen.asend(None)]
+        out.append((x * 5).stop_gradient)              # the caller's mode between steps
+        out.append(await gen.asend(7))
+        out.append(await gen.athrow(ValueError("boom")))
+        with pytest.raises(StopAsyncIteration):
+            await gen.asend(None)
+        closed = steps()
+        await closed.asend(None)
+        await closed.aclose()
+        return out
+
+    assert asyncio.run(drive()) == [True, False, (7, True), ("boom", True)]
+
+
 def test_a_generator_left_inside_its_own_no_grad_restores_the_callers_mode():
     @dense.no_grad
     def steps():

@@ -217,6 +217,9 @@ def test_creation_defaults_follow_numpy():
     (lambda: dense.ones([2], "float17"), TypeError, "ones: dtype"),
     (lambda: dense.cast(dense.to_tensor([1.0]), "float17"), TypeError, "cast: dtype"),
     (lambda: dense.cast(dense.to_tensor([1.0]), object), TypeError, "cast"),
+    (lambda: dense.cast(dense.to_tensor([1]), None), TypeError, "cast: dtype None"),
+    (lambda: dense.to_tensor([1]).astype(None), TypeError, "cast: dtype None"),
+    (lambda: pow(dense.to_tensor([1.0]), 2, 3), TypeError, "pow: takes no modulo"),
 ])
 def test_creation_and_cast_errors(call, exc, text):
     with pytest.raises(exc) as err:

@@ -711,3 +711,9 @@ def test_broadcast_repeats_beyond_memory_are_refused_before_any_work(op):
                                          r"from sparse dims \[1, 2\] .* repeats each "
                                          r"1073741824 times"):
         getattr(sparse, op)(x, y)
+
+
+def test_three_argument_pow_names_the_op():
+    x = dense.to_tensor(np.eye(2)).to_sparse_coo()
+    with pytest.raises(TypeError, match=r"^pow: takes no modulo"):
+        pow(x, 2, 3)

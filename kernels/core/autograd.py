@@ -8,6 +8,7 @@ only their metadata for ``no_need_buffer``) and its attributes.  The node's
 import functools
 import inspect
 import threading
+import types
 
 import numpy as np
 
@@ -72,7 +73,9 @@ class no_grad:
 
     def __call__(self, func):
         """Decorate ``func``: each call runs inside this context; for a generator
-        function, each step of the generator does (as ``torch.no_grad``)."""
+        function, each step of the generator does (as ``torch.no_grad``), and so
+        does each step of a coroutine (``async def``) or an async generator, so
+        that tasks that run between its steps keep their own mode."""
         if not callable(func):
             raise TypeError(f"no_grad: can decorate only a function, got {type(func).__name__}")
         if inspect.isgeneratorfunction(func):
@@ -80,6 +83,13 @@ class no_grad:
             def steps(*args, **kwargs):
                 return (yield from _stepped(func(*args, **kwargs)))
             return steps
+        if inspect.iscoroutinefunction(func):
+            @functools.wraps(func)
+            async def awaited(*args, **kwargs):
+                return await _stepped_awaitable(func(*args, **kwargs))
+            return awaited
+        if inspect.isasyncgenfunction(func):
+            return _async_steps(func)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
@@ -105,6 +115,36 @@ def _stepped(gen):
             raise
         except BaseException as exc:        # noqa: BLE001 (thrown into gen, as torch does)
             step, arg = gen.throw, exc
+
+
+@types.coroutine
+def _stepped_awaitable(coro):
+    """Await ``coro`` (a coroutine, or an async generator's ``asend``/``athrow``/``aclose``
+    awaitable) one step at a time with grad mode off, as :func:`_stepped`."""
+    return (yield from _stepped(coro))
+
+
+def _async_steps(func):
+    """Async generator function ``func`` with each of its steps run with grad mode off."""
+    @functools.wraps(func)
+    async def steps(*args, **kwargs):
+        agen = func(*args, **kwargs)
+        step = agen.asend(None)
+        while True:
+            try:
+                item = await _stepped_awaitable(step)
+            except StopAsyncIteration:
+                return
+            try:
+                sent = yield item
+            except GeneratorExit:
+                await _stepped_awaitable(agen.aclose())
+                raise
+            except BaseException as exc:    # noqa: BLE001 (thrown into agen, as above)
+                step = agen.athrow(exc)
+            else:
+                step = agen.asend(sent)
+    return steps
 
 
 def _off(fn, arg):

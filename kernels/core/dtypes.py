@@ -17,6 +17,9 @@ def canonical_dtype(dtype, op="to_tensor", arg="dtype"):
     A byte-swapped dtype ('>f4' on a little-endian machine) maps to its
     native twin: data in it is converted, not rejected.
     """
+    if dtype is None:                     # np.dtype(None) is float64: no default here
+        raise TypeError(f"{op}: {arg} None is not a dtype; expected one of "
+                        f"{[d.name for d in ALL]}")
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
