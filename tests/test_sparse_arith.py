@@ -714,6 +714,6 @@ def test_broadcast_repeats_beyond_memory_are_refused_before_any_work(op):
 
 
 def test_three_argument_pow_names_the_op():
-    x = dense.to_tensor(np.eye(2)).to_sparse_coo()
+    x = dense.to_tensor(np.eye(2)).to_sparse_coo(2)
     with pytest.raises(TypeError, match=r"^pow: takes no modulo"):
         pow(x, 2, 3)
