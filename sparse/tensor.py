@@ -136,9 +136,13 @@ class _SparseTensor(TensorBase):
 
         Such an op (a dense -> sparse conversion) is the identity on the
         logical tensor, so a ``backward(G)`` seed reaches it whole instead of
-        being read at this tensor's stored entries.
+        being read at this tensor's stored entries; so does a re-boxing of its
+        output (``to_global`` to another sbp), the identity too.
         """
         node = self._grad_fn
+        if node is not None and node.spec.namespace == "dist" \
+                and node.spec.name == "boxing":                  # the identity, re-boxed
+            return node.inputs[0]._takes_dense_grad()
         if node is None or node.spec.backward is None:
             return False
         bwd = dispatch.get_op(node.spec.namespace, node.spec.backward)

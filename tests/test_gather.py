@@ -210,6 +210,23 @@ def test_out_of_range_index_names_value_and_position(index, value, where, backen
         dense.gather(x, index)
 
 
+@pytest.mark.parametrize("shape, axis", [((0, 1, 3), 1), ((2, 3, 0), 0), ((0,), 0)])
+def test_an_empty_x_still_checks_the_index_bounds(shape, axis):
+    """numpy's take checks no bound when x has no elements; gather does (the contract's
+    values in [-n, n)), as a global gather does, and in-range indices give numpy's empty
+    result."""
+    x = dense.to_tensor(np.zeros(shape))
+    n = shape[axis]
+    if n:
+        with pytest.raises(IndexError, match=re.escape(f"index {-n - 2} at position (1,)")):
+            dense.gather(x, np.array([0, -n - 2]), axis=axis)
+        want = np.take(np.zeros(shape), [0, -1], axis=axis)
+        assert dense.gather(x, np.array([0, -1]), axis=axis).shape == list(want.shape)
+    else:
+        with pytest.raises(IndexError, match="out of range"):
+            dense.gather(x, np.array([0]), axis=axis)
+
+
 def test_index_error_before_anything_is_written(monkeypatch):
     def no_output(*args, **kwargs):
         raise AssertionError("an output was allocated before the index check")

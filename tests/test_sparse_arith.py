@@ -717,3 +717,20 @@ def test_three_argument_pow_names_the_op():
     x = dense.to_tensor(np.eye(2)).to_sparse_coo(2)
     with pytest.raises(TypeError, match=r"^pow: takes no modulo"):
         pow(x, 2, 3)
+
+
+def test_a_product_with_dense_on_rising_coordinates_is_flagged_coalesced():
+    """x * dense keeps x's entries; where they were found in rising C order (each
+    coordinate once, sorted) the result says it is coalesced, true to its data; with
+    duplicates the result is summed and sorted, coalesced too."""
+    d = dense.to_tensor(np.array([1.0, 2.0, 3.0, 4.0]))
+    rising = sparse.sparse_coo_tensor(np.array([[0, 1, 3]]), np.array([3.0, 6.0, 5.0]), [4])
+    assert not rising.is_coalesced()
+    out = sparse.multiply(rising, d)
+    assert out.is_coalesced() and out.indices().numpy().tolist() == [[0, 1, 3]]
+    np.testing.assert_array_equal(out.values().numpy(), [3.0, 12.0, 20.0])
+    unsorted = sparse.sparse_coo_tensor(np.array([[3, 0, 1]]), np.array([5.0, 3.0, 6.0]), [4])
+    out = sparse.multiply(unsorted, d)
+    keys = out.indices().numpy()[0]
+    assert out.is_coalesced() == bool(np.all(keys[1:] > keys[:-1]))
+    np.testing.assert_array_equal(out.to_dense().numpy(), [3.0, 12.0, 0.0, 20.0])

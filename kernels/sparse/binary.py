@@ -402,9 +402,13 @@ def _at_entries(d, rows, n, out_shape, k, xp):
 
 
 def _sparse_result(s, p, values, out_shape):
-    """The result on s's own entries (pattern and flag kept) or on the aligned pattern."""
+    """The result on s's own entries (pattern kept; a COO whose coordinates were found
+    rising is flagged coalesced, as it is) or on the aligned pattern."""
     if p.a is None:
-        return s._replace(values=values, shape=tuple(out_shape))
+        out = s._replace(values=values, shape=tuple(out_shape))
+        if isinstance(s, CooData) and not s.coalesced and recall((s.indices,), "rising"):
+            out = out._replace(coalesced=True)
+        return out
     xp = xp_of(values)
     idt = _index_dtype(out_shape, _indices(s))
     if isinstance(s, CsrData):

@@ -165,8 +165,68 @@ def mask_grad_check():
         CHECKS.append(f"masked_matmul no mask gradient {sbp}")
 
 
+def coalesced_partial_checks():
+    """A partial_sum result of sum, subtract or multiply (each rank's shard coalesced)
+    boxes to a coalesced tensor, its addends of one coordinate summed: square (a
+    value-wise op, no partial_sum rule) then sees each coordinate once, as one process
+    does (81 = 9**2 here, where keeping both addends gave 3**2 + 6**2 = 45)."""
+    x = (np.array([[0, 1, 1, 3]]), np.array([3.0, 6.0, -2.0, 5.0]), (4,))
+    y = (np.array([[1, 2, 3]]), np.array([4.0, 1.0, 5.0]), (4,))
+    col = np.array([1.0, 2.0, 3.0, 4.0])
+    cases = {"sum": (lambda a, b: sparse.sum(a, axis=[0], keepdim=True), x, y),
+             "subtract": (sparse.subtract, x, y),
+             "multiply by B": (lambda a, b: sparse.multiply(a, b), x, col)}
+    for name, (fn, a, b) in cases.items():
+        for dst in (B, S(0)):
+            def run(ga, gb, dst=dst, fn=fn):
+                out = fn(ga, gb)
+                return sparse.square(out.to_global(sbp=dst) if out.is_global else out)
+            wb = whole(b) if isinstance(b, tuple) else dense.to_tensor(b)
+            gb = local(b, P)[1] if isinstance(b, tuple) else \
+                dense.to_tensor(b).to_global(placement=PLACE, sbp=B)
+            want = logical(run(whole(a), wb))
+            got = run(local(a, P)[1], gb)
+            np.testing.assert_array_equal(logical(got), want, err_msg=f"{name} -> {dst}")
+            CHECKS.append(f"square after {name} boxed P -> {dst}")
+
+
+def broadcast_inf_grad_checks():
+    """A broadcast COO x boxed to partial_sum (rank 0 keeps its entries) or to split
+    (each rank its slice): x's gradient through an op with an infinite derivative (x / 0,
+    log1p at -1) is inf, as one process, not 0 * inf = nan from the ranks whose copy of
+    an entry got no gradient."""
+    cases = [("divide by 0 -> P", lambda t: sparse.divide(t, 0.0), P),
+             ("log1p -> S(0)", sparse.log1p, S(0))]
+    parts = (np.array([[0, 3]]), np.array([1.0, -1.0]), (4,))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, fn, dst in cases:
+            ref_leaf = whole(parts, grad=True)
+            fn(ref_leaf).to_dense().backward(dense.to_tensor(np.ones(4)))
+            leaf, g = local(parts, B, grad=True)
+            fn(g).to_global(sbp=dst).to_dense().backward(dense.to_tensor(np.ones(4)))
+            np.testing.assert_array_equal(leaf.grad.values().numpy(),
+                                          ref_leaf.grad.values().numpy(), err_msg=name)
+            CHECKS.append(f"inf gradient through B -> {name}")
+
+
+def reboxed_conversion_grad_check():
+    """s = to_sparse_coo(x) re-boxed to another sbp is still the identity on the
+    logical tensor: s.backward(G) gives x.grad == G whole (API2), not G at s's
+    entries."""
+    a, seed = np.array([0.0, 2.0, 0.0, 3.0]), np.array([1.0, 2.0, 3.0, 4.0])
+    for dst in (P, S(0)):
+        x = dense.to_tensor(a, stop_gradient=False)
+        s = x.to_global(placement=PLACE, sbp=B).to_sparse_coo(1)
+        s.to_global(sbp=dst).backward(dense.to_tensor(seed))
+        np.testing.assert_array_equal(x.grad.numpy(), seed, err_msg=f"B -> {dst}")
+        CHECKS.append(f"to_sparse_coo re-boxed B -> {dst} backward")
+
+
 def main():
     addend_checks()
+    coalesced_partial_checks()
+    broadcast_inf_grad_checks()
+    reboxed_conversion_grad_check()
     mask_grad_check()
     x, y = coo_parts((6, 5), 12, 1), coo_parts((6, 5), 9, 2)
     col = np.arange(1.0, 6.0)

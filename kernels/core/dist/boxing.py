@@ -129,11 +129,15 @@ def coo_adjoint(grad, steps, group):
 
     A route goes back by the reverse all-to-all and the inverse permutation,
     an all-gather by a reduce-scatter of the entries (the sum of every rank's
-    gradient for its own entries), a keep mask by a scatter into zeros.  Each
-    costs O(entries) per rank, like the forward.
+    gradient for its own entries), a keep mask by a scatter into zeros, and a
+    merge of duplicates (``box_local``'s, after a partial_sum source) by giving
+    each merged entry the gradient of its sum.  Each costs O(entries) per
+    rank, like the forward.
     """
     for step in reversed(steps):
-        if step[0] == "keep":
+        if step[0] == "merge":              # summed duplicates: each addend gets the sum's
+            out = grad if step[1] is None else grad[step[1]]
+        elif step[0] == "keep":
             out = xp_of(grad).zeros(step[1].shape + grad.shape[1:], grad.dtype)
             out[step[1]] = grad
         elif step[0] == "gather":

@@ -8,10 +8,12 @@ a COO shard's backward is the adjoint of the boxing's entry map instead: each
 output entry's gradient goes back to the input entry it came from, summed
 over the ranks that held a copy (see :func:`.boxing.coo_adjoint`).
 """
+from ...sparse.convert import coalesce_parts
 from .. import autograd
 from ..opspec import Arg, OpSpec
 from ..tensor import layout_class, set_attribute
-from . import boxing
+from ..xp import xp_of
+from . import boxing, comm
 from .sbp import shard_shape
 
 
@@ -34,12 +36,46 @@ def box_local(t, shape, src, dst, placement):
         local_shape = _shard_shape(shape, dst, placement)
         local_step = dst.kind == "P" or (src.kind, dst.kind) == ("B", "S")
         kept = local_step and src.kind != "P"            # local steps keep the C order
-        out = coo_make(indices, values, local_shape, t, kept and t._data().coalesced), steps
+        out = coo_make(indices, values, local_shape, t, kept and t._data().coalesced)
+        if src.kind == "P" and dst.kind != "P" and _every_shard_coalesced(t, group):
+            out, merge = _merged(out)
+            steps += (("merge", merge),)
+        out = out, steps
     zero = (src.kind == "B" and dst.kind == "P" and group.size > 1 and group.rank != 0) or \
         (autograd.is_zero_addend(t) and _is_local(src, dst))
     if zero:                             # all zeros on this rank: see autograd.ZERO_ADDEND
         autograd.mark_zero_addend(out[0])
     return out
+
+
+def _every_shard_coalesced(t, group):
+    """True if the COO shard ``t`` is coalesced on every rank of ``group`` (of two or more
+    ranks; every rank must call it)."""
+    if group.size == 1:
+        return False
+    return bool(comm.allreduce_ints(group, [int(bool(t._data().coalesced))], "min")[0])
+
+
+def _merged(t):
+    """Local COO ``t`` with the entries that share a coordinate summed, sorted (coalesced),
+    and each input entry's position in it (None: nothing moved).
+
+    Boxing a partial_sum tensor to broadcast or split brings the ranks' entries
+    together.  Where every rank's shard is coalesced (what sum, add, subtract,
+    multiply and divide give, on their partial_sum rules), the tensor is kept
+    coalesced, its addends of one coordinate summed, as one process stores that
+    op's result: a value-wise op after it then sees each coordinate once (the
+    square of a sum, not a sum of squares).  Shards that are not coalesced (a
+    tensor's entries dealt out to the ranks) keep every entry, duplicates included:
+    gradients stay positional."""
+    data = t._data()
+    perm, starts, group = coalesce_parts(data, "boxing")
+    if perm is None:
+        return coo_make(data.indices, data.values, data.shape, t, True), None
+    xp = xp_of(data.values)
+    values = xp.add.reduceat(data.values[perm], starts, axis=0).astype(data.values.dtype,
+                                                                        copy=False)
+    return coo_make(data.indices[:, perm[starts]], values, data.shape, t, True), group
 
 
 def _is_local(src, dst):
@@ -90,8 +126,25 @@ def _box_backward(node, out_grad):
             autograd.mark_zero_addend(g)
         return {"x": g}
     values = out_grad._data().values
-    got = boxing.coo_adjoint(values, a["steps"], a["placement"].group)
-    return {"x": x._with_values(got.astype(x._data().values.dtype, copy=False))}
+    group = a["placement"].group
+    got = boxing.coo_adjoint(values, a["steps"], group)
+    got = x._with_values(got.astype(x._data().values.dtype, copy=False))
+    if a["src"].kind == "B" and group.size > 1:
+        return {"x": _broadcast_addend(got, a["dst"].kind == "S", group)}
+    return {"x": got}
+
+
+def _broadcast_addend(g, sliced, group):
+    """A broadcast COO x's gradient as partial_sum addends: rank 0 holds it whole, the
+    other ranks marked zeros (see :func:`_dense_back`).  Boxing to split gave each rank
+    the gradient of the entries in its slice and zeros elsewhere, so the ranks' sum is
+    the whole gradient; to anything else rank 0 kept every entry already."""
+    values = g._data().values
+    if sliced:
+        values = comm.like(comm.allreduce(group, comm.host(values)), values)
+    if group.rank == 0:
+        return g._with_values(values)
+    return autograd.mark_zero_addend(g._with_values(xp_of(values).zeros_like(values)))
 
 
 def _dense_back(g, shape, src, dst, placement):
