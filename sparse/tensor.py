@@ -136,14 +136,15 @@ class _SparseTensor(TensorBase):
 
         Such an op (a dense -> sparse conversion) is the identity on the
         logical tensor, so a ``backward(G)`` seed reaches it whole instead of
-        being read at this tensor's stored entries; so does a re-boxing of its
-        output (``to_global`` to another sbp), the identity too.
+        being read at this tensor's stored entries; so does its output made
+        global or re-boxed (``to_global``), the identity too.
         """
         node = self._grad_fn
-        if node is not None and node.spec.namespace == "dist" \
-                and node.spec.name == "boxing":                  # the identity, re-boxed
-            return node.inputs[0]._takes_dense_grad()
-        if node is None or node.spec.backward is None:
+        if node is None or node.freed:         # a freed graph: backward raises after
+            return False
+        if node.spec.namespace == "dist" and node.spec.name in ("boxing", "to_global"):
+            return node.inputs[0]._takes_dense_grad()      # the identity, made global
+        if node.spec.backward is None:
             return False
         bwd = dispatch.get_op(node.spec.namespace, node.spec.backward)
         layouts = []

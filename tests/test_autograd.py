@@ -274,6 +274,42 @@ def test_no_grad_decorating_an_async_generator_covers_each_step():
     assert asyncio.run(drive()) == [True, False, (7, True), ("boom", True)]
 
 
+def test_a_decorated_async_generator_left_early_closes_once():
+    """Leaving ``async for`` early: the event loop closes the wrapper at shutdown, which
+    closes the generator once; its awaiting ``finally`` runs as undecorated, and the
+    loop reports no error (it used to close the inner generator a second time)."""
+    import asyncio
+    seen = []
+
+    async def body():
+        try:
+            for i in range(3):
+                yield i
+        finally:
+            seen.append("closing")
+            await asyncio.sleep(0)
+
+    async def leave_early(gen_fn, errors):
+        asyncio.get_running_loop().set_exception_handler(lambda _, ctx: errors.append(ctx))
+        async for _ in gen_fn():
+            break
+
+    for gen_fn in (body, dense.no_grad(body)):
+        seen.clear()
+        errors = []
+        asyncio.run(leave_early(gen_fn, errors))   # its shutdown closes what was left open
+        assert errors == [] and seen[:1] == ["closing"], (gen_fn, errors, seen)
+
+
+def test_backward_twice_through_a_dense_to_sparse_conversion_says_the_graph_is_freed():
+    import sparse  # noqa: F401  (registers the sparse layouts)
+    x = dense.to_tensor(np.array([0.0, 2.0]), stop_gradient=False)
+    s = x.to_sparse_coo(1)
+    s.backward(dense.to_tensor(np.ones(2)))
+    with pytest.raises(RuntimeError, match="freed"):
+        s.backward(dense.to_tensor(np.ones(2)))
+
+
 def test_a_generator_left_inside_its_own_no_grad_restores_the_callers_mode():
     @dense.no_grad
     def steps():

@@ -7,6 +7,7 @@ only their metadata for ``no_need_buffer``) and its attributes.  The node's
 """
 import functools
 import inspect
+import sys
 import threading
 import types
 
@@ -86,7 +87,7 @@ class no_grad:
         if inspect.iscoroutinefunction(func):
             @functools.wraps(func)
             async def awaited(*args, **kwargs):
-                return await _stepped_awaitable(func(*args, **kwargs))
+                return await _stepped_awaitable(func(*args, **kwargs).__await__())
             return awaited
         if inspect.isasyncgenfunction(func):
             return _async_steps(func)
@@ -119,8 +120,9 @@ def _stepped(gen):
 
 @types.coroutine
 def _stepped_awaitable(coro):
-    """Await ``coro`` (a coroutine, or an async generator's ``asend``/``athrow``/``aclose``
-    awaitable) one step at a time with grad mode off, as :func:`_stepped`."""
+    """Await ``coro`` (a coroutine's ``__await__()`` iterator, or an async generator's
+    ``asend``/``athrow``/``aclose`` awaitable) one step at a time with grad mode off, as
+    :func:`_stepped`."""
     return (yield from _stepped(coro))
 
 
@@ -129,7 +131,7 @@ def _async_steps(func):
     @functools.wraps(func)
     async def steps(*args, **kwargs):
         agen = func(*args, **kwargs)
-        step = agen.asend(None)
+        step = _unhooked_first_step(agen)
         while True:
             try:
                 item = await _stepped_awaitable(step)
@@ -145,6 +147,19 @@ def _async_steps(func):
             else:
                 step = agen.asend(sent)
     return steps
+
+
+def _unhooked_first_step(agen):
+    """``agen.asend(None)`` with the event loop's async-generator hooks off: the loop then
+    does not finalize ``agen`` itself (at shutdown it would close it a second time while
+    the wrapper's own ``aclose`` is still running); the wrapper, which the loop does
+    know, owns its lifetime."""
+    hooks = sys.get_asyncgen_hooks()
+    sys.set_asyncgen_hooks(firstiter=None, finalizer=None)
+    try:
+        return agen.asend(None)
+    finally:
+        sys.set_asyncgen_hooks(firstiter=hooks.firstiter, finalizer=hooks.finalizer)
 
 
 def _off(fn, arg):

@@ -56,7 +56,8 @@ def _forward_cpu(x, index, axis, batch_dims, offset, bound, op):
     """A small plain call (no batch dims, x whole and not empty, at most
     :data:`SMALL_BYTES` out, ``axis`` the infer-meta's non-negative int) is one
     ``ndarray.take``; the rest take whole rows in threaded blocks.  (numpy's take
-    checks no bound when x is empty: that goes through :func:`_prepare`.)"""
+    checks no bound when the dims before ``axis`` hold no element, so an empty x
+    goes through :func:`_prepare`.)"""
     if not (batch_dims or offset) and bound is None and type(axis) is int \
             and 0 <= axis < x.ndim and x.size \
             and index.size * (x.size // x.shape[axis]) * x.itemsize <= SMALL_BYTES:

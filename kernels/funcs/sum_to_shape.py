@@ -237,6 +237,8 @@ FLAT_BLAS_BYTES = min(16 << 20, last_level_cache_bytes() // 2)
 #: Shorter sums are one np.add.reduce (a row-wise call costs more than it saves).
 FLAT_MIN = 1 << 16
 _ONES = {np.dtype(t): np.ones(FLAT_BLAS_COLS, t) for t in (np.float32, np.float64)}
+for _v in _ONES.values():
+    _v.setflags(write=False)
 
 
 def sum_flat(v, dtype):

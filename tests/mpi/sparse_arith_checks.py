@@ -220,6 +220,12 @@ def reboxed_conversion_grad_check():
         s.to_global(sbp=dst).backward(dense.to_tensor(seed))
         np.testing.assert_array_equal(x.grad.numpy(), seed, err_msg=f"B -> {dst}")
         CHECKS.append(f"to_sparse_coo re-boxed B -> {dst} backward")
+    for dst in (None, S(0)):               # a local conversion made global, then re-boxed
+        x = dense.to_tensor(a, stop_gradient=False)
+        s = x.to_sparse_coo(1).to_global(placement=PLACE, sbp=B)
+        (s if dst is None else s.to_global(sbp=dst)).backward(dense.to_tensor(seed))
+        np.testing.assert_array_equal(x.grad.numpy(), seed, err_msg=f"local -> B -> {dst}")
+        CHECKS.append(f"local to_sparse_coo made global, B -> {dst} backward")
 
 
 def main():
