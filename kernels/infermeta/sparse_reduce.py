@@ -10,6 +10,7 @@ at each of its positions.  A CSR result has numpy's keepdims shape whatever
 ``keepdim`` says, so it keeps x's rank ([1, cols] for axis 0 of a 2-D
 tensor, [rows, 1] for axis 1, [1, 1] or [1, 1, 1] for a full reduction).
 """
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -30,7 +31,21 @@ class SumPlan(NamedTuple):
 
 
 def sum_plan(shape, sparse_dim, axis, keepdim, csr=False):
-    """The :class:`SumPlan` of summing a sparse tensor of ``shape`` over ``axis``."""
+    """The :class:`SumPlan` of summing a sparse tensor of ``shape`` over ``axis``
+    (remembered per arguments: a sum runs it in its infer-meta and its kernel)."""
+    try:
+        return _cached_plan(tuple(shape), sparse_dim, None if axis is None else tuple(axis),
+                            bool(keepdim), csr)
+    except TypeError:                  # an unhashable axis entry: _axes says what is wrong
+        return _plan(shape, sparse_dim, axis, keepdim, csr)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_plan(shape, sparse_dim, axis, keepdim, csr):
+    return _plan(shape, sparse_dim, axis, keepdim, csr)
+
+
+def _plan(shape, sparse_dim, axis, keepdim, csr):
     axes = _axes(len(shape), axis, "sum")
     keepdim = keepdim or csr
     kept = [d for d in range(sparse_dim) if keepdim or d not in axes]
