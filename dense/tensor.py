@@ -457,8 +457,9 @@ class Tensor(TensorBase):
 
 
 def _as_arrays(obj):
-    """``obj`` with every dense Tensor in it (lists, tuples, dicts) as its numpy array."""
-    if isinstance(obj, Tensor):
+    """``obj`` with every dense tensor in it (lists, tuples, dicts) as its numpy array (a
+    global one's logical array: a collective)."""
+    if isinstance(obj, Tensor) or isinstance(obj, TensorBase) and obj.layout == "dense":
         return np.asarray(obj)
     if isinstance(obj, (list, tuple)):
         return type(obj)(_as_arrays(o) for o in obj)

@@ -217,9 +217,17 @@ def _check_place(place, op):
     return place
 
 
+def _local_only(data, op, name):
+    """TypeError for a global tensor: a sparse tensor is built from this rank's arrays."""
+    if getattr(data, "is_global", False):
+        raise TypeError(f"{op}: {name} is a global tensor; build the sparse tensor from "
+                        f"local parts (g.to_local()) and make it global with to_global")
+
+
 def _own(data, place, op, name, order="K"):
     """A private native-order array for ``data``: a dense Tensor's buffer is shared
     (it is locked), anything else copied (into ``order``)."""
+    _local_only(data, op, name)
     if isinstance(data, TensorBase) and data.layout == "dense":
         array = data._data()
     elif isinstance(data, TensorBase):
@@ -254,6 +262,7 @@ def _index_buffer(data, op, name, place):
 
 
 def _value_buffer(data, dtype, place, op):
+    _local_only(data, op, "values")
     dt = None if dtype is None else canonical_dtype(dtype, op, "dtype")
     same = dt is None or dt == data.dtype if isinstance(data, TensorBase) else False
     if same and data.layout == "dense":    # (np.dtype('float64') == None is True: no `in`)

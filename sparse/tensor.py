@@ -278,8 +278,9 @@ class _SparseTensor(TensorBase):
     # first dim (as torch); iteration and indexing have no sparse op behind them
     # and raise TypeError naming what to use instead.
     def _scalar(self, what):
-        """The logical value of a one-element tensor as a one-element dense Tensor."""
-        n = prod(self._d.shape)
+        """The logical value of a one-element tensor as a one-element dense Tensor (a
+        global one too: its logical shape, not a shard's)."""
+        n = prod(self.shape)
         if n != 1:
             ambiguous = "; its truth value is ambiguous" if what == "bool" else ""
             raise ValueError(f"{what}(): only a one-element tensor converts to a Python "

@@ -108,9 +108,75 @@ def backward_seed_of_another_logical_shape():
     assert np.array_equal(w.grad.numpy(), np.full((4, 3), 6.0)), w.grad.numpy()
 
 
+def floating_point_trap_on_one_rank_is_everyones():
+    """Under np.seterr(divide='raise') a zero in the last rank's shard only: every rank
+    raises the FloatingPointError (the others went on, paired the next collectives wrongly
+    and hung), and the job goes on."""
+    n = 2 * SIZE
+    x = dense.to_tensor(np.array_split(np.ones(n), SIZE)[RANK]).to_global(placement=PLACE,
+                                                                          sbp=S(0))
+    yv = np.ones(n)
+    yv[-1] = 0.0
+    y = dense.to_tensor(np.array_split(yv, SIZE)[RANK]).to_global(placement=PLACE, sbp=S(0))
+    with np.errstate(divide="raise"):
+        _everyone_raises(FloatingPointError, f"on rank {SIZE - 1} of the placement",
+                         lambda: x / y)
+    assert dense.sum(x).numpy() == n
+
+
+def placements_and_sbps_checked_alike():
+    """A hand-built Sbp is checked when built (rank 0 took Sbp('s', 0) as partial_sum,
+    the others failed); a seed on another placement is a ValueError (it was summed once
+    a rank); a copied or pickled placement is the same placement; a non-member has no
+    rank; a global operand of a sparse constructor is a TypeError (AttributeError)."""
+    import copy
+    import pickle
+    from mpi4py import MPI
+    _everyone_raises(TypeError, "Sbp: expected kind", lambda: dense.sbp.Sbp("s", 0))
+    _everyone_raises(TypeError, "Sbp: expected kind", lambda: dense.sbp.Sbp("S", 1.5))
+    t = dense.to_tensor(np.ones(2), stop_gradient=False)
+    g = t.to_global(placement=PLACE, sbp=B)
+    other = dense.to_tensor(np.ones(2)).to_global(placement=dense.placement(comm=MPI.COMM_SELF),
+                                                 sbp=B)
+    if SIZE > 1:
+        _everyone_raises(ValueError, "grad_tensor is on", lambda: (g * 2.0).backward(other))
+    assert copy.deepcopy(PLACE) is PLACE and pickle.loads(pickle.dumps(PLACE)) == PLACE
+    assert np.array_equal((g + copy.deepcopy(g)).numpy(), [2.0, 2.0])
+    _everyone_raises(ValueError, "COMM_NULL", lambda: dense.placement(comm=MPI.COMM_NULL))
+    if SIZE > 1:                  # two groups by parity: each got the other's sum before
+        w = MPI.COMM_WORLD
+        half = w.Split(RANK % 2, RANK)
+        inter = half.Create_intercomm(0, w, 1 - RANK % 2, tag=7)
+        _everyone_raises(TypeError, "intercommunicator",
+                         lambda: dense.placement(comm=inter))
+        inter.Free()
+        half.Free()
+    if SIZE > 1:
+        first = dense.placement([0])
+        if RANK:
+            _everyone_raises_locally(ValueError, "not one of its ranks", lambda: first.rank)
+    _everyone_raises(TypeError, "values is a global tensor",
+                     lambda: sparse.sparse_coo_tensor([[0, 1]], g, [2]))
+    one = sparse.sparse_coo_tensor([[0]], [5.0], [1]).to_global(placement=PLACE, sbp=B)
+    assert float(one) == 5.0 and int(one) == 5
+    _everyone_raises(TypeError, "iteration over a 0-d tensor",
+                     lambda: list(dense.to_tensor(3.0).to_global(placement=PLACE, sbp=B)))
+    assert np.sum(g) == 2.0
+
+
+def _everyone_raises_locally(kind, text, fn):
+    try:
+        fn()
+    except kind as exc:
+        assert text in str(exc), str(exc)
+    else:
+        raise AssertionError(f"rank {RANK}: no {kind.__name__}")
+
+
 CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,
           to_global_arguments_that_differ_or_fail_on_one_rank,
-          backward_seed_of_another_logical_shape]
+          backward_seed_of_another_logical_shape, floating_point_trap_on_one_rank_is_everyones,
+          placements_and_sbps_checked_alike]
 for check in CHECKS:
     check()
 print(f"rank {RANK}: {len(CHECKS)} passed, 0 failed", flush=True)

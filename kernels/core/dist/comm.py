@@ -82,6 +82,10 @@ class Placement:
 
     @property
     def rank(self):
+        """This process's rank in the placement; ValueError outside it."""
+        if self.group is None:
+            raise ValueError(f"placement: this process is not one of its ranks "
+                             f"{self.ranks}; it has no rank there (see is_member)")
         return self.group.rank
 
     @property
@@ -95,6 +99,21 @@ class Placement:
 
     def __hash__(self):
         return hash(self._ranks)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        """The same placement: it names communicators, which a copy cannot duplicate."""
+        return self
+
+    def __reduce__(self):
+        """Pickled as its ranks of COMM_WORLD, rebuilt there by :func:`placement`; a
+        placement on another communicator cannot be named in a pickle (TypeError)."""
+        if self._parent is not world():
+            raise TypeError("placement: only a placement on COMM_WORLD can be pickled; this "
+                            "one is on another communicator")
+        return placement, (list(self._ranks),)
 
     def __repr__(self):
         return f"placement(ranks={self.ranks})"
@@ -138,6 +157,12 @@ def _check_comm(comm):
     if MPI is None or not isinstance(comm, MPI.Comm):
         raise TypeError(f"placement: comm must be an mpi4py communicator (mpi4py.MPI.Comm) "
                         f"or None, got {comm!r} of type {type(comm).__name__}")
+    if comm == MPI.COMM_NULL:
+        raise ValueError("placement: comm is MPI.COMM_NULL (or a freed communicator); "
+                         "expected a live intracommunicator")
+    if comm.Is_inter():
+        raise TypeError("placement: comm is an intercommunicator; expected an "
+                        "intracommunicator (its collectives reach the other group)")
     return comm
 
 

@@ -220,7 +220,7 @@ def run(spec, ins, attrs):
             result = _run_with_kernel_attrs(spec, shards, local_attrs, extra)
         else:
             result = dispatch.run(spec, shards, local_attrs)
-    except (IndexError, ValueError) as exc:
+    except Exception as exc:            # noqa: BLE001 (every rank raises it, below)
         failure = exc
     _agree_on_failure(spec, failure, boxed, sig, placement)
     results = result if isinstance(result, tuple) else (result,)
@@ -238,7 +238,8 @@ def _check_known_shape(meta, op):
 
 
 def _agree_on_failure(spec, failure, boxed, sig, placement):
-    """Make a value error on one rank's shard an error on every rank (a collective).
+    """Make an error on one rank's shard (a bad index value, a floating-point trap
+    under ``np.seterr``) an error on every rank (a collective).
 
     Shape errors come from the logical metadata, so every rank raises them
     alike; a bad index *value* shows on the rank that holds it only.  One
@@ -266,7 +267,12 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
             what = "each of " if isinstance(item, list) else ""
             where.append(f"{what}'{a.name}' holds [{lo}, {hi}) of axis {s.axis}")
     shards = f" (its shard of {', '.join(where)})" if where else ""
-    raise kind(f"{spec.name}: on rank {bad} of the placement{shards}: {text}") from None
+    message = f"{spec.name}: on rank {bad} of the placement{shards}: {text}"
+    try:
+        error = kind(message)
+    except Exception:                   # noqa: BLE001 (a type that takes other arguments)
+        error = RuntimeError(f"{message} ({kind.__name__})")
+    raise error from None
 
 
 def _as_broadcast(spec, arg, t, placement):

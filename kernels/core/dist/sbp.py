@@ -24,6 +24,16 @@ class Sbp:
     kind: str
     axis: int | None = None
 
+    def __post_init__(self):
+        """A kind 'S' with an int axis, or 'B' or 'P' with none; else TypeError, so that a
+        hand-built value fails alike on every rank before any collective."""
+        ok = self.kind in ("B", "P") and self.axis is None or self.kind == "S" and \
+            isinstance(self.axis, numbers.Integral) and not isinstance(self.axis, (bool, np.bool_))
+        if not (isinstance(self.kind, str) and ok):
+            raise TypeError(f"Sbp: expected kind 'S' with an int axis, or 'B' or 'P' with "
+                            f"none (or use dense.sbp.split(axis), broadcast, partial_sum); "
+                            f"got kind {self.kind!r}, axis {self.axis!r}")
+
     @property
     def is_split(self):
         return self.kind == "S"

@@ -220,6 +220,10 @@ class GlobalTensor(TensorBase):
                 if not getattr(grad_tensor, "is_global", False):
                     grad_tensor = global_runtime("backward").to_global(
                         grad_tensor, self._placement, broadcast)
+                elif grad_tensor.placement != self._placement:
+                    raise ValueError(f"backward: grad_tensor is on {grad_tensor.placement!r}, "
+                                     f"the tensor on {self._placement!r}; expected one "
+                                     f"placement (the same communicator and ranks)")
                 if list(grad_tensor.shape) != list(self.shape):   # logical: alike on every rank
                     raise ValueError(f"backward: grad_tensor has shape {list(grad_tensor.shape)}, "
                                      f"expected {list(self.shape)} (the logical shapes)")
@@ -313,7 +317,7 @@ for _name in OPERATORS:
 #: and numpy ufuncs, so an ndarray operand is a local input taken as broadcast
 #: (``np.ones(3) * g`` is a global tensor, as ``np.ones(3) * t`` is a Tensor).
 DELEGATED = ("__getitem__", "astype", "__float__", "__int__", "__complex__", "__bool__",
-             "__index__", "_scalar", "__array_ufunc__")
+             "__index__", "_scalar", "__array_ufunc__", "__iter__", "__array_function__")
 
 
 def _delegated(name):
