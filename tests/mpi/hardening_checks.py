@@ -162,6 +162,9 @@ def placements_and_sbps_checked_alike():
     _everyone_raises(TypeError, "iteration over a 0-d tensor",
                      lambda: list(dense.to_tensor(3.0).to_global(placement=PLACE, sbp=B)))
     assert np.sum(g) == 2.0
+    csr = dense.to_tensor(np.eye(2)).to_sparse_csr()
+    _everyone_raises(TypeError, "add: the local argument 'x' is a sparse_csr tensor",
+                     lambda: csr + g)
 
 
 def _everyone_raises_locally(kind, text, fn):

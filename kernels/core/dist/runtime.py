@@ -277,6 +277,10 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
 
 def _as_broadcast(spec, arg, t, placement):
     """A local input mixed with global ones: taken as broadcast (the same on every rank)."""
+    if t.layout not in ("dense", "sparse_coo"):
+        raise TypeError(f"{spec.name}: the local argument '{arg.name}' is a {t.layout} "
+                        f"tensor, which cannot meet global ones (global tensors are dense or "
+                        f"sparse COO); convert it with to_sparse_coo() first")
     try:
         return to_global(t, placement, broadcast)
     except ValueError as err:
