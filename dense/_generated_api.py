@@ -1291,8 +1291,9 @@ transpose.infer_meta = _d.meta_binding(  # type: ignore[attr-defined]
 def squeeze(x: _t.TensorLike, axis: _t.Optional[_t.IntArray] = None) -> _dense.Tensor:
     r"""Drop dims of size 1 (Paddle's squeeze; a view).
 
-    With ``axis`` None every size-1 dim goes; otherwise only the listed
-    axes that have size 1 (a listed axis of another size stays, as Paddle).
+    With ``axis`` None or ``[]`` every size-1 dim goes (Paddle's rule; numpy's
+    ``axis=()`` drops none); otherwise only the listed axes that have size 1
+    (a listed axis of another size stays, as Paddle).
 
     Parameters
     ----------

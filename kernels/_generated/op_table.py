@@ -725,7 +725,7 @@ _sbp_dense_squeeze = _r.SbpTable(rules=(_rule_33, _rule_1,),
                          physical=_im.squeeze_sbp_physical)
 
 
-# dense.unsqueeze  (yaml/ops.yaml:1291)
+# dense.unsqueeze  (yaml/ops.yaml:1292)
 def _meta_dense_unsqueeze(x, axis):
     return _im.unsqueeze_infer_meta(x, axis)
 
@@ -744,7 +744,7 @@ _sbp_dense_unsqueeze = _r.SbpTable(rules=(_rule_34, _rule_1,),
                          physical=None)
 
 
-# dense.flatten  (yaml/ops.yaml:1331)
+# dense.flatten  (yaml/ops.yaml:1332)
 def _meta_dense_flatten(x, start_axis, stop_axis):
     return _im.flatten_infer_meta(x, start_axis, stop_axis)
 
@@ -763,7 +763,7 @@ _sbp_dense_flatten = _r.SbpTable(rules=(_rule_35, _rule_1,),
                          physical=None)
 
 
-# dense.concat  (yaml/ops.yaml:1371)
+# dense.concat  (yaml/ops.yaml:1372)
 def _meta_dense_concat(xs, axis):
     return _im.concat_infer_meta(xs, axis)
 
@@ -782,7 +782,7 @@ _sbp_dense_concat = _r.SbpTable(rules=(_rule_36, _rule_1,),
                          physical=None)
 
 
-# dense.stack  (yaml/ops.yaml:1414)
+# dense.stack  (yaml/ops.yaml:1415)
 def _meta_dense_stack(xs, axis):
     return _im.stack_infer_meta(xs, axis)
 
@@ -801,7 +801,7 @@ _sbp_dense_stack = _r.SbpTable(rules=(_rule_37, _rule_1,),
                          physical=None)
 
 
-# dense.slice  (yaml/ops.yaml:1454)
+# dense.slice  (yaml/ops.yaml:1455)
 def _meta_dense_slice(x, axes, starts, ends):
     return _im.slice_infer_meta(x, axes, starts, ends)
 
@@ -820,7 +820,7 @@ _sbp_dense_slice = _r.SbpTable(rules=(_rule_38, _rule_1,),
                          physical=None)
 
 
-# dense.strided_slice  (yaml/ops.yaml:1497)
+# dense.strided_slice  (yaml/ops.yaml:1498)
 def _meta_dense_strided_slice(x, axes, starts, ends, strides):
     return _im.strided_slice_infer_meta(x, axes, starts, ends, strides)
 
@@ -839,7 +839,7 @@ _sbp_dense_strided_slice = _r.SbpTable(rules=(_rule_39, _rule_1,),
                          physical=None)
 
 
-# dense.basic_index  (yaml/ops.yaml:1541)
+# dense.basic_index  (yaml/ops.yaml:1542)
 def _meta_dense_basic_index(x, axes, starts, ends, strides, decrease_axis, none_axis):
     return _im.basic_index_infer_meta(x, axes, starts, ends, strides, decrease_axis, none_axis)
 
@@ -858,7 +858,7 @@ _sbp_dense_basic_index = _r.SbpTable(rules=(_rule_40, _rule_1,),
                          physical=None)
 
 
-# dense.index_select  (yaml/ops.yaml:1596)
+# dense.index_select  (yaml/ops.yaml:1597)
 def _meta_dense_index_select(x, index, axis):
     return _im.index_select_infer_meta(x, index, axis)
 
@@ -880,7 +880,7 @@ _sbp_dense_index_select = _r.SbpTable(rules=(_rule_41, _rule_42, _rule_11,),
                          physical=None)
 
 
-# dense.mean  (yaml/ops.yaml:1645)
+# dense.mean  (yaml/ops.yaml:1646)
 def _meta_dense_mean(x, axis, keepdim):
     return _im.mean_infer_meta(x, axis, keepdim)
 
@@ -896,7 +896,7 @@ _sbp_dense_mean = _r.SbpTable(rules=(_rule_3, _rule_1,),
                          physical=None)
 
 
-# dense.max  (yaml/ops.yaml:1687)
+# dense.max  (yaml/ops.yaml:1688)
 def _meta_dense_max(x, axis, keepdim):
     return _im.max_infer_meta(x, axis, keepdim)
 
@@ -912,7 +912,7 @@ _sbp_dense_max = _r.SbpTable(rules=(_rule_3,),
                          physical=None)
 
 
-# dense.min  (yaml/ops.yaml:1730)
+# dense.min  (yaml/ops.yaml:1731)
 def _meta_dense_min(x, axis, keepdim):
     return _im.min_infer_meta(x, axis, keepdim)
 
@@ -928,7 +928,7 @@ _sbp_dense_min = _r.SbpTable(rules=(_rule_3,),
                          physical=None)
 
 
-# dense.prod  (yaml/ops.yaml:1773)
+# dense.prod  (yaml/ops.yaml:1774)
 def _meta_dense_prod(x, axis, keepdim):
     return _im.prod_infer_meta(x, axis, keepdim)
 
@@ -944,7 +944,7 @@ _sbp_dense_prod = _r.SbpTable(rules=(_rule_3,),
                          physical=None)
 
 
-# dense.argmax  (yaml/ops.yaml:1816)
+# dense.argmax  (yaml/ops.yaml:1817)
 def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
@@ -956,7 +956,7 @@ _sbp_dense_argmax = _r.SbpTable(rules=(_rule_43,),
                          physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1861)
+# dense.argmin  (yaml/ops.yaml:1862)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -965,27 +965,27 @@ _sbp_dense_argmin = _r.SbpTable(rules=(_rule_43,),
                          physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1904)
+# dense.zeros  (yaml/ops.yaml:1905)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1939)
+# dense.ones  (yaml/ops.yaml:1940)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1974)
+# dense.full  (yaml/ops.yaml:1975)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:2013)
+# dense.arange  (yaml/ops.yaml:2014)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:2051)
+# dense.zeros_like  (yaml/ops.yaml:2052)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -994,7 +994,7 @@ _sbp_dense_zeros_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2088)
+# dense.ones_like  (yaml/ops.yaml:2089)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1003,7 +1003,7 @@ _sbp_dense_ones_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2125)
+# dense.full_like  (yaml/ops.yaml:2126)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1012,7 +1012,7 @@ _sbp_dense_full_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2167)
+# dense.cast  (yaml/ops.yaml:2168)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 
