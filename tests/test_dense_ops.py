@@ -530,3 +530,11 @@ def test_scalar_arguments_take_one_element_tensors_as_paddle_does():
     assert got.dtype == np.int64 and got.numpy().tolist() == [1, 3, 5]
     with pytest.raises(TypeError, match=r"^full: argument 'fill_value' .*one-element Tensor"):
         dense.full([2], dense.to_tensor(np.array([1.0, 2.0])))
+
+
+def test_squeeze_with_an_empty_axis_list_drops_every_size_one_dim_as_paddle():
+    """Paddle's rule: axis None or [] squeezes every size-1 dim (numpy's axis=() drops
+    none); a listed dim that is not 1 stays."""
+    x = dense.to_tensor(np.zeros((1, 3, 1, 2)))
+    assert dense.squeeze(x, axis=[]).shape == [3, 2] == dense.squeeze(x).shape
+    assert dense.squeeze(x, axis=[1, 2]).shape == [1, 3, 2]
