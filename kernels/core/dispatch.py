@@ -348,13 +348,17 @@ def _int_list(value, spec, arg):
 
 def _scalar(value, spec, arg):
     """A ``Scalar``: a bool, int, float or complex, Python or numpy, kept as given; a
-    one-element local dense Tensor stands for its value as a Python number (Paddle's
-    ``clip(x, min=t)``, ``full(shape, t)``), taking no gradient.  Other numbers
+    one-element dense Tensor stands for its value as a Python number (Paddle's
+    ``clip(x, min=t)``, ``full(shape, t)``), taking no gradient (a global one's is
+    read by a collective, so every rank of its placement must make the call).  Other numbers
     (Fraction, Decimal, numpy's longdouble, timedelta64) have no dtype here."""
     if type(value) in _PY_SCALARS or _numpy_scalar(value) \
             or isinstance(value, _PY_NUMBERS) and not isinstance(value, np.generic):
         return value
     if type(value) in LOCAL_CLASSES and value.layout == "dense" and value._data().size == 1:
+        return value.numpy().reshape(()).item()
+    if getattr(value, "is_global", False) and value.layout == "dense" \
+            and all(d == 1 for d in value.shape):      # its value: a collective, as item()
         return value.numpy().reshape(()).item()
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a scalar (bool, int, "
                     f"float or complex, Python or numpy of at most 64-bit parts, or a "

@@ -162,6 +162,10 @@ def placements_and_sbps_checked_alike():
     _everyone_raises(TypeError, "iteration over a 0-d tensor",
                      lambda: list(dense.to_tensor(3.0).to_global(placement=PLACE, sbp=B)))
     assert np.sum(g) == 2.0
+    x3 = dense.to_tensor(np.array([-1.0, 0.5, 2.0])).to_global(placement=PLACE, sbp=B)
+    one = dense.to_tensor(np.array([1.0])).to_global(placement=PLACE, sbp=B)
+    assert np.array_equal(dense.clip(x3, min=0.0, max=one).numpy(), [0.0, 0.5, 1.0])
+    assert np.array_equal(dense.full_like(x3, one).numpy(), [1.0, 1.0, 1.0])
     csr = dense.to_tensor(np.eye(2)).to_sparse_csr()
     _everyone_raises(TypeError, "add: the local argument 'x' is a sparse_csr tensor",
                      lambda: csr + g)
