@@ -680,6 +680,45 @@ def test_h3_setters_check_their_argument_by_name(setter, bad, exc):
     assert fn(None) == before                                    # nothing changed
 
 
+@pytest.mark.parametrize("setter,var,bad,good", [
+    ("set_num_threads", "PHISPARSE_NUM_THREADS", "lots", 2),
+    ("set_pool_bytes", "PHISPARSE_POOL_BYTES", "1.5G", 1 << 30)])
+def test_a_setter_overrides_a_bad_environment_variable(setter, var, bad, good, monkeypatch):
+    """A value given to the setter stands where the variable is bad (the setter read the
+    variable first and raised); rereading it (None) still raises, naming it."""
+    from kernels.funcs import pool, threads
+    module = threads if setter == "set_num_threads" else pool
+    name = "_num_threads" if setter == "set_num_threads" else "_limit"
+    monkeypatch.setattr(module, name, None)
+    monkeypatch.setenv(var, bad)
+    fn = getattr(dense, setter)
+    assert fn(good) is None
+    assert fn(good) == good
+    with pytest.raises(ValueError, match=var):
+        fn(None)
+    monkeypatch.delenv(var)
+    fn(None)
+
+
+def test_a_lower_pool_cap_frees_idle_blocks_at_once():
+    """Lowering the cap (or 0, pooling off) frees idle blocks, largest first, until the
+    pool fits under it (they stayed until a later request needed room)."""
+    from kernels.funcs import pool
+    old = pool.set_pool_bytes(1 << 30)
+    try:
+        pool.release_idle()
+        in_use = pool.pooled_bytes()[0]            # blocks of other tests' live arrays
+        a, b = pool.empty((1 << 23,), np.float64), pool.empty((1 << 22,), np.float64)
+        del a, b
+        assert pool.pooled_bytes() == (in_use, 96 << 20)
+        pool.set_pool_bytes(in_use + (40 << 20))
+        assert pool.pooled_bytes() == (in_use, 32 << 20)         # the 64 MiB block went
+        pool.set_pool_bytes(0)
+        assert pool.pooled_bytes() == (in_use, 0)
+    finally:
+        pool.set_pool_bytes(old)
+
+
 def test_h3_int_axes_take_0d_integer_arrays_as_numpy_does():
     a = np.arange(6.0).reshape(2, 3)
     t = dense.to_tensor(a)

@@ -60,12 +60,14 @@ def pool_limit():
     return _limit
 
 
-def set_pool_bytes(n: int | None = None) -> int:
+def set_pool_bytes(n: int | None = None) -> int | None:
     """Cap the pool at ``n`` bytes from now on (0 turns it off); None reads
     ``PHISPARSE_POOL_BYTES`` (or the default) again.  Returns the previous cap.
     ``n`` must be an int (TypeError) of at least 0 (ValueError).
 
-    Idle blocks above a lower cap are freed when the next large request needs room.
+    A lower cap frees idle blocks at once until what the pool holds fits under it.
+    A cap given here stands even where the variable holds a bad value (the previous
+    cap is then returned as None).
 
     Examples
     --------
@@ -76,9 +78,30 @@ def set_pool_bytes(n: int | None = None) -> int:
     """
     global _limit
     n = None if n is None else checked_count("set_pool_bytes", "n", n, 0)
-    old = pool_limit()
+    try:
+        old = pool_limit()
+    except ValueError:                 # a bad variable: only a reread (n None) raises
+        if n is None:
+            raise
+        old = None
     _limit = _from_environment() if n is None else n
+    _trim(_limit)
     return old
+
+
+def _trim(limit):
+    """Free idle blocks, largest first, until the pool holds at most ``limit`` bytes."""
+    with _lock:
+        idle = sorted((i for i in range(len(_blocks)) if _idle(i)),
+                      key=lambda i: _blocks[i].size)
+        held = sum(b.size for b in _blocks)
+        drop = []
+        while held > limit and idle:
+            i = idle.pop()
+            held -= _blocks[i].size
+            drop.append(i)
+        for i in sorted(drop, reverse=True):
+            del _blocks[i]
 
 
 def _from_environment():

@@ -71,9 +71,10 @@ def num_threads():
     return _num_threads
 
 
-def set_num_threads(n: int | None = None) -> int:
+def set_num_threads(n: int | None = None) -> int | None:
     """Use ``n`` threads from now on (1 turns threading off); None reads
-    ``PHISPARSE_NUM_THREADS`` (or the CPU count) again.  Returns the previous count.
+    ``PHISPARSE_NUM_THREADS`` (or the CPU count) again.  Returns the previous count
+    (None where the variable holds a bad value that ``n`` now overrides).
     ``n`` must be an int (TypeError) of at least 1 (ValueError).
 
     Examples
@@ -85,7 +86,12 @@ def set_num_threads(n: int | None = None) -> int:
     """
     global _num_threads
     n = None if n is None else checked_count("set_num_threads", "n", n, 1)
-    old = num_threads()
+    try:
+        old = num_threads()
+    except ValueError:                 # a bad variable: only a reread (n None) raises
+        if n is None:
+            raise
+        old = None
     _num_threads = _from_environment() if n is None else n
     return old
 
