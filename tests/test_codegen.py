@@ -297,3 +297,11 @@ def test_user_op_end_to_end(tmp_path):
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split("\n")[:3] == ["[4.0, -8.0] [4.0, 40.0]", "(2,)", "0"]
+    # a changed doc makes the generated API stale: --check's hint repeats the arguments
+    (pkg / "yaml" / "ops.yaml").write_text(USER_OPS.replace("Multiply x", "Scale x"))
+    res = subprocess.run([sys.executable, "-m", "kernels.codegen", "--yaml", "myops/yaml",
+                          "--out", "myops/generated", "--check"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)
+    assert res.returncode == 1
+    assert "run python -m kernels.codegen --yaml myops/yaml --out myops/generated)" \
+        in res.stderr, res.stderr

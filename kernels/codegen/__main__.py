@@ -11,6 +11,7 @@ below the current directory, and must be dotted Python names.
 """
 import argparse
 import os
+import shlex
 import sys
 
 from ..core.resolve import is_name
@@ -103,7 +104,9 @@ def main(argv=None):
     if ns.out and not check and not os.path.exists(os.path.join(ns.out, "__init__.py")):
         open(os.path.join(ns.out, "__init__.py"), "w").close()
     if check and stale:
-        hint = ("run python -m kernels.codegen" if ns.check else
+        again = " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+                         if a != "--check")
+        hint = (f"run python -m kernels.codegen {again}".rstrip() if ns.check else
                 "this phisparse is installed, not a checkout: nothing was written; "
                 "pass --write-installed to rewrite it")
         print(f"codegen: stale generated files ({hint}):\n  " + "\n  ".join(stale),
