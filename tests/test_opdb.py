@@ -81,3 +81,21 @@ def test_gradient_matches_finite_differences(info, dtype, backend):
             expect = _numeric_vjp(info, sample, k, w, dtype)
             assert xs[k].grad is not None and xs[k].grad.shape == list(expect.shape)
             np.testing.assert_allclose(xs[k].grad.numpy(), expect, rtol=1e-6, atol=1e-7)
+
+
+def test_every_declared_op_has_an_op_database_entry():
+    """Step 7 of README's "Adding an op": each op of yaml/ops.yaml has an OpInfo here and
+    each op of yaml/sparse_ops.yaml one in tests/sparse_opdb (the generic suites then
+    check it); a new op without one fails here, naming it."""
+    import os
+
+    import yaml
+
+    import sparse_opdb
+    from opdb import ops_of
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "yaml")
+    for file, infos in (("ops.yaml", OPS), ("sparse_ops.yaml", ops_of(sparse_opdb))):
+        with open(os.path.join(root, file)) as f:
+            declared = {e["op"] for e in yaml.safe_load(f) if "op" in e}
+        covered = {info.name.split("[")[0].split(" ")[0] for info in infos}
+        assert declared <= covered, f"{file}: no op database entry for {sorted(declared - covered)}"
