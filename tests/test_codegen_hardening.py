@@ -214,3 +214,14 @@ def test_item14_deep_nesting(tmp_path):
     text = "- op : x\n  args : " + "[" * 5000 + "]" * 5000 + "\n"
     res = _codegen("--yaml", _dir(tmp_path, text), "--out", "gen", cwd=tmp_path)
     assert res.returncode == 1 and "ops.yaml:1: " in res.stderr and "Traceback" not in res.stderr
+
+
+def test_an_infer_meta_rule_that_cannot_take_its_params_is_refused_naming_the_op(tmp_path):
+    """``param: [x, shape]`` for unchanged_infer_meta(x): the generator refuses it, naming
+    the file, the op and the rule's signature (the first call raised a bare TypeError)."""
+    text = _op().replace("param : [x]", "param : [x, shape]")
+    res = _codegen("--yaml", _dir(tmp_path, text), "--out", "gen", cwd=tmp_path)
+    assert res.returncode == 1
+    assert "ops.yaml" in res.stderr and "my_op" in res.stderr
+    assert "infer_meta function 'unchanged_infer_meta(x)' cannot take the 2 arguments" \
+        in res.stderr, res.stderr

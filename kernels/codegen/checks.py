@@ -37,9 +37,8 @@ def check_all(defs):
 
 
 def _check_functions(op, roots):
-    if op.infer_meta and resolve_function(op.infer_meta.func, roots=roots) is None:
-        raise _err(op, f"infer_meta function '{op.infer_meta.func}' does not exist in "
-                       f"kernels.infermeta (or is not a public function of {list(roots)})")
+    if op.infer_meta:
+        _check_infer_meta(op, resolve_function(op.infer_meta.func, roots=roots), roots)
     if not op.module:
         return
     try:
@@ -49,6 +48,24 @@ def _check_functions(op, roots):
     for sig in op.kernels:
         if not registry.has_kernel(sig.func):
             raise _err(op, f"kernel '{sig.func}' is not registered by module '{op.module}'")
+
+
+def _check_infer_meta(op, fn, roots):
+    """The shape rule exists and takes the arguments ``param:`` passes it, positionally."""
+    if fn is None:
+        raise _err(op, f"infer_meta function '{op.infer_meta.func}' does not exist in "
+                       f"kernels.infermeta (or is not a public function of {list(roots)})")
+    params = op.infer_meta.params
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):     # no signature to read (a builtin): the call says
+        return
+    try:
+        sig.bind(*params)
+    except TypeError as exc:
+        raise _err(op, f"infer_meta function '{op.infer_meta.func}{sig}' cannot take the "
+                       f"{len(params)} arguments that param passes it {list(params)}: "
+                       f"{exc}") from None
 
 
 def _check_backward_link(op, table):
