@@ -183,8 +183,8 @@ def _write(tmp_path, ops, backward):
 
 
 def _local_ops():
-    text = USER_OPS.replace("myops.kernels.concat_meta", "unchanged_infer_meta")
-    text = text.replace("myops.kernels.full_meta", "unchanged_infer_meta")
+    text = USER_OPS.replace("myops.kernels.concat_meta", "concat_infer_meta")
+    text = text.replace("myops.kernels.full_meta", "full_infer_meta")
     text = text.replace("module : myops.kernels", "module : kernels.dense.reshape")
     text = text.replace("func : my_concat\n", "func : reshape\n")
     return text.replace("func : my_full\n", "func : reshape\n")
@@ -192,6 +192,7 @@ def _local_ops():
 
 def _local_backward():
     text = USER_BACKWARD.replace("myops.kernels.concat_grad_meta", "unchanged_infer_meta")
+    # (param [xs]: one argument, as unchanged_infer_meta takes)
     text = text.replace("module : myops.kernels", "module : kernels.dense.reshape")
     return text.replace("func : my_concat_grad", "func : reshape_grad")
 
@@ -210,8 +211,8 @@ BAD = [
     ("Tensor[] after attribute", "ops", "(Tensor[] xs, int axis = 0)",
      "(int axis, Tensor[] xs)", "comes after an attribute"),
     ("list output in a forward op", "ops", "output : Tensor(out)\n  infer_meta :\n"
-     "    func : unchanged_infer_meta\n  kernel :\n    func : reshape\n  backward",
-     "output : Tensor[](out)\n  infer_meta :\n    func : unchanged_infer_meta\n  kernel :\n"
+     "    func : concat_infer_meta\n  kernel :\n    func : reshape\n  backward",
+     "output : Tensor[](out)\n  infer_meta :\n    func : concat_infer_meta\n  kernel :\n"
      "    func : reshape\n  backward", "is not 'Tensor(name)'"),
     ("single gradient of a list input", "backward", "Tensor[](xs_grad)", "Tensor(xs_grad)",
      "must be declared Tensor[](xs_grad)"),
