@@ -68,3 +68,15 @@ def checked_count(op, arg, value, minimum):
     if value < minimum:
         raise ValueError(f"{op}: {arg} must be at least {minimum}, got {value}")
     return int(value)
+
+
+def previous_value(read, given):
+    """``read()`` (a knob's value in force, read from its variable at first), for a setter
+    to return; None where the variable holds a bad value and ``given`` (not None) is
+    about to override it: only a setter that rereads the variable raises its error."""
+    try:
+        return read()
+    except ValueError:
+        if given is None:
+            raise
+        return None

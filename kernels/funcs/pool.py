@@ -29,7 +29,7 @@ import threading
 
 import numpy as np
 
-from ..core.env import checked_count, env_count
+from ..core.env import checked_count, env_count, previous_value
 from ..core.owned import keep_writable
 from ..core.xp import xp_of
 from .shape import prod
@@ -78,12 +78,7 @@ def set_pool_bytes(n: int | None = None) -> int | None:
     """
     global _limit
     n = None if n is None else checked_count("set_pool_bytes", "n", n, 0)
-    try:
-        old = pool_limit()
-    except ValueError:                 # a bad variable: only a reread (n None) raises
-        if n is None:
-            raise
-        old = None
+    old = previous_value(pool_limit, n)
     _limit = _from_environment() if n is None else n
     _trim(_limit)
     return old

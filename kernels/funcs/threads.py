@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..core.env import checked_count, env_count
+from ..core.env import checked_count, env_count, previous_value
 
 #: Below this many bytes per thread, splitting costs more than it saves.
 MIN_BYTES_PER_THREAD = 4 << 20
@@ -86,12 +86,7 @@ def set_num_threads(n: int | None = None) -> int | None:
     """
     global _num_threads
     n = None if n is None else checked_count("set_num_threads", "n", n, 1)
-    try:
-        old = num_threads()
-    except ValueError:                 # a bad variable: only a reread (n None) raises
-        if n is None:
-            raise
-        old = None
+    old = previous_value(num_threads, n)
     _num_threads = _from_environment() if n is None else n
     return old
 
