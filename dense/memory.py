@@ -7,7 +7,8 @@ and the kernels' thread count at run time (the environment variables
 """
 from kernels.funcs import pool, threads
 
-__all__ = ["release_memory", "memory_stats", "set_pool_bytes", "set_num_threads"]
+__all__ = ["release_memory", "memory_stats", "set_pool_bytes", "set_num_threads",
+           "get_num_threads"]
 
 
 def release_memory() -> int:
@@ -41,3 +42,18 @@ def memory_stats() -> dict[str, int]:
 
 set_pool_bytes = pool.set_pool_bytes
 set_num_threads = threads.set_num_threads
+
+
+def get_num_threads() -> int:
+    """The thread count kernels use now (``torch.get_num_threads``'s counterpart):
+    ``PHISPARSE_NUM_THREADS``, the usable CPUs, or what :func:`set_num_threads` set.
+
+    Examples
+    --------
+    >>> import dense
+    >>> old = dense.set_num_threads(3)
+    >>> dense.get_num_threads()
+    3
+    >>> _ = dense.set_num_threads(old)
+    """
+    return threads.num_threads()
