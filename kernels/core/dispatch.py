@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from . import autograd, registry
+from . import autograd, kernel_check, registry
 from .dtypes import ALL, canonical_dtype, is_differentiable, is_int
 from .meta import Canonical, MetaTensor, reported
 from .registry import GENERATION
@@ -796,6 +796,8 @@ def _prepared(spec, metas, attrs, raw):
     kernel, out_layouts, place, classes = _binding(spec, metas)
     out_metas = _out_metas(result, out_layouts, place)
     _check_outputs(spec, out_metas, check_output_size)
+    if kernel_check.ENABLED:
+        kernel = kernel_check.checked(spec, kernel, out_metas)
     single = len(out_metas) == 1 and type(out_metas[0]) is MetaTensor
     prepared = (kernel, kernel_attrs, out_metas, classes[0] if single else None, attrs)
     if key is not None:
@@ -819,6 +821,8 @@ def _run_general(spec, ins, attrs):
     out_metas = _out_metas(result, sig.out_layouts, _place(spec, metas))
     _check_outputs(spec, out_metas, check_output_size)
     kernel = _kernel(spec, sig, metas or list(out_metas))
+    if kernel_check.ENABLED:
+        kernel = kernel_check.checked(spec, kernel, out_metas)
     try:
         result = kernel(*[_datas(t) for t in ins], *kernel_attrs)
     except MemoryError as exc:
