@@ -459,8 +459,12 @@ class Tensor(TensorBase):
 def _as_arrays(obj):
     """``obj`` with every dense tensor in it (lists, tuples, dicts) as its numpy array (a
     global one's logical array: a collective)."""
-    if isinstance(obj, Tensor) or isinstance(obj, TensorBase) and obj.layout == "dense":
+    if isinstance(obj, Tensor):
         return np.asarray(obj)
+    if isinstance(obj, TensorBase) and obj.layout == "dense":      # global: a gathered copy,
+        array = np.asarray(obj)                                      # read-only as a local
+        array.setflags(write=False)                                  # tensor's (no out=)
+        return array
     if isinstance(obj, (list, tuple)):
         return type(obj)(_as_arrays(o) for o in obj)
     if isinstance(obj, dict):

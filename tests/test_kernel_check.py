@@ -45,10 +45,20 @@ def test_sparse_outputs_must_hold_consistent_buffers():
         _run(lambda: np.ones(2), coo)
     assert _run(lambda: CooData(two, np.ones(2), (3, 4)), coo).values.shape == (2,)
     csr = MetaTensor((2, 3, 4), np.float64, layout="sparse_csr")
-    crows = np.array([0, 1, 2, 0, 0, 1])                   # batches of 2 and 1 entries
-    assert _run(lambda: CsrData(crows, np.zeros(3, int), np.ones(3), (2, 3, 4)), csr)
+    crows = np.array([0, 1, 2, 2, 0, 0, 1, 1])             # batches of 2 and 1 entries
+    assert _run(lambda: CsrData(crows, np.zeros(3, int), np.ones(3), (2, 3, 4)),
+                csr).values.shape == (3,)
     with pytest.raises(TypeError, match="ending at 3 entries"):
         _run(lambda: CsrData(crows, np.zeros(4, int), np.ones(4), (2, 3, 4)), csr)
+    with pytest.raises(TypeError, match=r"5 row pointers for shape \[2, 3, 4\]"):
+        _run(lambda: CsrData(crows[:5], np.zeros(3, int), np.ones(3), (2, 3, 4)), csr)
+    hybrid = MetaTensor((3, 4), np.float64, layout="sparse_coo", sparse_dim=1)
+    with pytest.raises(TypeError, match="an index matrix of 2 rows for sparse_dim 1"):
+        _run(lambda: CooData(two, np.ones(2), (3, 4)), hybrid)
+
+
+def test_a_python_scalar_result_is_taken_as_a_0d_array():
+    assert _run(lambda: 2.5, MetaTensor((), np.float64)) == 2.5
 
 
 def test_the_library_runs_with_the_check_on():

@@ -105,7 +105,7 @@ def main(argv=None):
         open(os.path.join(ns.out, "__init__.py"), "w").close()
     if check and stale:
         again = " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
-                         if a != "--check")
+                         if not (len(a) > 3 and "--check".startswith(a)))
         hint = (f"run python -m kernels.codegen {again}".rstrip() if ns.check else
                 "this phisparse is installed, not a checkout: nothing was written; "
                 "pass --write-installed to rewrite it")

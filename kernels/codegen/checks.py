@@ -58,11 +58,17 @@ def _check_infer_meta(op, fn, roots):
     params = op.infer_meta.params
     try:
         sig = inspect.signature(fn)
+        outer = inspect.signature(fn, follow_wrapped=False)
     except (TypeError, ValueError):     # no signature to read (a builtin): the call says
         return
     try:
         sig.bind(*params)
     except TypeError as exc:
+        try:                            # a decorator's own signature (functools.wraps)
+            outer.bind(*params)
+            return
+        except TypeError:
+            pass
         raise _err(op, f"infer_meta function '{op.infer_meta.func}{sig}' cannot take the "
                        f"{len(params)} arguments that param passes it {list(params)}: "
                        f"{exc}") from None

@@ -11,9 +11,13 @@ it makes a tensor whose metadata and data disagree.  Off (the default), the
 dispatcher runs the kernels as they are and pays nothing.
 """
 import functools
+import numbers
 import os
 
-ENABLED = os.environ.get("PHISPARSE_CHECK_KERNELS", "") not in ("", "0")
+import numpy as np
+
+ENABLED = os.environ.get("PHISPARSE_CHECK_KERNELS", "").strip().lower() not in (
+    "", "0", "false", "no", "off")
 
 
 def checked(spec, kernel, out_metas):
@@ -23,6 +27,8 @@ def checked(spec, kernel, out_metas):
         result = kernel(*args, **kwargs)
         results = result if len(out_metas) > 1 else (result,)
         for r, m in zip(results, out_metas):
+            if r is None:                       # an output grad_mask did not ask for
+                continue
             for part, meta in (zip(r, m) if isinstance(m, list) else ((r, m),)):
                 if part is not None:                # a gradient grad_mask did not ask for
                     _check(spec, kernel, part, meta)
@@ -44,6 +50,8 @@ def _same_shape(got, want):
 
 
 def _dense(out, meta):
+    if isinstance(out, numbers.Number):         # a scalar result is made a 0-d array
+        out = np.asarray(out)
     if not hasattr(out, "shape") or not hasattr(out, "dtype"):
         return f"a {type(out).__name__}, not an array"
     if out.dtype != meta.dtype or not _same_shape(tuple(out.shape), meta.shape):
@@ -62,13 +70,17 @@ def _sparse(out, meta):
                 f"{values.dtype}")
     if meta.layout == "sparse_coo":
         sd = out.indices.shape[0]
+        if meta.sparse_dim is not None and sd != meta.sparse_dim:
+            return f"an index matrix of {sd} rows for sparse_dim {meta.sparse_dim}"
         if out.indices.shape[1] != values.shape[0] or \
                 tuple(values.shape[1:]) != tuple(out.shape[sd:]):
             return (f"an index matrix of shape {list(out.indices.shape)} with values of "
                     f"shape {list(values.shape)}")
         return None
     batch = out.shape[0] if len(out.shape) == 3 else 1
-    ends = out.crows.reshape(batch, -1)[:, -1] if out.crows.shape[0] else out.crows
+    if out.crows.shape[0] != batch * (out.shape[-2] + 1):
+        return f"{out.crows.shape[0]} row pointers for shape {list(out.shape)}"
+    ends = out.crows.reshape(batch, -1)[:, -1]
     if out.cols.shape[0] != values.shape[0] or int(ends.sum()) != values.shape[0]:
         return (f"CSR buffers with {out.cols.shape[0]} cols, {values.shape[0]} values and "
                 f"row pointers ending at {int(ends.sum())} entries")

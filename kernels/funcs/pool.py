@@ -148,8 +148,8 @@ def empty(shape, dtype):
     limit = pool_limit()
     if nbytes > limit:
         return np.empty(shape, dtype)
-    with _lock:
-        block = _take(nbytes, limit)
+    with _lock:                         # the cap again, under the lock: set_pool_bytes
+        block = _take(nbytes, pool_limit())     # may have lowered and trimmed meanwhile
     if block is None:
         return np.empty(shape, dtype)
     return block[:nbytes].view(dtype).reshape(shape)

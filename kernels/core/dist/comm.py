@@ -108,9 +108,11 @@ class Placement:
         return self
 
     def __reduce__(self):
-        """Pickled as its ranks of COMM_WORLD, rebuilt there by :func:`placement`; a
-        placement on another communicator cannot be named in a pickle (TypeError)."""
-        if self._parent is not world():
+        """Pickled as its ranks of COMM_WORLD, rebuilt there by :func:`placement` (for a
+        subset of the ranks not built yet in the unpickling process, a collective over
+        its members, as building it is); a placement on another communicator cannot be
+        named in a pickle (TypeError)."""
+        if self._parent.mpi is not world().mpi:
             raise TypeError("placement: only a placement on COMM_WORLD can be pickled; this "
                             "one is on another communicator")
         return placement, (list(self._ranks),)

@@ -7,6 +7,7 @@ to it, and the ordinary local dispatch runs on the shards with the physical
 attributes.  Autograd records that local run as usual.
 """
 import importlib
+import pickle
 
 from .. import dispatch, registry
 from ..dtypes import ALL
@@ -243,21 +244,23 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
 
     Shape errors come from the logical metadata, so every rank raises them
     alike; a bad index *value* shows on the rank that holds it only.  One
-    small all-reduce (the lowest failing rank, or the size if none failed)
-    tells every rank; all then raise that rank's error, with the global
-    window its shards cover (a local position p along a split axis is
-    global lo + p).
+    small all-reduce tells every rank the lowest failing rank and whether any
+    rank succeeded.  Where every rank failed, each raises its own error as it
+    is.  Otherwise all raise that rank's error (its class, or the nearest
+    built-in one where it cannot be rebuilt here), with the global window its
+    shards cover (a local position p along a split axis is global lo + p); on
+    the failing ranks it is chained to their own error and its traceback.
     """
     group = placement.group
-    mine = group.size if failure is None else group.rank
-    bad = int(comm.allreduce_ints(group, [mine], "min")[0])
+    failed = failure is not None
+    got = comm.allreduce_ints(group, [-(group.rank if failed else group.size),
+                                      0 if failed else 1], "max")
+    bad, anyone_ok = -int(got[0]), int(got[1])
     if bad == group.size:
         return
-    if group.size == 1:
-        kind, text = type(failure), str(failure)
-    else:
-        kind, text = group.mpi.bcast((type(failure), str(failure)) if group.rank == bad
-                                     else None, root=bad)
+    if not anyone_ok:
+        raise failure
+    kind, text = _shared_error(group, bad, failure)
     where = []
     for a, item, s in zip(spec.tensor_args, boxed, sig.ins):
         if s.is_split:
@@ -267,12 +270,42 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
             what = "each of " if isinstance(item, list) else ""
             where.append(f"{what}'{a.name}' holds [{lo}, {hi}) of axis {s.axis}")
     shards = f" (its shard of {', '.join(where)})" if where else ""
-    message = f"{spec.name}: on rank {bad} of the placement{shards}: {text}"
-    try:
-        error = kind(message)
-    except Exception:                   # noqa: BLE001 (a type that takes other arguments)
-        error = RuntimeError(f"{message} ({kind.__name__})")
+    error = _rebuilt(kind, f"{spec.name}: on rank {bad} of the placement{shards}: {text}")
+    if failed:
+        raise error from failure
     raise error from None
+
+
+def _shared_error(group, bad, failure):
+    """(class or None, text) of rank ``bad``'s error, on every rank (a broadcast of
+    bytes: a class that cannot be pickled or imported here arrives as None)."""
+    payload = None
+    if group.rank == bad:
+        text = failure.args[0] if isinstance(failure, KeyError) and failure.args else None
+        try:
+            text = str(failure) if text is None else str(text)
+        except Exception:               # noqa: BLE001 (a __str__ that raises)
+            text = type(failure).__qualname__
+        try:
+            payload = pickle.dumps((type(failure), text))
+        except Exception:               # noqa: BLE001 (a local or unpicklable class)
+            payload = pickle.dumps((None, f"{text} ({type(failure).__qualname__})"))
+    payload = group.mpi.bcast(payload, root=bad)
+    try:
+        return pickle.loads(payload)
+    except Exception:                   # noqa: BLE001 (a class this rank cannot import)
+        return None, "an error whose class this rank cannot import"
+
+
+def _rebuilt(kind, message):
+    """``kind(message)``, else the first class of its MRO that takes one message (numpy's
+    casting errors are TypeErrors that need more arguments), else RuntimeError."""
+    for cls in (kind.__mro__ if isinstance(kind, type) else ()):
+        try:
+            return cls(message)
+        except Exception:               # noqa: BLE001 (a constructor with other arguments)
+            continue
+    return RuntimeError(message)
 
 
 def _as_broadcast(spec, arg, t, placement):
