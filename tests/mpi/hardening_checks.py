@@ -124,6 +124,40 @@ def floating_point_trap_on_one_rank_is_everyones():
     assert dense.sum(x).numpy() == n
 
 
+def kernel_errors_of_any_class_reach_every_rank():
+    """A local exception class (unpicklable) raised by one rank's kernel reaches every
+    rank as RuntimeError naming it (its broadcast raised there and the others hung); a
+    numpy TypeError subclass that cannot be rebuilt stays a TypeError; an error every
+    rank raises is its own, unchanged."""
+    import kernels.core.dispatch as d
+    x = dense.to_tensor(np.ones(2 * SIZE)).to_global(placement=PLACE, sbp=S(0))
+    run = d.run
+
+    def raising(make):
+        def patched(spec, ins, attrs, *a, **k):
+            if spec.name == "exp" and not getattr(ins[0], "is_global", False):
+                error = make()
+                if error is not None:
+                    raise error
+            return run(spec, ins, attrs, *a, **k)
+        return patched
+
+    class LocalErr(Exception):
+        pass
+    cases = [(lambda: LocalErr("boom") if RANK == SIZE - 1 else None,
+              RuntimeError if SIZE > 1 else LocalErr, "boom"),
+             (lambda: np._core._exceptions._UFuncOutputCastingError(
+                 np.add, "same_kind", np.dtype("f8"), np.dtype("i8"), 0)
+              if RANK == SIZE - 1 else None, TypeError, "Cannot cast"),
+             (lambda: KeyError("same on every rank"), KeyError, "same on every rank")]
+    for make, kind, text in cases:
+        d.run = raising(make)
+        try:
+            _everyone_raises(kind, text, lambda: dense.exp(x))
+        finally:
+            d.run = run
+
+
 def placements_and_sbps_checked_alike():
     """A hand-built Sbp is checked when built (rank 0 took Sbp('s', 0) as partial_sum,
     the others failed); a seed on another placement is a ValueError (it was summed once
@@ -187,7 +221,7 @@ def _everyone_raises_locally(kind, text, fn):
 CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,
           to_global_arguments_that_differ_or_fail_on_one_rank,
           backward_seed_of_another_logical_shape, floating_point_trap_on_one_rank_is_everyones,
-          placements_and_sbps_checked_alike]
+          kernel_errors_of_any_class_reach_every_rank, placements_and_sbps_checked_alike]
 for check in CHECKS:
     check()
 print(f"rank {RANK}: {len(CHECKS)} passed, 0 failed", flush=True)
