@@ -355,10 +355,8 @@ def _scalar(value, spec, arg):
     if type(value) in _PY_SCALARS or _numpy_scalar(value) \
             or isinstance(value, _PY_NUMBERS) and not isinstance(value, np.generic):
         return value
-    if type(value) in LOCAL_CLASSES and value.layout == "dense" and value._data().size == 1:
-        return value.numpy().reshape(()).item()
-    if getattr(value, "is_global", False) and value.layout == "dense" \
-            and all(d == 1 for d in value.shape):      # its value: a collective, as item()
+    if isinstance(value, TensorBase) and value.layout == "dense" \
+            and all(d == 1 for d in value.shape):      # a global one's: a collective
         return value.numpy().reshape(()).item()
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a scalar (bool, int, "
                     f"float or complex, Python or numpy of at most 64-bit parts, or a "
