@@ -237,14 +237,18 @@ def unpermute(values, perm):
 @register_kernel("coalesce_coo", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
 def coalesce_coo(x):
     """Sum duplicate coordinates and sort them in C order; sorted unique x is shared."""
-    if x.coalesced:
-        return x
-    perm, starts, _ = coalesce_parts(x)
+    return x if x.coalesced else coalesced_with_group(x)[0]
+
+
+def coalesced_with_group(x, op="coalesce"):
+    """(x coalesced, each of x's entries' position in it, or None where x already was
+    sorted and unique)."""
+    perm, starts, group = coalesce_parts(x, op)
     if perm is None:
-        return x._replace(coalesced=True)
+        return x._replace(coalesced=True), None
     xp = xp_of(x.values)
     values = xp.add.reduceat(x.values[perm], starts, axis=0).astype(x.values.dtype, copy=False)
-    return CooData(x.indices[:, perm[starts]], values, x.shape, True)
+    return CooData(x.indices[:, perm[starts]], values, x.shape, True), group
 
 
 @register_kernel("coalesce_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)

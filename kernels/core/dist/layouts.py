@@ -8,7 +8,7 @@ a COO shard's backward is the adjoint of the boxing's entry map instead: each
 output entry's gradient goes back to the input entry it came from, summed
 over the ranks that held a copy (see :func:`.boxing.coo_adjoint`).
 """
-from ...sparse.convert import coalesce_parts
+from ...sparse.convert import coalesced_with_group
 from .. import autograd
 from ..opspec import Arg, OpSpec
 from ..tensor import layout_class, set_attribute
@@ -68,14 +68,8 @@ def _merged(t):
     square of a sum, not a sum of squares).  Shards that are not coalesced (a
     tensor's entries dealt out to the ranks) keep every entry, duplicates included:
     gradients stay positional."""
-    data = t._data()
-    perm, starts, group = coalesce_parts(data, "boxing")
-    if perm is None:
-        return coo_make(data.indices, data.values, data.shape, t, True), None
-    xp = xp_of(data.values)
-    values = xp.add.reduceat(data.values[perm], starts, axis=0).astype(data.values.dtype,
-                                                                        copy=False)
-    return coo_make(data.indices[:, perm[starts]], values, data.shape, t, True), group
+    data, group = coalesced_with_group(t._data(), "boxing")
+    return coo_make(data.indices, data.values, data.shape, t, True), group
 
 
 def _is_local(src, dst):
