@@ -213,7 +213,7 @@ def _sum_dim(v, p, acc):
 #:   FLAT_BLAS_COLS times a vector of ones: BLAS's matrix-vector product (OpenBLAS
 #:   sgemv/dgemv, its own threads, which spin between calls as torch's OpenMP
 #:   threads do).  Each element passes through at most FLAT_BLAS_COLS sequential
-#:   additions (OpenBLAS's SkylakeX kernel keeps 16 float32 lanes, 8 a lane).  On an
+#:   additions, however the kernel splits a row into lanes.  On an
 #:   AMD EPYC VM (2026-11-28, 2 cores, 32 MiB L3, interleaved medians): float32 1e6
 #:   values 39 us against 76 the einsum way, 4e6 137 against 226; past the cache it
 #:   loses (30 MiB: 848 against 559 us), so larger sums take the einsum way.
