@@ -87,13 +87,17 @@ def _operand(inp, name, be):
                                    is_coalesced=True)
 
 
-ARITH = {"sparse_add": ("x + y", lambda x, y: x + y),
-         "sparse_sum": ("torch.sparse.sum", lambda x, y: torch.sparse.sum(x))}
+#: op -> {impl label: f(x, y)}.  On the CPU torch's ``x + y`` of two coalesced COO
+#: tensors merges them into a coalesced sum; on CUDA it concatenates them and leaves the
+#: duplicates unsummed, so ``(x + y).coalesce()`` is the sum phisparse returns there.
+ARITH = {"sparse_add": {"x + y": lambda x, y: x + y,
+                        "(x + y).coalesce()": lambda x, y: (x + y).coalesce()},
+         "sparse_sum": {"torch.sparse.sum": lambda x, y: torch.sparse.sum(x)}}
 
 
-def arith(op):
+def arith(fn):
     def factory(inp, be):
-        x, y, fn = _operand(inp, "x", be), _operand(inp, "y", be), ARITH[op][1]
+        x, y = _operand(inp, "x", be), _operand(inp, "y", be)
         return Case(lambda: fn(x, y))
     return factory
 
@@ -200,7 +204,8 @@ IMPLS = {"reshape": {"reshape": forward("reshape")},
          "csr_transpose": {"t().to_sparse_csr()": csr_transpose}}
 IMPLS.update({"matmul": {"matmul": forward("matmul")}, "scale": {"x * 2.0": forward("scale")}})
 IMPLS.update(_dense_ops())
-IMPLS.update({op: {label: arith(op)} for op, (label, _) in ARITH.items()})
+IMPLS.update({op: {label: arith(fn) for label, fn in impls.items()}
+              for op, impls in ARITH.items()})
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}
