@@ -350,3 +350,30 @@ def test_a_machine_without_matplotlib_still_gets_json_and_markdown(monkeypatch, 
     assert text == "# table\n" and files == ["latest.json", "latest.md"]
     assert (tmp_path / "latest.md").read_text() == text and not (tmp_path / "latest.png").exists()
     assert "no chart" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ launch variants
+def test_gpu_launch_help_needs_no_gpu(capsys):
+    from bench import gpu_launch
+    with pytest.raises(SystemExit) as exc:
+        gpu_launch.main(["--help"])
+    assert exc.value.code == 0
+    assert "words per thread" in capsys.readouterr().out
+
+
+@pytest.mark.gpu
+def test_gpu_launch_restores_the_defaults_and_covers_every_variant(capsys):
+    """A quick run on the real GPU: every variant's output equals cupy's, and the module
+    constants are the defaults again afterwards."""
+    from conftest import require_gpu_or_skip
+    require_gpu_or_skip()
+    from bench import gpu_launch
+    from kernels.gpu import backend as launch_backend
+    from kernels.gpu import launch
+    before = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID)
+    gpu_launch.main(["--quick"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "equal" in line]
+    assert len(rows) == len(gpu_launch.OPS) * math.prod(map(len, gpu_launch.VARIANTS.values()))
+    assert "WRONG" not in out
+    assert (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID) == before

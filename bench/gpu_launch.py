@@ -1,0 +1,90 @@
+"""The row-copying kernels' launch constants on a real GPU: ``python -m bench.gpu_launch``.
+
+For each of expand, repeat, gather and batch_gather at its GPU bench size
+(:mod:`bench.workloads`, the same inputs ``python -m bench --backends gpu``
+builds) it times the op under every combination of words per thread
+(:data:`kernels.gpu.launch.WORDS_PER_THREAD`), block size and grid cap
+(:data:`kernels.gpu.backend.BLOCK`, ``MAX_GRID``), checks each output
+against cupy's own op, and prints the median milliseconds over CUDA events
+and the share of the copy rate (bytes read + written over a 2 GiB device
+copy's rate in the same run).  The last lines give each op's default and
+fastest combination.  Needs cupy and a GPU.
+"""
+import argparse
+import itertools
+
+import numpy as np
+
+from kernels.gpu import backend as launch_backend
+from kernels.gpu import launch
+
+from .gpu_atomics import event_ms
+from .peers import phisparse_peer
+from .workloads import BY_NAME
+
+OPS = ("expand", "repeat", "gather", "batch_gather")
+VARIANTS = {"words per thread": (2, 4, 8, 16), "block": (128, 256, 512),
+            "grid cap": (65535, 2**20)}
+
+
+def reference(cp, op, inp):
+    """cupy's own result for ``op`` on the workload's inputs."""
+    x = cp.asarray(inp["x"])
+    if op == "expand":
+        return cp.broadcast_to(x, inp["new_shape"])
+    if op == "repeat":
+        return cp.tile(x, inp["repeats"])
+    index = cp.asarray(inp["index"])
+    if op == "gather":
+        return cp.take(x, index, axis=inp["axis"])
+    return cp.take_along_axis(x, index.reshape(index.shape + (1,) * (x.ndim - index.ndim)),
+                              axis=index.ndim - 1)
+
+
+def copy_rate(cp, n=2**29):
+    """Bytes read + written per ms by a copy of ``n`` float32 on the device."""
+    a = cp.ones(n, dtype=np.float32)
+    b = cp.empty_like(a)
+    return 2 * a.nbytes / event_ms(lambda: cp.copyto(b, a))
+
+
+def set_variant(words, block, grid):
+    launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID = words, block, grid
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m bench.gpu_launch", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="the bench's quick sizes (a smoke run)")
+    args = ap.parse_args(argv)
+    import cupy as cp
+
+    from .backends import get_backend
+    backend, rate = get_backend("gpu"), copy_rate(cp, 2**20 if args.quick else 2**29)
+    default = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID)
+    print(f"copy rate {rate / 1e6:.0f} GB/s; default (words, block, grid cap) {default}")
+    print("| op | words per thread | block | grid cap | median ms | % of copy rate | output |")
+    print("|---|---|---|---|---|---|---|")
+    best = {}
+    for op in OPS:
+        inp = BY_NAME[op].inputs(args.quick, "gpu")
+        ref = reference(cp, op, inp)
+        run = phisparse_peer.IMPLS[op][op](inp, backend).run
+        moved = ref.nbytes + (ref.nbytes if op in ("gather", "batch_gather") else 0)
+        for variant in itertools.product(*VARIANTS.values()):
+            set_variant(*variant)
+            ok = bool(cp.array_equal(cp.from_dlpack(run()), ref))
+            ms = event_ms(run)
+            best.setdefault(op, {})[variant] = ms
+            print(f"| {op} | {' | '.join(map(str, variant))} | {ms:.3f} "
+                  f"| {100 * moved / ms / rate:.0f}% | {'equal' if ok else 'WRONG'} |", flush=True)
+        set_variant(*default)
+        del inp, ref, run
+        cp.get_default_memory_pool().free_all_blocks()
+    for op, times in best.items():
+        fastest = min(times, key=times.get)
+        print(f"{op}: default {times[default]:.3f} ms, fastest {fastest} {times[fastest]:.3f} ms")
+
+
+if __name__ == "__main__":
+    main()
