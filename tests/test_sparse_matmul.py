@@ -565,6 +565,22 @@ def test_bit_identical_on_one_and_two_threads(layout, monkeypatch):
         assert p.tobytes() == q.tobytes() == r.tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_sddmm_over_several_blocks_and_a_partial_one_matches_numpy(dtype):
+    """The CPU SDDMM gathers and reduces in blocks of ``sddmm_block`` entries: an entry
+    count of 2.5 blocks (any thread count) gives numpy's row-wise products."""
+    from kernels.sparse import blas
+    rng = np.random.default_rng(21)
+    k = 16
+    n = 5 * blas.sddmm_block(k, dtype) // 2
+    x, yt = rand((300, k), rng, dtype), rand((200, k), rng, dtype)
+    rows, cols = np.sort(rng.integers(0, 300, n)), rng.integers(0, 200, n)
+    want = np.einsum("ij,ij->i", x[rows].astype(np.complex128), yt[cols].astype(np.complex128))
+    got = blas.sddmm(rows, cols, x, yt)
+    assert got.dtype == dtype and got.shape == (n,)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_readme_sparse_linear_layer_example():
     """The README's worked example runs and prints what the README says."""
     import pathlib
