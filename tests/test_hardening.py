@@ -1074,6 +1074,28 @@ def test_scalar_arguments_refuse_numbers_without_a_dtype(call, op, arg, value):
         call(value)
 
 
+@pytest.mark.parametrize("value", [np.uint16(3), np.uint32(3), np.uint64(3)], ids=repr)
+@pytest.mark.parametrize("call, op, arg", [
+    (lambda v: dense.clip(dense.to_tensor(np.int8([1, 5])), 0, v), "clip", "max"),
+    (lambda v: sparse.sparse_coo_tensor([[0, 1]], np.int8([1, 2]), [3]) ** v, "pow", "factor"),
+    (lambda v: sparse.scale(sparse.sparse_coo_tensor([[0, 1]], np.int8([1, 2]), [3]), v),
+     "scale", "scale"),
+])
+def test_scalar_arguments_refuse_unsigned_dtypes_no_tensor_takes(call, op, arg, value):
+    """uint16/32/64 scalars were taken and promoted as numpy does (int8 ** uint64 gave
+    float64) where ``*`` and ``to_tensor`` refuse them: a TypeError naming the argument."""
+    with pytest.raises(TypeError, match=rf"^{op}: argument '{arg}' must be a scalar"):
+        call(value)
+
+
+@pytest.mark.parametrize("value", [np.uint64(1), np.longdouble(0.5)], ids=repr)
+def test_float_arguments_refuse_dtypes_no_tensor_takes(value):
+    x = sparse.sparse_coo_tensor([[0, 1]], [-1.0, 2.0], [3])
+    with pytest.raises(TypeError, match=r"^leaky_relu: argument 'negative_slope' must be a float"):
+        sparse.leaky_relu(x, value)
+    assert sparse.leaky_relu(x, np.float32(0.5)).values().numpy().tolist() == [-0.5, 2.0]
+
+
 @pytest.mark.parametrize("call, op, arg", [
     (lambda v: dense.add(dense.to_tensor([1.0]), v), "add", "y"),
     (lambda v: dense.to_tensor([1.0]) * v, "multiply", "y"),

@@ -359,7 +359,7 @@ def _scalar(value, spec, arg):
             and all(d == 1 for d in value.shape):      # a global one's: a collective
         return value.numpy().reshape(()).item()
     raise TypeError(f"{spec.name}: argument '{arg.name}' must be a scalar (bool, int, "
-                    f"float or complex, Python or numpy of at most 64-bit parts, or a "
+                    f"float or complex: Python, numpy of a dtype tensors take, or a "
                     f"one-element Tensor), got {value!r} of type {type(value).__name__}")
 
 
@@ -367,12 +367,23 @@ _PY_NUMBERS = tuple(_PY_SCALARS)     # for isinstance (subclasses of int, float 
 
 
 def _numpy_scalar(value):
-    """A numpy bool, integer, float or complex scalar of at most 64-bit parts (not
+    """A numpy scalar of a supported dtype (:data:`kernels.core.dtypes.ALL`: not uint16/32/64,
     longdouble or clongdouble, not timedelta64, which numpy counts as an integer)."""
-    if not isinstance(value, np.generic):
-        return False
-    kind, size = value.dtype.kind, value.dtype.itemsize
-    return kind in "biuf" and size <= 8 or kind == "c" and size <= 16
+    return isinstance(value, np.generic) and value.dtype in ALL
+
+
+def _float_attr(value, spec, arg):
+    """A ``float`` attribute as a Python float: a real Python number or a numpy scalar of a
+    dtype tensors take (not uint16/32/64 or longdouble, which ``to_tensor`` refuses too)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) \
+            or isinstance(value, np.generic) and value.dtype not in ALL:
+        raise TypeError(f"{spec.name}: argument '{arg.name}' must be a float (a Python number "
+                        f"or a numpy scalar of a dtype tensors take), got {value!r}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{spec.name}: argument '{arg.name}' is {value!r}, beyond the "
+                         "largest float64") from None
 
 
 def _convert_attr(value, spec, arg):
@@ -400,13 +411,7 @@ def _convert_attr(value, spec, arg):
             raise TypeError(f"{spec.name}: argument '{arg.name}' must be a bool, got {value!r}")
         return bool(value)
     if kind == "float":
-        if not isinstance(value, numbers.Real) or isinstance(value, bool):
-            raise TypeError(f"{spec.name}: argument '{arg.name}' must be a float, got {value!r}")
-        try:
-            return float(value)
-        except OverflowError:
-            raise ValueError(f"{spec.name}: argument '{arg.name}' is {value!r}, beyond the "
-                             "largest float64") from None
+        return _float_attr(value, spec, arg)
     if kind == "str" and not isinstance(value, str):
         raise TypeError(f"{spec.name}: argument '{arg.name}' must be a str, got {value!r}")
     return value
