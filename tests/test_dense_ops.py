@@ -257,6 +257,19 @@ def test_argmax_argmin_are_int64_and_flat_without_axis():
 
 
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis, keepdim", [(None, False), (None, True), (0, False), (1, True)])
+def test_arg_reductions_of_complex_follow_numpys_order(name, axis, keepdim):
+    """Complex values in numpy's lexicographic order (real part, then imaginary), as
+    ``max``/``min`` take them; ties and a NaN as numpy resolves them."""
+    a = np.array([[1 + 2j, 3 - 1j, 3 + 0j, 2 + 5j], [np.nan + 0j, 1, 3 + 0j, 3 - 4j]],
+                 np.complex64)
+    out = getattr(dense, name)(dense.to_tensor(a), axis=axis, keepdim=keepdim)
+    ref = getattr(np, name)(a, axis=axis, keepdims=keepdim)
+    assert out.dtype == np.int64 and out.shape == list(np.shape(ref))
+    np.testing.assert_array_equal(out.numpy(), ref)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
 @pytest.mark.parametrize("shape, axis, keepdim", [((3, 0), 0, False), ((3, 0), 0, True),
                                                   ((0, 2, 3), -1, False), ((2, 0, 4), 2, True)])
 def test_arg_reductions_over_a_nonempty_axis_of_an_empty_tensor_are_empty(name, shape, axis,

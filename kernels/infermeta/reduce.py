@@ -99,10 +99,9 @@ def arg_reduce_infer_meta(op, x, axis=None, keepdim=False):
     """argmax/argmin: int64; axis None gives a 0-d flat index (ones with keepdim).
 
     As numpy, a reduced axis of size 0 (every axis for axis None) is a
-    ValueError, and other zero-size dims give an empty result.
+    ValueError, and other zero-size dims give an empty result; complex values
+    are ordered as numpy's (and :func:`max_infer_meta`'s) lexicographic order.
     """
-    if x.dtype.kind == "c":
-        raise TypeError(f"{op}: complex dtype {x.dtype.name} has no order")
     axes = None if axis is None else (axis,)
     return _reduce_meta(op, x, axes, keepdim, np.dtype(np.int64), nonempty=True).out
 
