@@ -299,6 +299,16 @@ class Tensor(TensorBase):
         """The truth of a one-element tensor; ValueError for any other size, as numpy."""
         return bool(self._scalar("bool"))
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its value (``f"{loss:.4f}"``), as numpy's 0-d arrays and
+        torch do; an empty spec gives ``str``; any other spec on other shapes is a TypeError."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if not spec:
+            return str(self)
+        raise TypeError(f"format: spec {spec!r} needs a 0-d tensor (a number); this one has "
+                        f"shape {self.shape}; format t.item() or t.numpy() instead")
+
     def __index__(self) -> int:
         """A one-element integer tensor as an index (``range(t)``, ``lst[t]``), of any rank
         as Paddle's ``Tensor.__index__`` (Paddle code indexes with shape-[1] tensors);

@@ -551,3 +551,17 @@ def test_squeeze_with_an_empty_axis_list_drops_every_size_one_dim_as_paddle():
     x = dense.to_tensor(np.zeros((1, 3, 1, 2)))
     assert dense.squeeze(x, axis=[]).shape == [3, 2] == dense.squeeze(x).shape
     assert dense.squeeze(x, axis=[1, 2]).shape == [1, 3, 2]
+
+
+@pytest.mark.parametrize("value, spec", [(3.14159, ".2f"), (3.14159, ""), (7, "03d"),
+                                         (1 + 2j, ".1f"), (True, "")])
+def test_a_0d_tensor_formats_as_numpy_formats_its_0d_array(value, spec):
+    a = np.array(value)
+    assert format(dense.to_tensor(a), spec) == format(a, spec)
+
+
+def test_format_spec_on_a_tensor_of_other_shape_is_a_type_error_naming_format():
+    t = dense.to_tensor([1.0, 2.0])
+    assert format(t, "") == str(t)
+    with pytest.raises(TypeError, match=r"^format: spec '\.2f' needs a 0-d tensor"):
+        format(t, ".2f")
