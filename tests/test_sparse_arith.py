@@ -734,3 +734,35 @@ def test_a_product_with_dense_on_rising_coordinates_is_flagged_coalesced():
     keys = out.indices().numpy()[0]
     assert out.is_coalesced() == bool(np.all(keys[1:] > keys[:-1]))
     np.testing.assert_array_equal(out.to_dense().numpy(), [3.0, 12.0, 0.0, 20.0])
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
+@pytest.mark.parametrize("sparse_first", [True, False])
+def test_a_real_dense_operands_gradient_from_a_complex_sparse_one_warns_nothing(
+        layout, op, sparse_first):
+    """A real dense operand's gradient is the real part of the complex one (as dense beside
+    dense gives), taken without numpy's ComplexWarning, which ``-W error`` made an error."""
+    import warnings
+    s = coo([[0, 1], [0, 2]], np.array([1 + 1j, 2 - 1j]), [2, 3])
+    s = s.to_sparse_csr() if layout == "csr" else s
+    s.stop_gradient = False
+    d = dense.to_tensor(np.arange(1.0, 7.0).reshape(2, 3), stop_gradient=False)
+    s_dense = dense.to_tensor(s.to_dense().numpy(), stop_gradient=False)
+    ref_d = dense.to_tensor(d.numpy(), stop_gradient=False)
+    args, ref_args = ((s, d), (s_dense, ref_d)) if sparse_first else ((d, s), (ref_d, s_dense))
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        out = getattr(sparse, op)(*args)
+        seed = np.ones(out.shape, complex)
+        out.backward(dense.to_tensor(seed) if out.layout == "dense" else None)
+        ref = getattr(dense, op)(*ref_args)
+        if out.layout == "dense":
+            ref.backward(dense.to_tensor(seed))
+        else:       # a sparse product: ones at the stored entries only
+            ref.backward(dense.to_tensor(np.where(s.to_dense().numpy() != 0, 1.0 + 0j, 0)))
+    want = ref_d.grad.numpy()
+    if out.layout != "dense":   # stored at s's entries only (README: dense / sparse too)
+        want = np.where(s.to_dense().numpy() != 0, want, 0.0)
+    assert d.grad.dtype == np.float64
+    np.testing.assert_allclose(d.grad.numpy(), want)

@@ -468,7 +468,7 @@ def _dense_grad(d, p, t, out_shape):
     asked for)."""
     if t is None:
         return None
-    return to_grid(p.rows, t, out_shape, p.k, d.shape).astype(d.dtype, copy=False)
+    return grad_in_dtype(to_grid(p.rows, t, out_shape, p.k, d.shape), d.dtype)
 
 
 def sparse_dense_grad(op, x, y, out_grad, grad_mask=BOTH):
@@ -511,7 +511,7 @@ def _grad_of(t, g):
         return None
     g = sum_to_shape(g, tuple(t.shape))
     if not isinstance(t, (CooData, CsrData)):
-        return g.astype(t.dtype, copy=False)
+        return grad_in_dtype(g, t.dtype)
     return t._replace(values=grad_in_dtype(g[tuple(coords(t))], t.values.dtype))
 
 
