@@ -166,9 +166,15 @@ def _payload(op, av, bv):
         return tagged
 
     def data(a0, a1, b0, b1):
-        a, b = av[a0:a1], bv[b0:b1]
+        a, b = _part(av, a0, a1), _part(bv, b0, b1)
         return (a, b) if sums_nonzero(a, b) else tagged(a0, a1, b0, b1)
     return data
+
+
+def _part(v, lo, hi):
+    """``v[lo:hi]``, or v itself when that is all of it (so what is remembered of a
+    tensor's values is found again)."""
+    return v if (lo, hi) == (0, v.shape[0]) else v[lo:hi]
 
 
 def sums_nonzero(av, bv):
@@ -183,11 +189,19 @@ def sums_nonzero(av, bv):
     >>> sums_nonzero(np.float32([1, 2]), np.float32([-1]))
     False
     """
-    if av.shape[0] == 0 or bv.shape[0] == 0:
-        return bool(all(np.all(v > 0) or np.all(v < 0) for v in (av, bv)))
-    if min(np.min(av), np.min(bv)) > 0:
-        return True
-    return bool(max(np.max(av), np.max(bv)) < 0)
+    (a_pos, a_neg), (b_pos, b_neg) = signs(av), signs(bv)
+    return a_pos and b_pos or a_neg and b_neg
+
+
+def signs(v):
+    """(every value of 1-D float ``v`` is positive, every one is negative): both True for
+    an empty v, both False with a NaN; remembered for a locked v (a tensor's values)."""
+    known = recall((v,), "signs")
+    if known is None:
+        empty = v.shape[0] == 0
+        known = remember((v,), "signs", (bool(empty or np.min(v) > 0),
+                                         bool(empty or np.max(v) < 0)))
+    return known
 
 
 def products_nonzero(av, bv, least=None):
@@ -256,8 +270,14 @@ def _tagged(av, bv):
     tags = ctype.type(1j), ctype.type(2j)
 
     def data(a0, a1, b0, b1):             # one pass each: the value plus its tag
-        return np.add(av[a0:a1], tags[0], dtype=ctype), np.add(bv[b0:b1], tags[1], dtype=ctype)
+        return _plus(av[a0:a1], tags[0]), _plus(bv[b0:b1], tags[1])
     return data
+
+
+def _plus(v, tag):
+    """``v + tag`` in tag's complex dtype, written into pooled memory (fresh pages would
+    cost a 1e6-entry float32 pair of operands about 3 ms of first-touch faults)."""
+    return np.add(v, tag, out=pool.empty(v.shape, tag.dtype))
 
 
 def _shared(flag, bit):
@@ -356,6 +376,15 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
     return _assemble(blocks, cuts, ap.dtype, union, values is not None)
 
 
+def _real(v):
+    """A walk's values, real: the real parts of tagged ones copied into pooled memory."""
+    if v.dtype.kind != "c":
+        return v
+    out = pool.empty(v.shape, v.real.dtype)
+    np.copyto(out, v.real)
+    return out
+
+
 #: A product walk's block that lost a zero product.
 _DROPPED = object()
 
@@ -397,7 +426,7 @@ def _assemble(blocks, cuts, dtype, union, summed):
     if len(blocks) == 1:                     # the walk's own arrays, the values made real
         cp, cj, extra = blocks[0][:3]
         if summed:
-            return Merged(cp, cj, [], union, np.ascontiguousarray(extra.real))
+            return Merged(cp, cj, [], union, _real(extra))
         return Merged(cp, cj, [extra], union)
     starts = np.cumsum([0] + [int(b[0][-1]) for b in blocks]).tolist()
     indptr, cols = np.empty(cuts[-1] + 1, dtype), pool.empty((starts[-1],), dtype)
