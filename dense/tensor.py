@@ -663,4 +663,25 @@ def _device_type(obj):
 
 
 _DL_CPU, _DL_CUDA = 1, 2   # DLDeviceType codes of the DLPack standard
+
+#: Ops that are also Tensor methods, ``x.mean(axis=1)`` being ``dense.mean(x, axis=1)``, as
+#: Paddle patches its functional API onto ``paddle.Tensor`` (``tensor_method_func``).
+#: Each runs its op by name with x as the first tensor argument.
+METHOD_OPS = ("mean", "max", "min", "prod", "argmax", "argmin", "abs", "neg", "exp", "log",
+              "sqrt", "square", "sin", "cos", "tanh", "sigmoid", "relu", "clip", "add",
+              "subtract", "multiply", "divide", "pow", "maximum", "minimum", "matmul",
+              "transpose", "squeeze", "unsqueeze", "flatten", "index_select", "gather",
+              "cast")
+
+
+def _op_method(name):
+    def method(self, *args, **kwargs):
+        return dispatch.call("dense", name, self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``dense.{name}(self, ...)``; see :func:`dense.{name}`."
+    return method
+
+
+for _name in METHOD_OPS:
+    setattr(Tensor, _name, _op_method(_name))
 register_layout("dense", Tensor)

@@ -565,3 +565,27 @@ def test_format_spec_on_a_tensor_of_other_shape_is_a_type_error_naming_format():
     assert format(t, "") == str(t)
     with pytest.raises(TypeError, match=r"^format: spec '\.2f' needs a 0-d tensor"):
         format(t, ".2f")
+
+
+def test_every_method_op_is_its_function_with_the_tensor_first():
+    """``x.op(...)`` is ``dense.op(x, ...)`` for every name of METHOD_OPS: the same values,
+    shapes and dtypes, keywords included, and the same gradient."""
+    from dense.tensor import METHOD_OPS
+    a = np.array([[0.5, -1.5, 2.0], [3.0, 0.25, -0.75]])
+    extra = {"clip": ((-1.0, 1.0), {}), "pow": ((2.0,), {}), "matmul": ((a.T,), {}),
+             "transpose": (([1, 0],), {}), "unsqueeze": ((0,), {}), "cast": (("float32",), {}),
+             "index_select": ((np.array([1, 0, 1]),), {"axis": 1}),
+             "gather": ((np.array([1, 0]),), {"axis": 0}), "mean": ((), {"axis": 1}),
+             "max": ((), {"axis": 0, "keepdim": True})}
+    for name in ("add", "subtract", "multiply", "divide", "maximum", "minimum"):
+        extra[name] = ((a[::-1].copy(),), {})
+    for name in METHOD_OPS:
+        args, kwargs = extra.get(name, ((), {}))
+        x = dense.to_tensor(np.abs(a) if name in ("log", "sqrt") else a)
+        want = getattr(dense, name)(x, *args, **kwargs)
+        got = getattr(x, name)(*args, **kwargs)
+        assert got.shape == want.shape and got.dtype == want.dtype, name
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=name)
+    x = dense.to_tensor(a, stop_gradient=False)
+    x.mean(axis=1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(a.shape, 1 / 3))
