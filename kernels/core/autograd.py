@@ -398,15 +398,44 @@ def _seed(root, grad_tensor):
                         f"made a tensor ({exc})") from None
 
 
+#: ``agree(node, failure, failed_op)``, set by :mod:`kernels.core.dist`: run on every rank
+#: before a collective node's backward, it raises on all ranks of the node's placement when
+#: this pass failed on any of them (``failure``: this rank's exception or None, raised by
+#: the backward of op ``failed_op``).
+_agreement = [None]
+
+
+def set_failure_agreement(agree):
+    """Give autograd the collective check of :data:`_agreement`."""
+    _agreement[0] = agree
+
+
 def _propagate(root, seed, deps):
+    """Run the nodes in dependency order.  In a graph with collective nodes (global
+    tensors), a backward kernel that raises on one rank stops this rank's local work but
+    not its walk: at the next collective node every rank of its placement learns of the
+    failure and raises it, where the others would otherwise wait there for this rank."""
     grads = {(root._grad_fn, root._out_index): seed}
     ready = [root._grad_fn]
+    shared = _agreement[0] is not None and any(n.spec.collective for n in deps)
+    failure = failed_op = None
     while ready:
         node = ready.pop()
         n_out = len(node.spec.outputs)
         outs = [grads.pop((node, i), None) for i in range(n_out)]
-        in_grads = _zero_grads(node) if _skips(node, outs) else node.apply(outs)
+        if shared and node.spec.collective:
+            _agreement[0](node, failure, failed_op)
+        in_grads = {}
+        if failure is None:
+            try:
+                in_grads = _zero_grads(node) if _skips(node, outs) else node.apply(outs)
+            except Exception as exc:        # noqa: BLE001 (raised below, or on every rank)
+                if not shared:
+                    raise
+                failure, failed_op = exc, node.spec.name
         _route(node, in_grads, grads, deps, ready)
+    if failure is not None:
+        raise failure
 
 
 def _lease(nodes, retain_graph):

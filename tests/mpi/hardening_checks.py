@@ -124,6 +124,25 @@ def floating_point_trap_on_one_rank_is_everyones():
     assert dense.sum(x).numpy() == n
 
 
+def backward_trap_on_one_rank_is_everyones():
+    """sqrt's gradient divides by zero on the last rank's shard only (np.seterr raise): that
+    rank stopped its pass while the others waited at the next collective node; now every
+    rank raises there, naming the op and the rank, and the job goes on."""
+    n = 2 * SIZE
+    v = np.ones(n)
+    v[-1] = 0.0
+    leaf = dense.to_tensor(np.array_split(v, SIZE)[RANK], stop_gradient=False)
+    x = leaf.to_global(placement=PLACE, sbp=S(0))
+    loss = dense.sum(dense.sqrt(x))
+    text = (f"on rank {SIZE - 1} of the placement, the gradient of 'sqrt': divide by zero"
+            if SIZE > 1 else "divide by zero")
+    with np.errstate(divide="raise"):
+        _everyone_raises(FloatingPointError, text, loss.backward)
+    y = leaf.to_global(placement=PLACE, sbp=S(0))
+    dense.sum(y * 2.0).backward()                   # a later pass runs on every rank
+    assert np.array_equal(leaf.grad.numpy(), np.full(leaf.shape, 2.0)), leaf.grad.numpy()
+
+
 def kernel_errors_of_any_class_reach_every_rank():
     """A local exception class (unpicklable) raised by one rank's kernel reaches every
     rank as RuntimeError naming it (its broadcast raised there and the others hung); a
@@ -221,7 +240,8 @@ def _everyone_raises_locally(kind, text, fn):
 CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,
           to_global_arguments_that_differ_or_fail_on_one_rank,
           backward_seed_of_another_logical_shape, floating_point_trap_on_one_rank_is_everyones,
-          kernel_errors_of_any_class_reach_every_rank, placements_and_sbps_checked_alike]
+          kernel_errors_of_any_class_reach_every_rank, placements_and_sbps_checked_alike,
+          backward_trap_on_one_rank_is_everyones]
 for check in CHECKS:
     check()
 print(f"rank {RANK}: {len(CHECKS)} passed, 0 failed", flush=True)

@@ -9,7 +9,7 @@ attributes.  Autograd records that local run as usual.
 import importlib
 import pickle
 
-from .. import dispatch, registry
+from .. import autograd, dispatch, registry
 from ..dtypes import ALL
 from ..meta import Canonical
 from ..opspec import Arg, OpSpec
@@ -276,16 +276,40 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
     raise error from None
 
 
-def _shared_error(group, bad, failure):
+def _agree_in_backward(node, failure, failed_op=None):
+    """Before collective ``node``'s backward: if a backward kernel (of op ``failed_op``)
+    raised on a rank of its placement in this pass, raise that error on every one of them
+    (as :func:`_agree_on_failure` does for a forward kernel); one small all-reduce."""
+    group = node.attrs["placement"].group
+    failed = failure is not None
+    got = comm.allreduce_ints(group, [-(group.rank if failed else group.size),
+                                      0 if failed else 1], "max")
+    bad, anyone_ok = -int(got[0]), int(got[1])
+    if bad == group.size:
+        return
+    if not anyone_ok:
+        raise failure
+    kind, text = _shared_error(group, bad, failure, f"the gradient of '{failed_op}': ")
+    error = _rebuilt(kind, f"backward: on rank {bad} of the placement, {text}")
+    if failed:
+        raise error from failure
+    raise error from None
+
+
+autograd.set_failure_agreement(_agree_in_backward)
+
+
+def _shared_error(group, bad, failure, label=""):
     """(class or None, text) of rank ``bad``'s error, on every rank (a broadcast of
-    bytes: a class that cannot be pickled or imported here arrives as None)."""
+    bytes: a class that cannot be pickled or imported here arrives as None); rank
+    ``bad`` puts its ``label`` in front of the text."""
     payload = None
     if group.rank == bad:
         text = failure.args[0] if isinstance(failure, KeyError) and failure.args else None
         try:
-            text = str(failure) if text is None else str(text)
+            text = label + (str(failure) if text is None else str(text))
         except Exception:               # noqa: BLE001 (a __str__ that raises)
-            text = type(failure).__qualname__
+            text = label + type(failure).__qualname__
         try:
             payload = pickle.dumps((type(failure), text))
         except Exception:               # noqa: BLE001 (a local or unpicklable class)
