@@ -23,7 +23,7 @@ import numpy as np
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
-from ..funcs.join import join
+from ..funcs.join import join, joins
 from ..funcs.restride import index_dtype
 from ..funcs.shape import normalize_axis
 from ..funcs.sum_to_shape import grad_in_dtype
@@ -146,22 +146,25 @@ def concat_csr(xs, axis=0):
     total = sum(x.nnz for x in xs)
     dtype = _index_dtype([x.cols for x in xs] + [x.crows for x in xs], shape, total, xp)
     offs = np.cumsum([0] + [x.shape[-1] for x in xs])[:-1].tolist() if axis == nd - 1 else None
-    cols = join([x.cols for x in xs], dtype, offs)
-    values = join([x.values for x in xs], _value_dtype(xs))
+    groups = [([x.cols for x in xs], dtype, offs), ([x.values for x in xs], _value_dtype(xs),
+                                                     None)]
     if axis == 0:
-        return CsrData(join_crows(xs, dtype), cols, values, shape)
+        cols, values, crows = joins(groups + [_crows_group(xs, dtype)])
+        return CsrData(crows, cols, values, shape)
+    cols, values = joins(groups)
     lengths, src = csr_concat_parts(xs, axis)
     crows = crows_of_lengths(lengths.astype(dtype), shape[0] if nd == 3 else 1, shape[-2], dtype)
     return CsrData(crows, cols[src], values[src], shape)
 
 
-def join_crows(xs, dtype):
-    """crows of CSR xs joined along axis 0: batches (3-D) follow each other as they are;
-    2-D rows continue each from the entries before them."""
+def _crows_group(xs, dtype):
+    """The :func:`kernels.funcs.join.joins` group of the crows of CSR xs joined along axis 0:
+    batches (3-D) follow each other as they are; 2-D rows continue each from the entries
+    before them."""
     if len(xs[0].shape) == 3:
-        return join([x.crows for x in xs], dtype)
+        return [x.crows for x in xs], dtype, None
     ends = np.cumsum([x.nnz for x in xs]).tolist()
-    return join([xs[0].crows] + [x.crows[1:] for x in xs[1:]], dtype, [0] + ends[:-1])
+    return [xs[0].crows] + [x.crows[1:] for x in xs[1:]], dtype, [0] + ends[:-1]
 
 
 @register_kernel("concat_csr_grad", layout=CSR, backends=("cpu", "gpu"), dtypes=ALL)
