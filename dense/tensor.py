@@ -1,6 +1,7 @@
 """dense.Tensor: an immutable n-D array on 'cpu' (numpy) or 'gpu' (cupy), with autograd."""
 from __future__ import annotations
 
+import inspect
 import numbers
 from typing import Any, Iterator
 
@@ -665,8 +666,8 @@ def _device_type(obj):
 _DL_CPU, _DL_CUDA = 1, 2   # DLDeviceType codes of the DLPack standard
 
 #: Ops that are also Tensor methods, ``x.mean(axis=1)`` being ``dense.mean(x, axis=1)``, as
-#: Paddle patches its functional API onto ``paddle.Tensor`` (``tensor_method_func``).
-#: Each runs its op by name with x as the first tensor argument.
+#: Paddle patches its functional API onto ``paddle.Tensor`` (``tensor_method_func``);
+#: :func:`add_op_methods` makes them once the generated API exists.
 METHOD_OPS = ("mean", "max", "min", "prod", "argmax", "argmin", "abs", "neg", "exp", "log",
               "sqrt", "square", "sin", "cos", "tanh", "sigmoid", "relu", "clip", "add",
               "subtract", "multiply", "divide", "pow", "maximum", "minimum", "matmul",
@@ -674,14 +675,25 @@ METHOD_OPS = ("mean", "max", "min", "prod", "argmax", "argmin", "abs", "neg", "e
               "cast")
 
 
-def _op_method(name):
+def add_op_methods(api: Any) -> None:
+    """Make each op of :data:`METHOD_OPS` a Tensor method: ``api``'s function with the
+    tensor as its first argument, keeping the function's signature, annotations and
+    docstring (``help(x.mean)``).  The package runs it after loading its generated API."""
+    for name in METHOD_OPS:
+        setattr(Tensor, name, _op_method(getattr(api, name)))
+
+
+def _op_method(fn):
     def method(self, *args, **kwargs):
-        return dispatch.call("dense", name, self, *args, **kwargs)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``dense.{name}(self, ...)``; see :func:`dense.{name}`."
+        return fn(self, *args, **kwargs)
+    sig = inspect.signature(fn)
+    first, *rest = sig.parameters.values()
+    method.__signature__ = sig.replace(parameters=[first.replace(
+        name="self", annotation=inspect.Parameter.empty)] + rest)
+    method.__annotations__ = {k: v for k, v in fn.__annotations__.items() if k != first.name}
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
     return method
 
 
-for _name in METHOD_OPS:
-    setattr(Tensor, _name, _op_method(_name))
 register_layout("dense", Tensor)
