@@ -301,8 +301,9 @@ class Tensor(TensorBase):
         return bool(self._scalar("bool"))
 
     def __format__(self, spec: str) -> str:
-        """A 0-d tensor formats as its value (``f"{loss:.4f}"``), as numpy's 0-d arrays and
-        torch do; an empty spec gives ``str``; any other spec on other shapes is a TypeError."""
+        """A 0-d tensor formats as its value (``f"{loss:.4f}"``; an empty spec too, as
+        numpy's 0-d arrays and torch do); another shape formats as ``str`` with an empty
+        spec, and any other spec is a TypeError."""
         if self.ndim == 0:
             return format(self.item(), spec)
         if not spec:
@@ -691,7 +692,7 @@ def _op_method(fn):
     method.__signature__ = sig.replace(parameters=[first.replace(
         name="self", annotation=inspect.Parameter.empty)] + rest)
     method.__annotations__ = {k: v for k, v in fn.__annotations__.items() if k != first.name}
-    method.__name__ = method.__qualname__ = fn.__name__
+    method.__name__, method.__qualname__ = fn.__name__, f"Tensor.{fn.__name__}"
     method.__doc__ = fn.__doc__
     return method
 

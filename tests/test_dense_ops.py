@@ -589,3 +589,19 @@ def test_every_method_op_is_its_function_with_the_tensor_first():
     x = dense.to_tensor(a, stop_gradient=False)
     x.mean(axis=1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.full(a.shape, 1 / 3))
+
+
+def test_methods_take_sizes_one_by_one_and_refuse_extra_arguments_as_the_functions_do():
+    t = dense.to_tensor(np.ones((2, 3)))
+    assert t.unsqueeze(0, 1).shape == dense.unsqueeze(t, 0, 1).shape == [1, 1, 2, 3]
+    assert dense.to_tensor(np.ones((2, 3, 4))).transpose(2, 0, 1).shape == [4, 2, 3]
+    for call in (lambda: t.mean(1, False, "junk"), lambda: t.clip(0, 3, 99),
+                 lambda: t.sum(1, False, "junk")):
+        with pytest.raises(TypeError):
+            call()
+    from kernels.core import dispatch
+    with pytest.raises(TypeError, match=r"^sum: takes at most 3 arguments"):
+        dispatch.call("dense", "sum", t, 1, False, "junk")
+    assert "The arithmetic mean" in dense.Tensor.mean.__doc__
+    import pickle
+    assert pickle.loads(pickle.dumps(dense.Tensor.mean)) is dense.Tensor.mean

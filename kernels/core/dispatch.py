@@ -96,6 +96,9 @@ def call_masked(grad_mask, namespace, name, *args):
 def _arguments(spec, args, kwargs):
     """``spec``'s argument values in YAML order: positional, then by name, then defaults."""
     values = list(args)
+    if len(values) > len(spec.args):
+        raise TypeError(f"{spec.name}: takes at most {len(spec.args)} arguments "
+                        f"({', '.join(a.name for a in spec.args)}), got {len(values)}")
     for a in spec.args[len(values):]:
         if a.name in kwargs:
             values.append(kwargs.pop(a.name))
@@ -377,8 +380,9 @@ def _float_attr(value, spec, arg):
     dtype tensors take (not uint16/32/64 or longdouble, which ``to_tensor`` refuses too)."""
     if not isinstance(value, numbers.Real) or isinstance(value, bool) \
             or isinstance(value, np.generic) and value.dtype not in ALL:
-        raise TypeError(f"{spec.name}: argument '{arg.name}' must be a float (a Python number "
-                        f"or a numpy scalar of a dtype tensors take), got {value!r}")
+        raise TypeError(f"{spec.name}: argument '{arg.name}' must be a float (a real Python "
+                        f"number other than a bool, or a numpy scalar of a dtype tensors "
+                        f"take), got {value!r}")
     try:
         return float(value)
     except OverflowError:
