@@ -1787,7 +1787,8 @@ def argmax(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Parameters
     ----------
     x : Tensor
-        Not complex; the reduced axis (every axis for axis None) not of size 0.
+        Any dtype (complex in numpy's order: real part, then imaginary); the reduced
+        axis (every axis for axis None) not of size 0.
     axis : int, optional
     keepdim : bool
 
@@ -1800,8 +1801,6 @@ def argmax(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     ValueError
         A reduced axis of size 0 (any empty x for axis None; other empty dims
         give an empty result, as numpy), or an axis out of range.
-    TypeError
-        A complex x.
 
     Examples
     --------
@@ -1828,7 +1827,8 @@ def argmin(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     Parameters
     ----------
     x : Tensor
-        Not complex; the reduced axis (every axis for axis None) not of size 0.
+        Any dtype (complex in numpy's order: real part, then imaginary); the reduced
+        axis (every axis for axis None) not of size 0.
     axis : int, optional
     keepdim : bool
 
@@ -1841,8 +1841,6 @@ def argmin(x: _t.TensorLike, axis: _t.Optional[int] = None, keepdim: bool = Fals
     ValueError
         A reduced axis of size 0 (any empty x for axis None; other empty dims
         give an empty result, as numpy), or an axis out of range.
-    TypeError
-        A complex x.
 
     Examples
     --------

@@ -956,7 +956,7 @@ _sbp_dense_argmax = _r.SbpTable(rules=(_rule_43,),
                          physical=None)
 
 
-# dense.argmin  (yaml/ops.yaml:1862)
+# dense.argmin  (yaml/ops.yaml:1861)
 def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
@@ -965,27 +965,27 @@ _sbp_dense_argmin = _r.SbpTable(rules=(_rule_43,),
                          physical=None)
 
 
-# dense.zeros  (yaml/ops.yaml:1905)
+# dense.zeros  (yaml/ops.yaml:1903)
 def _meta_dense_zeros(shape, dtype):
     return _im.zeros_infer_meta(shape, dtype)
 
 
-# dense.ones  (yaml/ops.yaml:1940)
+# dense.ones  (yaml/ops.yaml:1938)
 def _meta_dense_ones(shape, dtype):
     return _im.ones_infer_meta(shape, dtype)
 
 
-# dense.full  (yaml/ops.yaml:1975)
+# dense.full  (yaml/ops.yaml:1973)
 def _meta_dense_full(shape, fill_value, dtype):
     return _im.full_infer_meta(shape, fill_value, dtype)
 
 
-# dense.arange  (yaml/ops.yaml:2014)
+# dense.arange  (yaml/ops.yaml:2012)
 def _meta_dense_arange(start, end, step, dtype):
     return _im.arange_infer_meta(start, end, step, dtype)
 
 
-# dense.zeros_like  (yaml/ops.yaml:2052)
+# dense.zeros_like  (yaml/ops.yaml:2050)
 def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -994,7 +994,7 @@ _sbp_dense_zeros_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
-# dense.ones_like  (yaml/ops.yaml:2089)
+# dense.ones_like  (yaml/ops.yaml:2087)
 def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
@@ -1003,7 +1003,7 @@ _sbp_dense_ones_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
-# dense.full_like  (yaml/ops.yaml:2126)
+# dense.full_like  (yaml/ops.yaml:2124)
 def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
@@ -1012,7 +1012,7 @@ _sbp_dense_full_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
-# dense.cast  (yaml/ops.yaml:2168)
+# dense.cast  (yaml/ops.yaml:2166)
 def _meta_dense_cast(x, dtype):
     return _im.cast_infer_meta(x, dtype)
 
