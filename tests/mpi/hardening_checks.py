@@ -143,6 +143,18 @@ def backward_trap_on_one_rank_is_everyones():
     assert np.array_equal(leaf.grad.numpy(), np.full(leaf.shape, 2.0)), leaf.grad.numpy()
 
 
+def format_and_op_methods_of_global_tensors():
+    """f"{loss:.4f}" of a 0-d global tensor formats its value (it raised numpy's message
+    naming GlobalTensor); the dense op methods run on global tensors as the functions do."""
+    whole = np.arange(2.0 * SIZE)
+    g = dense.to_tensor(np.array_split(whole, SIZE)[RANK]).to_global(placement=PLACE,
+                                                                     sbp=S(0))
+    loss = dense.mean(g)
+    assert f"{loss:.3f}" == f"{whole.mean():.3f}", f"{loss:.3f}"
+    assert g.max().numpy() == 2 * SIZE - 1 and g.argmax().numpy() == 2 * SIZE - 1
+    assert np.array_equal(g.unsqueeze(0).numpy(), whole[None])
+
+
 def kernel_errors_of_any_class_reach_every_rank():
     """A local exception class (unpicklable) raised by one rank's kernel reaches every
     rank as RuntimeError naming it (its broadcast raised there and the others hung); a
@@ -241,7 +253,7 @@ CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,
           to_global_arguments_that_differ_or_fail_on_one_rank,
           backward_seed_of_another_logical_shape, floating_point_trap_on_one_rank_is_everyones,
           kernel_errors_of_any_class_reach_every_rank, placements_and_sbps_checked_alike,
-          backward_trap_on_one_rank_is_everyones]
+          backward_trap_on_one_rank_is_everyones, format_and_op_methods_of_global_tensors]
 for check in CHECKS:
     check()
 print(f"rank {RANK}: {len(CHECKS)} passed, 0 failed", flush=True)

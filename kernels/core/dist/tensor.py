@@ -317,7 +317,8 @@ for _name in OPERATORS:
 #: and numpy ufuncs, so an ndarray operand is a local input taken as broadcast
 #: (``np.ones(3) * g`` is a global tensor, as ``np.ones(3) * t`` is a Tensor).
 DELEGATED = ("__getitem__", "astype", "__float__", "__int__", "__complex__", "__bool__",
-             "__index__", "_scalar", "__array_ufunc__", "__iter__", "__array_function__")
+             "__index__", "_scalar", "__array_ufunc__", "__iter__", "__array_function__",
+             "__format__")
 
 
 def _delegated(name):
