@@ -71,19 +71,23 @@ def main(argv=None):
         ref = reference(cp, op, inp)
         run = phisparse_peer.IMPLS[op][op](inp, backend).run
         moved = ref.nbytes + (ref.nbytes if op in ("gather", "batch_gather") else 0)
-        for variant in itertools.product(*VARIANTS.values()):
-            set_variant(*variant)
-            ok = bool(cp.array_equal(cp.from_dlpack(run()), ref))
-            ms = event_ms(run)
-            best.setdefault(op, {})[variant] = ms
-            print(f"| {op} | {' | '.join(map(str, variant))} | {ms:.3f} "
-                  f"| {100 * moved / ms / rate:.0f}% | {'equal' if ok else 'WRONG'} |", flush=True)
-        set_variant(*default)
+        try:
+            for variant in itertools.product(*VARIANTS.values()):
+                set_variant(*variant)
+                ok = bool(cp.array_equal(cp.from_dlpack(run()), ref))
+                ms = event_ms(run)
+                best.setdefault(op, {})[variant] = ms
+                print(f"| {op} | {' | '.join(map(str, variant))} | {ms:.3f} "
+                      f"| {100 * moved / ms / rate:.0f}% | {'equal' if ok else 'WRONG'} |",
+                      flush=True)
+        finally:
+            set_variant(*default)
         del inp, ref, run
         cp.get_default_memory_pool().free_all_blocks()
     for op, times in best.items():
         fastest = min(times, key=times.get)
-        print(f"{op}: default {times[default]:.3f} ms, fastest {fastest} {times[fastest]:.3f} ms")
+        now = f"{times[default]:.3f} ms" if default in times else "not among the variants"
+        print(f"{op}: default {now}, fastest {fastest} {times[fastest]:.3f} ms")
 
 
 if __name__ == "__main__":

@@ -377,3 +377,32 @@ def test_gpu_launch_restores_the_defaults_and_covers_every_variant(capsys):
     assert len(rows) == len(gpu_launch.OPS) * math.prod(map(len, gpu_launch.VARIANTS.values()))
     assert "WRONG" not in out
     assert (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID) == before
+
+
+def test_gpu_launch_restores_the_launch_constants_when_a_variant_fails(monkeypatch):
+    """A variant that raises (an out-of-memory at a large grid) leaves the module constants
+    as they were, for whatever runs next in the process; on the fake GPU with a numpy
+    stand-in for cupy."""
+    from bench import gpu_launch
+    from kernels.gpu import backend as launch_backend
+    from kernels.gpu import launch
+    fake = types.SimpleNamespace(
+        ones=np.ones, empty_like=np.empty_like, copyto=np.copyto, array_equal=np.array_equal,
+        from_dlpack=np.asarray, asarray=np.asarray, broadcast_to=np.broadcast_to,
+        tile=np.tile, take=np.take, take_along_axis=np.take_along_axis,
+        get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setenv(FAKE_GPU_ENV, "1")
+    calls = []
+
+    def timed(f, reps=10):
+        calls.append(f)
+        if len(calls) == 3:
+            raise MemoryError("out of memory at this grid")
+        return 1.0
+    monkeypatch.setattr(gpu_launch, "event_ms", timed)
+    before = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID)
+    with pytest.raises(MemoryError):
+        gpu_launch.main(["--quick"])
+    assert len(calls) == 3
+    assert (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID) == before
