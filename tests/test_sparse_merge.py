@@ -340,3 +340,29 @@ def test_an_infinite_value_outside_the_intersection_is_not_stored(layout, y_cols
         want = [[0.0, np.inf if 1 in y_cols else 0.0, 1.0 if 2 in y_cols else 0.0], [0, 0, 0]]
         np.testing.assert_array_equal(out.to_dense().numpy(), want)
         assert out.nnz() == len(y_cols)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_block_tagged_sum_keeps_its_zero_and_holds_no_complex_buffer(dtype, monkeypatch):
+    """On one thread the whole sum is one block: a stored zero tags it, the result keeps
+    the zero, its values are real, and its columns own a buffer of their own (they had
+    shared one with the complex walk values, twice a float64 result's size).  The
+    operands' signs are remembered per tensor, and a second call gives the same."""
+    rng = np.random.default_rng(8)
+    x, y = pair(rng, "csr", (60, 50), 2, nnz=(900, 700))
+    vx, vy = np.abs(x.values().numpy()) + 0.25, np.abs(y.values().numpy()) + 0.25
+    vx[17] = 0.0
+    x, y = _rebuild(x, vx.astype(dtype)), _rebuild(y, vy.astype(dtype))
+    monkeypatch.setattr(threads, "_num_threads", 1)
+    want = x.to_dense().numpy() + y.to_dense().numpy()
+    stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
+    for _ in range(2):
+        out = x + y
+        np.testing.assert_array_equal(out.to_dense().numpy(), want)
+        assert out.nnz() == np.count_nonzero(stored[0] | stored[1])
+        assert out.values().dtype == dtype
+        cols = out._d.cols
+        owner = cols.base if cols.base is not None else cols
+        assert owner.nbytes <= cols.nbytes * 1.5, (owner.nbytes, cols.nbytes)
+    assert merge.signs(x._d.values) == (False, False)      # the zero: neither sign
+    assert merge.signs(y._d.values) == (True, False)

@@ -131,7 +131,11 @@ def _walk(ap, aj, bp, bj, ncols, lo, hi, data, fn, known):
 def _outputs(size, index_dtype, value_dtype):
     """A walk's column and value outputs for ``size`` entries, carved from one pooled
     buffer: together they reach the pool's size where the values alone (float32 of
-    a few million entries) would come from fresh pages."""
+    a few million entries) would come from fresh pages.  Tagged (complex) values, which
+    only live until their real parts are copied out, get a buffer of their own, so that
+    the result's columns do not keep them alive (a float64 sum's doubled its memory)."""
+    if np.dtype(value_dtype).kind == "c":
+        return pool.empty((size,), index_dtype), pool.empty((size,), value_dtype)
     cols = size * np.dtype(index_dtype).itemsize
     cut = -(-cols // 16) * 16         # the values start aligned for any dtype
     buf = pool.empty((cut + size * np.dtype(value_dtype).itemsize,), np.uint8)
