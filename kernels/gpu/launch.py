@@ -20,9 +20,10 @@ from .backend import launch_config
 
 #: Words a thread of a row-copying team moves per row, about (see :func:`team_shift`):
 #: one batch of ``copy_row``'s four loads in flight before their stores.  On an H200
-#: (2026-11-28, 1.5-4 GiB outputs, blocks of 256, grid capped at 65535) 4 beat 8:
-#: gather 1.25 -> 1.14 ms (256-byte rows), repeat 0.62 -> 0.50, batch_gather and expand
-#: within 1%; 16 was 3-4 times slower for gather and repeat.
+#: (2026-11-28, ``python -m bench.gpu_launch``: 1.5-4 GiB outputs, blocks of 256, grid
+#: capped at 65535) 4 beat 8: gather 1.25 -> 1.14 ms (256-byte rows), repeat 0.62 -> 0.50,
+#: batch_gather and expand within 1%.  2 gave gather 1.12 but repeat 0.71; 16 was 3.5
+#: times slower for gather and 4.6 times for repeat.
 WORDS_PER_THREAD = 4
 
 INT32_MAX = 2**31 - 1
