@@ -201,11 +201,16 @@ def signs(v):
     """(every value of 1-D float ``v`` is positive, every one is negative): both True for
     an empty v, both False with a NaN; remembered for a locked v (a tensor's values)."""
     known = recall((v,), "signs")
-    if known is None:
-        empty = v.shape[0] == 0
-        known = remember((v,), "signs", (bool(empty or np.min(v) > 0),
-                                         bool(empty or np.max(v) < 0)))
-    return known
+    return known if known is not None else remember((v,), "signs", _scan_signs(v))
+
+
+def _scan_signs(v):
+    """:func:`signs`'s scan: one pass where the values are positive, two otherwise."""
+    if v.shape[0] == 0:
+        return True, True
+    if np.min(v) > 0:
+        return True, False
+    return False, bool(np.max(v) < 0)
 
 
 def products_nonzero(av, bv, least=None):
