@@ -155,6 +155,23 @@ def format_and_op_methods_of_global_tensors():
     assert np.array_equal(g.unsqueeze(0).numpy(), whole[None])
 
 
+def partial_sums_cast_by_a_reduction_are_summed_first():
+    """sum(dtype=int64) of a partial_sum COO whose addends 0.6 and 0.7 share a coordinate
+    is 1, as one process gives (each addend was truncated to 0); an int32 partial_sum
+    summed into int64 wraps in int32 first, as its logical value does."""
+    import sparse
+    mine = np.arange(2) % SIZE == RANK
+    x = sparse.sparse_coo_tensor(np.array([[1, 1]])[:, mine], np.array([0.6, 0.7])[mine], [3])
+    g = x.to_global(placement=PLACE, sbp=P)
+    assert np.array_equal(sparse.sum(g, dtype="int64").to_dense().numpy(), [1])
+    assert np.array_equal(sparse.sum(g, axis=[0], dtype="int64").to_dense().numpy(), [1])
+    big = np.array([2**31 - 1, 1], np.int32)
+    addend = big[RANK] if RANK < 2 else np.int32(0)
+    t = dense.to_tensor(np.array([addend if SIZE > 1 else -2**31], np.int32))
+    total = dense.sum(t.to_global(placement=PLACE, sbp=P))
+    assert total.dtype == np.int64 and total.numpy() == -2**31, total.numpy()
+
+
 def kernel_errors_of_any_class_reach_every_rank():
     """A local exception class (unpicklable) raised by one rank's kernel reaches every
     rank as RuntimeError naming it (its broadcast raised there and the others hung); a
@@ -253,7 +270,8 @@ CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,
           to_global_arguments_that_differ_or_fail_on_one_rank,
           backward_seed_of_another_logical_shape, floating_point_trap_on_one_rank_is_everyones,
           kernel_errors_of_any_class_reach_every_rank, placements_and_sbps_checked_alike,
-          backward_trap_on_one_rank_is_everyones, format_and_op_methods_of_global_tensors]
+          backward_trap_on_one_rank_is_everyones, format_and_op_methods_of_global_tensors,
+          partial_sums_cast_by_a_reduction_are_summed_first]
 for check in CHECKS:
     check()
 print(f"rank {RANK}: {len(CHECKS)} passed, 0 failed", flush=True)
