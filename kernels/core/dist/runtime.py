@@ -251,16 +251,10 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
     shards cover (a local position p along a split axis is global lo + p); on
     the failing ranks it is chained to their own error and its traceback.
     """
-    group = placement.group
-    failed = failure is not None
-    got = comm.allreduce_ints(group, [-(group.rank if failed else group.size),
-                                      0 if failed else 1], "max")
-    bad, anyone_ok = -int(got[0]), int(got[1])
-    if bad == group.size:
+    bad = _failing_rank(placement.group, failure)
+    if bad is None:
         return
-    if not anyone_ok:
-        raise failure
-    kind, text = _shared_error(group, bad, failure)
+    kind, text = _shared_error(placement.group, bad, failure)
     where = []
     for a, item, s in zip(spec.tensor_args, boxed, sig.ins):
         if s.is_split:
@@ -270,10 +264,8 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
             what = "each of " if isinstance(item, list) else ""
             where.append(f"{what}'{a.name}' holds [{lo}, {hi}) of axis {s.axis}")
     shards = f" (its shard of {', '.join(where)})" if where else ""
-    error = _rebuilt(kind, f"{spec.name}: on rank {bad} of the placement{shards}: {text}")
-    if failed:
-        raise error from failure
-    raise error from None
+    _raise(_rebuilt(kind, f"{spec.name}: on rank {bad} of the placement{shards}: {text}"),
+           failure)
 
 
 def _agree_in_backward(node, failure, failed_op=None):
@@ -281,22 +273,36 @@ def _agree_in_backward(node, failure, failed_op=None):
     raised on a rank of its placement in this pass, raise that error on every one of them
     (as :func:`_agree_on_failure` does for a forward kernel); one small all-reduce."""
     group = node.attrs["placement"].group
+    bad = _failing_rank(group, failure)
+    if bad is None:
+        return
+    kind, text = _shared_error(group, bad, failure, f"the gradient of '{failed_op}': ")
+    _raise(_rebuilt(kind, f"backward: on rank {bad} of the placement, {text}"), failure)
+
+
+autograd.set_failure_agreement(_agree_in_backward)
+
+
+def _failing_rank(group, failure):
+    """The lowest rank of ``group`` whose ``failure`` is not None, or None if none failed
+    (one small all-reduce; every rank must call it).  When every rank failed, this
+    rank's own ``failure`` is raised here, as it is."""
     failed = failure is not None
     got = comm.allreduce_ints(group, [-(group.rank if failed else group.size),
                                       0 if failed else 1], "max")
     bad, anyone_ok = -int(got[0]), int(got[1])
     if bad == group.size:
-        return
+        return None
     if not anyone_ok:
         raise failure
-    kind, text = _shared_error(group, bad, failure, f"the gradient of '{failed_op}': ")
-    error = _rebuilt(kind, f"backward: on rank {bad} of the placement, {text}")
-    if failed:
+    return bad
+
+
+def _raise(error, failure):
+    """Raise the shared ``error``, chained to this rank's own ``failure`` where it failed."""
+    if failure is not None:
         raise error from failure
     raise error from None
-
-
-autograd.set_failure_agreement(_agree_in_backward)
 
 
 def _shared_error(group, bad, failure, label=""):
