@@ -29,12 +29,15 @@ from ..gpu.csr_coo import csr_to_coo_indices
 
 
 class CooData(NamedTuple):
-    """The buffers of a COO tensor."""
+    """The buffers of a COO tensor.  ``coalesced``: each coordinate once, in C order;
+    ``unique``: each coordinate once, in any order (what a kernel knows of its output:
+    a matmul's, a transpose's of a coalesced x), which boxing a partial_sum needs."""
 
     indices: object
     values: object
     shape: tuple
     coalesced: bool = False
+    unique: bool = False
 
     @property
     def sparse_dim(self):

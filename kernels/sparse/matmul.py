@@ -126,9 +126,9 @@ def from_flat(c, shape, layout, dtype, coalesced=False, local=False):
         b, m, n = shape
         batch = rows // max(m, 1)
         coords = [batch, rows - batch * m, cols if local else cols - batch * n]
-    if layout == COO:
+    if layout == COO:                       # a product stores each coordinate once
         return CooData(xp.stack(coords).astype(dtype, copy=False), c.values, tuple(shape),
-                       coalesced)
+                       coalesced, unique=True)
     crows = crows_of_bounds(c.crows, shape)
     return CsrData(crows.astype(dtype, copy=False), coords[2].astype(dtype, copy=False),
                    c.values, tuple(shape))

@@ -64,7 +64,8 @@ def transpose_coo(x, perm):
         xp = xp_of(values)
         values = xp.ascontiguousarray(values.transpose((0,) + tuple(p - sd + 1 for p in perm[sd:])))
     shape = tuple(x.shape[p] for p in perm)
-    return CooData(indices, values, shape, x.coalesced and not moved)
+    return CooData(indices, values, shape, x.coalesced and not moved,
+                   unique=x.coalesced or x.unique)
 
 
 @register_kernel("transpose_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)

@@ -172,6 +172,47 @@ def partial_sums_cast_by_a_reduction_are_summed_first():
     assert total.dtype == np.int64 and total.numpy() == -2**31, total.numpy()
 
 
+def partial_sum_products_and_transposes_merge_like_one_process():
+    """x @ y with x split on its columns and y on its rows is a partial_sum whose shards
+    store each coordinate once, unsorted (not flagged coalesced): boxed, the addends of a
+    coordinate are summed, so square(x @ y) squares the product (97 where one process
+    gives 25), with one process's gradients; transpose(x + y) of partial_sum x, y too."""
+    import sparse
+    xi, xv = np.array([[0, 0], [0, 1]]), np.array([-1.0, -3.0])
+    yi, yv = np.array([[0, 1], [4, 4]]), np.array([-4.0, 3.0])
+
+    def local(i, v, shape, sbp, keep):
+        return sparse.sparse_coo_tensor(i[:, keep], v[keep], shape, stop_gradient=False)
+    k = np.arange(2)
+    xs = [local(xi, xv, [1, 2], None, k == 0), local(xi, xv, [1, 2], None, k == 1)]
+    one_x = sparse.sparse_coo_tensor(xi, xv, [1, 2], stop_gradient=False)
+    one_y = sparse.sparse_coo_tensor(yi, yv, [2, 5], stop_gradient=False)
+    dense.sum(sparse.square(sparse.matmul(one_x, one_y)).to_dense()).backward()
+    if SIZE == 2:
+        x = xs[RANK]                                    # x's column RANK
+        x = sparse.sparse_coo_tensor(x.indices().numpy() - [[0], [RANK]],
+                                     x.values().numpy(), [1, 1], stop_gradient=False)
+        y = sparse.sparse_coo_tensor(yi[:, k == RANK] - [[RANK], [0]], yv[k == RANK], [1, 5],
+                                     stop_gradient=False)
+        z = sparse.matmul(x.to_global(placement=PLACE, sbp=S(1)),
+                          y.to_global(placement=PLACE, sbp=S(0)))
+        assert z.sbp == P, z.sbp
+        sq = sparse.square(z)
+        assert np.array_equal(sq.to_dense().numpy(), [[0, 0, 0, 0, 25.0]]), sq.to_dense().numpy()
+        dense.sum(sq.to_dense()).backward()
+        assert np.allclose(x.grad.values().numpy(), one_x.grad.values().numpy()[RANK]), \
+            x.grad.values().numpy()
+        assert np.allclose(y.grad.values().numpy(), one_y.grad.values().numpy()[RANK])
+    a = sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2])
+    b = sparse.sparse_coo_tensor([[0, 1], [1, 0]], [-2.0, 1.0], [2, 2])
+    mine = dense.to_tensor(np.zeros((2, 2))).to_sparse_coo(2)
+    ga = (a if RANK == 0 else mine).to_global(placement=PLACE, sbp=P)
+    gb = (b if RANK == min(1, SIZE - 1) else mine).to_global(placement=PLACE, sbp=P)
+    got = sparse.square(sparse.transpose(ga + gb, [1, 0])).to_dense().numpy()
+    want = sparse.square(sparse.transpose(a + b, [1, 0])).to_dense().numpy()
+    assert np.array_equal(got, want), (got, want)
+
+
 def kernel_errors_of_any_class_reach_every_rank():
     """A local exception class (unpicklable) raised by one rank's kernel reaches every
     rank as RuntimeError naming it (its broadcast raised there and the others hung); a
@@ -271,7 +312,8 @@ CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,
           backward_seed_of_another_logical_shape, floating_point_trap_on_one_rank_is_everyones,
           kernel_errors_of_any_class_reach_every_rank, placements_and_sbps_checked_alike,
           backward_trap_on_one_rank_is_everyones, format_and_op_methods_of_global_tensors,
-          partial_sums_cast_by_a_reduction_are_summed_first]
+          partial_sums_cast_by_a_reduction_are_summed_first,
+          partial_sum_products_and_transposes_merge_like_one_process]
 for check in CHECKS:
     check()
 print(f"rank {RANK}: {len(CHECKS)} passed, 0 failed", flush=True)

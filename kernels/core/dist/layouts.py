@@ -37,7 +37,7 @@ def box_local(t, shape, src, dst, placement):
         local_step = dst.kind == "P" or (src.kind, dst.kind) == ("B", "S")
         kept = local_step and src.kind != "P"            # local steps keep the C order
         out = coo_make(indices, values, local_shape, t, kept and t._data().coalesced)
-        if src.kind == "P" and dst.kind != "P" and _every_shard_coalesced(t, group):
+        if src.kind == "P" and dst.kind != "P" and _every_shard_unique(t, group):
             out, merge = _merged(out)
             steps += (("merge", merge),)
         out = out, steps
@@ -48,12 +48,14 @@ def box_local(t, shape, src, dst, placement):
     return out
 
 
-def _every_shard_coalesced(t, group):
-    """True if the COO shard ``t`` is coalesced on every rank of ``group`` (of two or more
-    ranks; every rank must call it)."""
+def _every_shard_unique(t, group):
+    """True if the COO shard ``t`` is known to store each coordinate once (coalesced, or
+    an op's result such as a matmul's: ``CooData.unique``) on every rank of ``group`` (of
+    two or more ranks; every rank must call it)."""
     if group.size == 1:
         return False
-    return bool(comm.allreduce_ints(group, [int(bool(t._data().coalesced))], "min")[0])
+    d = t._data()
+    return bool(comm.allreduce_ints(group, [int(bool(d.coalesced or d.unique))], "min")[0])
 
 
 def _merged(t):
@@ -61,13 +63,14 @@ def _merged(t):
     and each input entry's position in it (None: nothing moved).
 
     Boxing a partial_sum tensor to broadcast or split brings the ranks' entries
-    together.  Where every rank's shard is coalesced (what sum, add, subtract,
-    multiply and divide give, on their partial_sum rules), the tensor is kept
-    coalesced, its addends of one coordinate summed, as one process stores that
-    op's result: a value-wise op after it then sees each coordinate once (the
-    square of a sum, not a sum of squares).  Shards that are not coalesced (a
-    tensor's entries dealt out to the ranks) keep every entry, duplicates included:
-    gradients stay positional."""
+    together.  Where every rank's shard is known to store each coordinate once
+    (coalesced: what sum, add, subtract, multiply and divide give on their
+    partial_sum rules; or unsorted, as matmul and transpose give), the tensor is
+    made coalesced, its addends of one coordinate summed, as one process stores
+    that op's result: a value-wise op after it then sees each coordinate once (the
+    square of a sum, not a sum of squares).  Other shards (a tensor's entries dealt
+    out to the ranks) keep every entry, duplicates included: gradients stay
+    positional."""
     data, group = coalesced_with_group(t._data(), "boxing")
     return coo_make(data.indices, data.values, data.shape, t, True), group
 
