@@ -213,6 +213,25 @@ def partial_sum_products_and_transposes_merge_like_one_process():
     assert np.array_equal(got, want), (got, want)
 
 
+def a_broadcast_coo_leafs_gradient_is_positional():
+    """g.grad of a broadcast COO leaf has one value per entry of the leaf, in its order, as
+    one process's x.grad (it stored every entry once per rank: rank 0's, then zeros)."""
+    import sparse
+    idx, val = np.array([[0, 1, 3, 1], [1, 0, 2, 0]]), np.array([1.0, 2.0, 3.0, -1.0])
+    seed = dense.to_tensor(np.arange(12.0).reshape(4, 3))
+    x = sparse.sparse_coo_tensor(idx, val, [4, 3], stop_gradient=False)
+    sparse.square(x).to_dense().backward(seed)
+    g = sparse.sparse_coo_tensor(idx, val, [4, 3]).to_global(placement=PLACE, sbp=B)
+    g.stop_gradient = False
+    sparse.square(g).to_dense().backward(seed)
+    got = g.grad
+    assert got.sbp == B and got.nnz() == 4, (got.sbp, got.nnz())
+    local = got.to_local()
+    assert np.array_equal(local.indices().numpy(), idx)
+    assert np.array_equal(local.values().numpy(), x.grad.values().numpy()), \
+        local.values().numpy()
+
+
 def kernel_errors_of_any_class_reach_every_rank():
     """A local exception class (unpicklable) raised by one rank's kernel reaches every
     rank as RuntimeError naming it (its broadcast raised there and the others hung); a
@@ -313,7 +332,8 @@ CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,
           kernel_errors_of_any_class_reach_every_rank, placements_and_sbps_checked_alike,
           backward_trap_on_one_rank_is_everyones, format_and_op_methods_of_global_tensors,
           partial_sums_cast_by_a_reduction_are_summed_first,
-          partial_sum_products_and_transposes_merge_like_one_process]
+          partial_sum_products_and_transposes_merge_like_one_process,
+          a_broadcast_coo_leafs_gradient_is_positional]
 for check in CHECKS:
     check()
 print(f"rank {RANK}: {len(CHECKS)} passed, 0 failed", flush=True)

@@ -197,6 +197,9 @@ class GlobalTensor(TensorBase):
             return None
         if self._sbp.kind == "P" and self.layout != "dense":
             return g
+        if self._sbp.kind == "B" and self.layout != "dense":
+            return GlobalTensor(_summed_by_position(g, self._placement.group), broadcast,
+                                self._placement, self._meta)
         dst = broadcast if self._sbp.kind == "P" else self._sbp
         with autograd.no_grad():
             phys = GlobalTensor(g, self._sbp.dual(), self._placement, self._meta)
@@ -316,6 +319,16 @@ for _name in OPERATORS:
 #: ``astype``, conversion of a one-element tensor to a Python scalar (collectives),
 #: and numpy ufuncs, so an ndarray operand is a local input taken as broadcast
 #: (``np.ones(3) * g`` is a global tensor, as ``np.ones(3) * t`` is a Tensor).
+def _summed_by_position(g, group):
+    """A broadcast sparse leaf's gradient: every rank's addend holds the leaf's own entries
+    in its order (rank 0 the gradient, the others zeros), so their sum is the sum of the
+    values position by position, one entry per entry of the leaf as in one process (boxing
+    them as partial_sum would store each entry once per rank)."""
+    from . import comm
+    values = g._data().values
+    return g._with_values(comm.like(comm.allreduce(group, comm.host(values)), values))
+
+
 DELEGATED = ("__getitem__", "astype", "__float__", "__int__", "__complex__", "__bool__",
              "__index__", "_scalar", "__array_ufunc__", "__iter__", "__array_function__",
              "__format__")
