@@ -102,6 +102,11 @@ BAD_BACKWARD = [
      "exactly one of 'kernel' or 'invoke'"),
     ("optional_grads on one gradient", GOOD_BACKWARD + "  optional_grads : true\n",
      "optional_grads needs a kernel with two or more Tensor gradient outputs"),
+    # a misspelt attribute with a default was accepted and the kernel got the default: a
+    # wrong gradient, silently
+    ("unknown attribute with a default", GOOD_BACKWARD.replace(
+        "args : (Tensor x, Tensor out_grad)", "args : (Tensor x, Tensor out_grad, int axes = -1)"),
+     "argument 'axes' is neither a forward input"),
 ]
 
 

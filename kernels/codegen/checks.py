@@ -93,7 +93,7 @@ def _check_backward_entry(op, table):
                        f"args {[a.name for a in fwd.args]}")
     known = {a.name for a in fwd.args} | set(fwd.outputs) | {o + "_grad" for o in fwd.outputs}
     for a in op.args:
-        if a.name not in known and not a.has_default:
+        if a.name not in known:
             raise _err(op, f"argument '{a.name}' is neither a forward input, output, "
                            f"output gradient nor attribute; expected one of {sorted(known)}")
     inputs = {a.name: a for a in fwd.tensor_args}

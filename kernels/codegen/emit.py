@@ -88,8 +88,8 @@ def _backward_fn(op, bwd):
             call.append(f"node.saved[{a.name!r}]")
         elif a.name in attrs:
             call.append(f"node.attrs[{a.name!r}]")
-        else:
-            break
+        else:                   # checks._check_backward_entry refuses any other name
+            raise AssertionError(f"{bwd.name}: argument '{a.name}' is not checked")
     outs = [o[:-5] for o in bwd.outputs]
     got = "result" if len(outs) == 1 else "(" + ", ".join(f"_{i}" for i in range(len(outs))) + ",)"
     ret = ("{" + ", ".join(f"{n!r}: result" if len(outs) == 1 else f"{n!r}: _{i}"
