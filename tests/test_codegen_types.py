@@ -186,15 +186,15 @@ def _local_ops():
     text = USER_OPS.replace("myops.kernels.concat_meta", "concat_infer_meta")
     text = text.replace("myops.kernels.full_meta", "full_infer_meta")
     text = text.replace("module : myops.kernels", "module : kernels.dense.reshape")
-    text = text.replace("func : my_concat\n", "func : reshape\n")
-    return text.replace("func : my_full\n", "func : reshape\n")
+    text = text.replace("func : my_concat\n", "func : concat\n")
+    return text.replace("func : my_full\n", "func : full\n")     # registered by dense
 
 
 def _local_backward():
     text = USER_BACKWARD.replace("myops.kernels.concat_grad_meta", "unchanged_infer_meta")
     # (param [xs]: one argument, as unchanged_infer_meta takes)
     text = text.replace("module : myops.kernels", "module : kernels.dense.reshape")
-    return text.replace("func : my_concat_grad", "func : reshape_grad")
+    return text.replace("func : my_concat_grad", "func : concat_grad")   # dense's
 
 
 def test_the_three_types_parse(tmp_path):
@@ -211,9 +211,9 @@ BAD = [
     ("Tensor[] after attribute", "ops", "(Tensor[] xs, int axis = 0)",
      "(int axis, Tensor[] xs)", "comes after an attribute"),
     ("list output in a forward op", "ops", "output : Tensor(out)\n  infer_meta :\n"
-     "    func : concat_infer_meta\n  kernel :\n    func : reshape\n  backward",
+     "    func : concat_infer_meta\n  kernel :\n    func : concat\n  backward",
      "output : Tensor[](out)\n  infer_meta :\n    func : concat_infer_meta\n  kernel :\n"
-     "    func : reshape\n  backward", "is not 'Tensor(name)'"),
+     "    func : concat\n  backward", "is not 'Tensor(name)'"),
     ("single gradient of a list input", "backward", "Tensor[](xs_grad)", "Tensor(xs_grad)",
      "must be declared Tensor[](xs_grad)"),
     ("Scalar default not a number", "ops", "Scalar fill_value", "Scalar fill_value = 'a'",
@@ -235,3 +235,23 @@ def test_bad_typed_arguments_are_rejected(tmp_path, case, where, old, new, messa
     with pytest.raises(CodegenError) as err:
         load_yaml_dir(_write(tmp_path, ops, backward))
     assert message in str(err.value)
+
+
+def test_a_kernel_that_cannot_take_the_ops_arguments_is_a_codegen_error(tmp_path):
+    """A kernel registered with fewer parameters than the op passes (``my_concat(xs)`` for
+    ``(Tensor[] xs, int axis)``) failed only at the first call, with a TypeError naming
+    neither the op nor the YAML; the generator now says where."""
+    pkg = tmp_path / "myops"
+    (pkg / "yaml").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text(USER_KERNEL.replace("def my_concat(xs, axis=0):",
+                                                        "def my_concat(xs):"))
+    (pkg / "yaml" / "ops.yaml").write_text(USER_OPS)
+    (pkg / "yaml" / "backward.yaml").write_text(USER_BACKWARD)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
+    res = subprocess.run([sys.executable, "-m", "kernels.codegen", "--yaml", "myops/yaml",
+                          "--out", "myops/generated"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)
+    assert res.returncode != 0
+    assert "ops.yaml:" in res.stderr and "my_concat: kernel 'my_concat(xs)'" in res.stderr
+    assert "cannot take the op's 2 arguments ['xs', 'axis']" in res.stderr

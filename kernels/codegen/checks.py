@@ -34,6 +34,10 @@ def check_all(defs):
             _check_invoke(op, table, roots)
         if op.sbp:
             check_sbp(op)
+    for op in defs:                     # last: every other error of an entry comes first
+        for sig in op.kernels:
+            for fn in registry.functions(sig.func):
+                _check_kernel_takes(op, sig.func, fn)
 
 
 def _check_functions(op, roots):
@@ -48,6 +52,21 @@ def _check_functions(op, roots):
     for sig in op.kernels:
         if not registry.has_kernel(sig.func):
             raise _err(op, f"kernel '{sig.func}' is not registered by module '{op.module}'")
+
+
+def _check_kernel_takes(op, name, fn):
+    """Kernel ``fn`` takes what dispatch passes it: the op's Tensors and attributes in YAML
+    order, positionally (and ``grad_mask=`` for an ``optional_grads`` backward)."""
+    try:            # its own signature, or a wrapper's (a partial with update_wrapper)
+        sigs = [inspect.signature(fn), inspect.signature(fn, follow_wrapped=False)]
+    except (TypeError, ValueError):     # no signature to read (a builtin): the call says
+        return
+    names = [a.name for a in op.args]
+    extra = {"grad_mask": None} if getattr(op, "optional_grads", False) else {}
+    if not any(_binds(sig, names, extra) for sig in sigs):
+        raise _err(op, f"kernel '{name}{sigs[0]}' (registered by {fn.__module__}) cannot take "
+                       f"the op's {len(names)} arguments {names}"
+                       f"{' and grad_mask=' if extra else ''}, passed positionally")
 
 
 def _check_infer_meta(op, fn, roots):
@@ -65,9 +84,9 @@ def _check_infer_meta(op, fn, roots):
                        f"the {len(params)} arguments that param passes it {list(params)}")
 
 
-def _binds(sig, params):
+def _binds(sig, params, keywords=None):
     try:
-        sig.bind(*params)
+        sig.bind(*params, **(keywords or {}))
     except TypeError:
         return False
     return True
