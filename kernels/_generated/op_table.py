@@ -895,7 +895,7 @@ def _backward_dense_mean(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_mean = _r.SbpTable(rules=(_rule_3, _rule_1,),
+_sbp_dense_mean = _r.SbpTable(rules=(_rule_3, _rule_4,),
                          physical=None)
 
 
