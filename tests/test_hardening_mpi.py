@@ -11,7 +11,7 @@ from test_global_mpi import _run  # noqa: E402  (the launcher helper)
 def test_partial_sum_conversion_and_collective_value_errors(n):
     proc, _ = _run(n, "hardening_checks.py", "-m", "mpi4py")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.count("12 passed, 0 failed") == n
+    assert proc.stdout.count("13 passed, 0 failed") == n
 
 
 def test_a_nonzero_sys_exit_on_one_rank_ends_the_job_under_mpi4py():

@@ -342,13 +342,13 @@ def _zero_grads(node):
         if arg.name not in has:
             continue
         if isinstance(t, list):
-            grads[arg.name] = [_zero_like(e) if f else None for e, f in zip(t, tracked)]
+            grads[arg.name] = [zero_addend_like(e) if f else None for e, f in zip(t, tracked)]
         elif tracked:
-            grads[arg.name] = _zero_like(t)
+            grads[arg.name] = zero_addend_like(t)
     return grads
 
 
-def _zero_like(t):
+def zero_addend_like(t):
     """A read-only all-zero gradient of tensor ``t``'s shape, dtype and layout, marked."""
     data = t._data()
     if t.layout == "dense":
@@ -360,8 +360,14 @@ def _zero_like(t):
     return mark_zero_addend(t._with_values(zeros))
 
 
-def run_backward(root, grad_tensor=None, retain_graph=False):
-    """Propagate gradients from ``root`` to every leaf that needs them."""
+def run_backward(root, grad_tensor=None, retain_graph=False, finish=None):
+    """Propagate gradients from ``root`` to every leaf that needs them.
+
+    ``finish(failure, failed_op)`` (a global tensor's backward, a collective): called on
+    every rank once the walk is over with this rank's error (raised by the backward of op
+    ``failed_op``) or None, it returns the error every rank of the placement raises (or
+    None), before the graph is freed or kept.
+    """
     if root.stop_gradient:
         raise RuntimeError("backward: the tensor has stop_gradient=True, so nothing "
                            "upstream needs a gradient; set stop_gradient=False on an input")
@@ -381,7 +387,13 @@ def run_backward(root, grad_tensor=None, retain_graph=False):
         _lease(deps, retain_graph)
         done = False
         try:
-            _propagate(root, seed, deps)
+            shared = finish is not None or (
+                _agreement[0] is not None and any(n.spec.collective for n in deps))
+            failure, failed_op = _propagate(root, seed, deps, shared)
+            if finish is not None:
+                failure = finish(failure, failed_op)
+            if failure is not None:
+                raise failure
             done = True
         finally:
             _release(deps, retain_graph, done)
@@ -399,9 +411,9 @@ def _seed(root, grad_tensor):
 
 
 #: ``agree(node, failure, failed_op)``, set by :mod:`kernels.core.dist`: run on every rank
-#: before a collective node's backward, it raises on all ranks of the node's placement when
-#: this pass failed on any of them (``failure``: this rank's exception or None, raised by
-#: the backward of op ``failed_op``).
+#: before a collective node's backward, it returns the error that every rank of the
+#: node's placement now holds (this rank's ``failure``, raised by the backward of op
+#: ``failed_op``, or one another rank shared), or None where no rank has one.
 _agreement = [None]
 
 
@@ -410,32 +422,41 @@ def set_failure_agreement(agree):
     _agreement[0] = agree
 
 
-def _propagate(root, seed, deps):
-    """Run the nodes in dependency order.  In a graph with collective nodes (global
-    tensors), a backward kernel that raises on one rank stops this rank's local work but
-    not its walk: at the next collective node every rank of its placement learns of the
-    failure and raises it, where the others would otherwise wait there for this rank."""
+def _propagate(root, seed, deps, shared):
+    """Run the nodes in dependency order; return (the error of a graph with collective
+    nodes (global tensors) or of a global root (``shared``), or None; the op whose backward
+    raised it on this rank).
+
+    There a backward kernel (or the adding of gradients) that raises on one rank stops
+    this rank's local work but not its walk: every rank meets every collective node in
+    the same order, and each one's agreement tells the ranks of its placement who
+    failed, after which they skip the work too.  The error is raised once the walk is
+    over (see ``finish`` of :func:`run_backward`), so that no rank waits at a collective
+    the others left.  In a graph without collective nodes errors are raised at once.
+    """
     grads = {(root._grad_fn, root._out_index): seed}
     ready = [root._grad_fn]
-    shared = _agreement[0] is not None and any(n.spec.collective for n in deps)
     failure = failed_op = None
     while ready:
         node = ready.pop()
         n_out = len(node.spec.outputs)
         outs = [grads.pop((node, i), None) for i in range(n_out)]
-        if shared and node.spec.collective:
-            _agreement[0](node, failure, failed_op)
+        if shared and node.spec.collective and _agreement[0] is not None:
+            held = _agreement[0](node, failure, failed_op)
+            if held is not failure:
+                failure, failed_op = held, None
         in_grads = {}
         if failure is None:
             try:
                 in_grads = _zero_grads(node) if _skips(node, outs) else node.apply(outs)
-            except Exception as exc:        # noqa: BLE001 (raised below, or on every rank)
+            except Exception as exc:        # noqa: BLE001 (returned, then raised everywhere)
                 if not shared:
                     raise
                 failure, failed_op = exc, node.spec.name
-        _route(node, in_grads, grads, deps, ready)
-    if failure is not None:
-        raise failure
+        error = _route(node, in_grads, grads, deps, ready, catch=shared)
+        if error is not None and failure is None:
+            failure, failed_op = error, node.spec.name
+    return failure, failed_op
 
 
 def _lease(nodes, retain_graph):
@@ -474,18 +495,28 @@ def _release(nodes, retain_graph, done):
                 node.users = 0
 
 
-def _route(node, in_grads, grads, deps, ready):
-    """Send each input's gradient to its producer node or accumulate it on the leaf."""
+def _route(node, in_grads, grads, deps, ready, catch=False):
+    """Send each input's gradient to its producer node or accumulate it on the leaf.
+
+    With ``catch``, an error adding gradients is returned, and the walk's bookkeeping
+    (which nodes are ready) is done for every input all the same."""
+    failure = None
     for t, g, tracked in _pairs(node, in_grads):
         if not tracked:
             continue
         parent = t._grad_fn
-        if parent is None:
-            if g is not None:
-                t._accumulate_leaf(g)
-            continue
-        if g is not None:
-            _accumulate(grads, (parent, t._out_index), g)
-        deps[parent] -= 1
-        if deps[parent] == 0:
-            ready.append(parent)
+        if g is not None and failure is None:
+            try:
+                if parent is None:
+                    t._accumulate_leaf(g)
+                else:
+                    _accumulate(grads, (parent, t._out_index), g)
+            except Exception as exc:        # noqa: BLE001 (returned to the walk)
+                if not catch:
+                    raise
+                failure = exc
+        if parent is not None:
+            deps[parent] -= 1
+            if deps[parent] == 0:
+                ready.append(parent)
+    return failure

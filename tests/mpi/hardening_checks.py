@@ -232,6 +232,49 @@ def a_broadcast_coo_leafs_gradient_is_positional():
         local.values().numpy()
 
 
+def backward_errors_reach_every_rank_in_any_graph():
+    """Three graphs where a backward error on one rank left the others waiting, or the next
+    collective paired with a stale one: an error adding two gradients (not in a kernel);
+    a global root whose graph has no collective node (then ``g.grad`` of a broadcast leaf
+    is read on every rank alike); and, on 3 ranks or more, a branch on a sub-placement
+    walked before a node of the whole placement.  Every rank raises, and a collective
+    after it gives the right value."""
+    v = dense.to_tensor(np.ones(2 * SIZE), stop_gradient=False)
+    h = v.to_global(placement=PLACE, sbp=B).to_global(sbp=S(0))
+    big = np.ones(2 * SIZE)
+    big[-2:] = 1e308                                    # the last rank's half
+    c = dense.to_tensor(np.array_split(big, SIZE)[RANK]).to_global(placement=PLACE, sbp=S(0))
+    loss = dense.sum(h * c) + dense.sum(h * c)          # h's two gradients add up to inf
+    with np.errstate(over="raise"):
+        _everyone_raises(FloatingPointError, "overflow", loss.backward)
+    g = dense.to_tensor(np.array([0.0, 1.0, 4.0])).to_global(placement=PLACE, sbp=B).detach()
+    g.stop_gradient = False
+    root = dense.sum(dense.sqrt(g))                     # no collective node in its graph
+    with np.errstate(divide="raise" if RANK == 0 else "ignore"):
+        _everyone_raises(FloatingPointError, "divide by zero", root.backward)
+    assert g.grad is None or g.grad.shape == [3]        # a collective every rank joins
+    if SIZE >= 3:
+        _sub_placement_branch_first()
+
+
+def _sub_placement_branch_first():
+    x = dense.to_tensor(np.array_split(np.arange(1.0, 7.0), SIZE)[RANK], stop_gradient=False)
+    ga = x.to_global(placement=PLACE, sbp=S(0))
+    loss = dense.sum(ga).to_global(sbp=B).to_local()    # boxing on every rank
+    if RANK in (0, 1):
+        y = dense.to_tensor(np.array([0.0, 4.0]), stop_gradient=False)
+        pair = dense.placement(ranks=[0, 1])
+        loss = loss + dense.sum(dense.sqrt(y.to_global(placement=pair, sbp=B))).to_local()
+    with np.errstate(divide="raise"):
+        try:
+            loss.backward()
+        except FloatingPointError as exc:
+            assert "on rank 0 of the placement" in str(exc), str(exc)
+        else:
+            raise AssertionError(f"rank {RANK}: no FloatingPointError")
+    assert dense.sum(ga).numpy() == 21.0                # it paired with a stale all-reduce
+
+
 def kernel_errors_of_any_class_reach_every_rank():
     """A local exception class (unpicklable) raised by one rank's kernel reaches every
     rank as RuntimeError naming it (its broadcast raised there and the others hung); a
@@ -333,7 +376,8 @@ CHECKS = [partial_sum_to_sparse_grad, index_error_on_one_rank_is_everyones,
           backward_trap_on_one_rank_is_everyones, format_and_op_methods_of_global_tensors,
           partial_sums_cast_by_a_reduction_are_summed_first,
           partial_sum_products_and_transposes_merge_like_one_process,
-          a_broadcast_coo_leafs_gradient_is_positional]
+          a_broadcast_coo_leafs_gradient_is_positional,
+          backward_errors_reach_every_rank_in_any_graph]
 for check in CHECKS:
     check()
 print(f"rank {RANK}: {len(CHECKS)} passed, 0 failed", flush=True)

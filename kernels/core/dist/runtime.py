@@ -251,9 +251,11 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
     shards cover (a local position p along a split axis is global lo + p); on
     the failing ranks it is chained to their own error and its traceback.
     """
-    bad = _failing_rank(placement.group, failure)
+    bad, anyone_ok = _failing_rank(placement.group, failure)
     if bad is None:
         return
+    if not anyone_ok:
+        raise failure
     kind, text = _shared_error(placement.group, bad, failure)
     where = []
     for a, item, s in zip(spec.tensor_args, boxed, sig.ins):
@@ -269,33 +271,40 @@ def _agree_on_failure(spec, failure, boxed, sig, placement):
 
 
 def _agree_in_backward(node, failure, failed_op=None):
-    """Before collective ``node``'s backward: if a backward kernel (of op ``failed_op``)
-    raised on a rank of its placement in this pass, raise that error on every one of them
-    (as :func:`_agree_on_failure` does for a forward kernel); one small all-reduce."""
-    group = node.attrs["placement"].group
-    bad = _failing_rank(group, failure)
-    if bad is None:
-        return
-    kind, text = _shared_error(group, bad, failure, f"the gradient of '{failed_op}': ")
-    _raise(_rebuilt(kind, f"backward: on rank {bad} of the placement, {text}"), failure)
+    """Before collective ``node``'s backward: the error every rank of its placement holds
+    from now on (see :func:`shared_failure`); one small all-reduce."""
+    return shared_failure(node.attrs["placement"].group, failure, failed_op)
 
 
 autograd.set_failure_agreement(_agree_in_backward)
 
 
+def shared_failure(group, failure, failed_op=None):
+    """The error of a backward pass that every rank of ``group`` holds after one small
+    all-reduce (every rank must call it): None where no rank has one; each rank's own
+    where every rank has one; else the lowest failing rank's, rebuilt on the others
+    (its class, or the nearest built-in one) and chained to a rank's own error.  An
+    error raised by this rank's backward of op ``failed_op`` is named so; one shared
+    earlier keeps its message."""
+    bad, anyone_ok = _failing_rank(group, failure)
+    if bad is None or not anyone_ok:
+        return failure
+    own = failed_op is not None and group.rank == bad
+    label = f"backward: on rank {bad} of the placement, the gradient of '{failed_op}': "
+    kind, text = _shared_error(group, bad, failure, label if own else "")
+    error = _rebuilt(kind, text)
+    error.__cause__ = failure
+    return error
+
+
 def _failing_rank(group, failure):
-    """The lowest rank of ``group`` whose ``failure`` is not None, or None if none failed
-    (one small all-reduce; every rank must call it).  When every rank failed, this
-    rank's own ``failure`` is raised here, as it is."""
+    """(the lowest rank of ``group`` whose ``failure`` is not None, or None if none failed;
+    whether some rank did not fail): one small all-reduce, every rank must call it."""
     failed = failure is not None
     got = comm.allreduce_ints(group, [-(group.rank if failed else group.size),
                                       0 if failed else 1], "max")
     bad, anyone_ok = -int(got[0]), int(got[1])
-    if bad == group.size:
-        return None
-    if not anyone_ok:
-        raise failure
-    return bad
+    return (None if bad == group.size else bad), bool(anyone_ok)
 
 
 def _raise(error, failure):

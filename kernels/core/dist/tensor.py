@@ -193,6 +193,8 @@ class GlobalTensor(TensorBase):
         (every addend's gradient is the whole gradient).  A sparse partial_sum leaf
         returns this rank's local gradient."""
         g = self._local.grad
+        if self._sbp.kind == "B":           # a collective: every rank joins or none does
+            g = _on_every_rank(self, g)
         if g is None:
             return None
         if self._sbp.kind == "P" and self.layout != "dense":
@@ -236,7 +238,10 @@ class GlobalTensor(TensorBase):
                     # would meet an infinite derivative as 0 * inf or inf - inf = nan
                     grad_tensor = box(grad_tensor, broadcast)
                 seed = box(grad_tensor, self._sbp.dual())._local
-        self._local.backward(seed, retain_graph)
+        from .runtime import shared_failure
+        group = self._placement.group
+        autograd.run_backward(self._local, seed, retain_graph,
+                              finish=lambda failure, op: shared_failure(group, failure, op))
 
     def _ones_seed(self):
         """This rank's shard of ones under the dual sbp, as a read-only broadcast view:
@@ -319,6 +324,17 @@ for _name in OPERATORS:
 #: ``astype``, conversion of a one-element tensor to a Python scalar (collectives),
 #: and numpy ufuncs, so an ndarray operand is a local input taken as broadcast
 #: (``np.ones(3) * g`` is a global tensor, as ``np.ones(3) * t`` is a Tensor).
+def _on_every_rank(leaf, g):
+    """A broadcast leaf's local gradient ``g``, or zeros where this rank has none while
+    another rank has one (a pass that reached the leaf on some ranks only, or failed):
+    one small all-reduce, so that the collective read of ``.grad`` is joined by every rank
+    or by none (None everywhere)."""
+    from .comm import allreduce_ints
+    if not allreduce_ints(leaf._placement.group, [int(g is not None)], "max")[0]:
+        return None
+    return g if g is not None else autograd.zero_addend_like(leaf._local)
+
+
 def _summed_by_position(g, group):
     """A broadcast sparse leaf's gradient: every rank's addend holds the leaf's own entries
     in its order (rank 0 the gradient, the others zeros), so their sum is the sum of the
