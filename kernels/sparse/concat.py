@@ -72,7 +72,8 @@ def concat_coo_folded(xs, axis):
         pos, off = pos + x.nnz, off + x.shape[axis]
     values = join([x.values for x in xs], _value_dtype(xs))
     coalesced = axis == 0 and all(x.coalesced for x in xs)
-    return CooData(indices, values, shape, coalesced)
+    unique = all(x.coalesced or x.unique for x in xs)    # the inputs own disjoint ranges
+    return CooData(indices, values, shape, coalesced, unique=unique)
 
 
 @register_kernel("concat_coo", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
@@ -186,11 +187,11 @@ def unsqueeze_coo(x, axis):
     if axis > sd:
         d = axis - sd + 1
         values = x.values.reshape(x.values.shape[:d] + (1,) + x.values.shape[d:])
-        return CooData(x.indices, values, shape, x.coalesced), None
+        return CooData(x.indices, values, shape, x.coalesced, unique=x.unique), None
     indices = xp.zeros((sd + 1, x.nnz), dtype=x.indices.dtype)
     indices[:axis] = x.indices[:axis]
     indices[axis + 1:] = x.indices[axis:]
-    return CooData(indices, x.values, shape, x.coalesced), None
+    return CooData(indices, x.values, shape, x.coalesced, unique=x.unique), None
 
 
 def unsqueeze_csr(x, axis):

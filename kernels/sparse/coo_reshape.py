@@ -46,14 +46,15 @@ def reshape_coo_by(remap, x, shape, order):
         return x
     if x.values.ndim == 1:                  # no dense dims: every dim is remapped
         return CooData(remap(x.indices, old, new, order), x.values, new,
-                       x.coalesced and order == "C")
+                       x.coalesced and order == "C", unique=x.coalesced or x.unique)
     k = x.indices.shape[0]
     sparse_dim = coo_reshape_sparse_dim(old, k, new)
     if sparse_dim == len(new):
         x = fold_dense(x)
         old, k = x.shape, x.indices.shape[0]
     indices = remap(x.indices, old[:k], new[:sparse_dim], order)
-    return CooData(indices, x.values, new, x.coalesced and order == "C")
+    return CooData(indices, x.values, new, x.coalesced and order == "C",
+                   unique=x.coalesced or x.unique)
 
 
 @register_kernel("reshape_coo_grad", layout="sparse_coo", backends=("cpu", "gpu"), dtypes=ALL)

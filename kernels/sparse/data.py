@@ -271,7 +271,7 @@ def fold_dense(x, k=None):
     for d, r in enumerate(inner_rows):
         indices[sd + d] = xp.tile(r, x.nnz)
     values = x.values.reshape((x.nnz * n,) + tuple(x.shape[sd + k:]))
-    return CooData(indices, values, x.shape, x.coalesced)
+    return CooData(indices, values, x.shape, x.coalesced, unique=x.coalesced or x.unique)
 
 
 def flat_keys(indices, sparse_shape, op):

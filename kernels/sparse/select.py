@@ -81,7 +81,7 @@ def slice_coo(x, axes, starts, ends):
         indices = indices - xp.asarray(shift, dtype=indices.dtype)[:, None]
     values = _dense_part(x.values[src], window, x.sparse_dim)
     shape = tuple(w.stop - w.start for w in window)
-    return CooData(indices, values, shape, x.coalesced)
+    return CooData(indices, values, shape, x.coalesced, unique=x.unique)
 
 
 @register_kernel("slice_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
@@ -242,13 +242,16 @@ def index_select_coo(x, index, axis=0):
     xp = xp_of(x.indices)
     if axis >= x.sparse_dim:
         values = xp.take(x.values, index, axis=axis - x.sparse_dim + 1)
-        return CooData(x.indices, values, shape, x.coalesced)
+        return CooData(x.indices, values, shape, x.coalesced, unique=x.unique)
     src, new = select_expansion(x.indices[axis], index, x.shape[axis])
     indices = x.indices[:, src].astype(index_dtype(shape[:x.sparse_dim], x.indices.dtype, xp=xp),
                                        copy=False)
     indices[axis] = new
     increasing = index.shape[0] < 2 or bool(xp.all(index[1:] > index[:-1]))
-    return CooData(indices, x.values[src], shape, x.coalesced and increasing)
+    # each selecting position is a coordinate of its own: an x storing each once gives
+    # an output storing each once, repeated indices or not
+    return CooData(indices, x.values[src], shape, x.coalesced and increasing,
+                   unique=x.coalesced or x.unique)
 
 
 @register_kernel("index_select_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)

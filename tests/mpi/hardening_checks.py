@@ -197,6 +197,15 @@ def partial_sum_products_and_transposes_merge_like_one_process():
         z = sparse.matmul(x.to_global(placement=PLACE, sbp=S(1)),
                           y.to_global(placement=PLACE, sbp=S(0)))
         assert z.sbp == P, z.sbp
+        one_z = sparse.matmul(one_x.detach(), one_y.detach())
+        for name, f in [("reshape", lambda t: sparse.reshape(t, [5])),
+                        ("slice", lambda t: sparse.slice(t, [1], [2], [5])),
+                        ("index_select", lambda t: sparse.index_select(
+                            t, np.array([4, 4, 0]), 1)),
+                        ("concat", lambda t: sparse.concat([t, t], 0))]:
+            got = sparse.square(f(z)).to_dense().numpy()     # the structure ops keep the
+            want = sparse.square(f(one_z)).to_dense().numpy()   # mark: addends merged
+            assert np.array_equal(got, want), (name, got, want)
         sq = sparse.square(z)
         assert np.array_equal(sq.to_dense().numpy(), [[0, 0, 0, 0, 25.0]]), sq.to_dense().numpy()
         dense.sum(sq.to_dense()).backward()
