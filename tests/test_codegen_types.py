@@ -88,18 +88,26 @@ def my_full(shape, fill_value, dtype=None):
 
 
 def _user_package(tmp_path):
+    res = _generate(tmp_path, USER_KERNEL)
+    assert res.returncode == 0, res.stderr
+    return res.env
+
+
+def _generate(tmp_path, kernel_source):
+    """The user package ``myops`` with ``kernel_source`` and the generator's run on it
+    (its ``env`` attached)."""
     pkg = tmp_path / "myops"
     (pkg / "yaml").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "kernels.py").write_text(USER_KERNEL)
+    (pkg / "kernels.py").write_text(kernel_source)
     (pkg / "yaml" / "ops.yaml").write_text(USER_OPS)
     (pkg / "yaml" / "backward.yaml").write_text(USER_BACKWARD)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
     res = subprocess.run([sys.executable, "-m", "kernels.codegen", "--yaml", "myops/yaml",
                           "--out", "myops/generated"], cwd=tmp_path, env=env,
                          capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    return env
+    res.env = env
+    return res
 
 
 def _run(tmp_path, env, script):
@@ -183,18 +191,21 @@ def _write(tmp_path, ops, backward):
 
 
 def _local_ops():
+    """USER_OPS on kernels of the same signatures that dense's modules register."""
     text = USER_OPS.replace("myops.kernels.concat_meta", "concat_infer_meta")
     text = text.replace("myops.kernels.full_meta", "full_infer_meta")
-    text = text.replace("module : myops.kernels", "module : kernels.dense.reshape")
+    assert text.index("op : my_concat") < text.index("op : my_full")
+    text = text.replace("module : myops.kernels", "module : kernels.dense.manip", 1)
+    text = text.replace("module : myops.kernels", "module : kernels.dense.creation", 1)
     text = text.replace("func : my_concat\n", "func : concat\n")
-    return text.replace("func : my_full\n", "func : full\n")     # registered by dense
+    return text.replace("func : my_full\n", "func : full\n")
 
 
 def _local_backward():
     text = USER_BACKWARD.replace("myops.kernels.concat_grad_meta", "unchanged_infer_meta")
     # (param [xs]: one argument, as unchanged_infer_meta takes)
-    text = text.replace("module : myops.kernels", "module : kernels.dense.reshape")
-    return text.replace("func : my_concat_grad", "func : concat_grad")   # dense's
+    text = text.replace("module : myops.kernels", "module : kernels.dense.manip")
+    return text.replace("func : my_concat_grad", "func : concat_grad")
 
 
 def test_the_three_types_parse(tmp_path):
@@ -241,17 +252,8 @@ def test_a_kernel_that_cannot_take_the_ops_arguments_is_a_codegen_error(tmp_path
     """A kernel registered with fewer parameters than the op passes (``my_concat(xs)`` for
     ``(Tensor[] xs, int axis)``) failed only at the first call, with a TypeError naming
     neither the op nor the YAML; the generator now says where."""
-    pkg = tmp_path / "myops"
-    (pkg / "yaml").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "kernels.py").write_text(USER_KERNEL.replace("def my_concat(xs, axis=0):",
-                                                        "def my_concat(xs):"))
-    (pkg / "yaml" / "ops.yaml").write_text(USER_OPS)
-    (pkg / "yaml" / "backward.yaml").write_text(USER_BACKWARD)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
-    res = subprocess.run([sys.executable, "-m", "kernels.codegen", "--yaml", "myops/yaml",
-                          "--out", "myops/generated"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True)
+    res = _generate(tmp_path, USER_KERNEL.replace("def my_concat(xs, axis=0):",
+                                                  "def my_concat(xs):"))
     assert res.returncode != 0
     assert "ops.yaml:" in res.stderr and "my_concat: kernel 'my_concat(xs)'" in res.stderr
     assert "cannot take the op's 2 arguments ['xs', 'axis']" in res.stderr
