@@ -5,6 +5,7 @@
 - :mod:`.boxing`: each change of sbp as one collective or a local step;
 - :mod:`.rules`: the signature tables generated from the YAML ``sbp:`` field;
 - :mod:`.runtime`: ``to_global`` and running ops on global tensors;
+- :mod:`.failures`: one rank's error in a forward or backward kernel, shared with every rank;
 - :mod:`.tensor`: :class:`GlobalTensor`.
 """
 import os

@@ -15,6 +15,7 @@ from ..tensor import (TensorBase, frozen_delattr, frozen_setattr, global_runtime
 from ..xp import to_numpy, to_place, xp_of
 from ..opspec import Arg, OpSpec
 from . import layouts
+from .failures import shared_failure
 from .sbp import broadcast, partial_sum, shard_shape
 
 
@@ -238,7 +239,6 @@ class GlobalTensor(TensorBase):
                     # would meet an infinite derivative as 0 * inf or inf - inf = nan
                     grad_tensor = box(grad_tensor, broadcast)
                 seed = box(grad_tensor, self._sbp.dual())._local
-        from .runtime import shared_failure
         group = self._placement.group
         autograd.run_backward(self._local, seed, retain_graph,
                               finish=lambda failure, op: shared_failure(group, failure, op))
