@@ -210,6 +210,11 @@ def like(array, reference):
     return to_place(array, place_of(reference))
 
 
+def allreduce_like(group, a):
+    """:func:`allreduce` of ``a``, on ``a``'s place."""
+    return like(allreduce(group, a), a)
+
+
 def _bytes(a):
     return a.reshape(-1).view(np.uint8)
 

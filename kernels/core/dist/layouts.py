@@ -131,6 +131,13 @@ def _box_backward(node, out_grad):
     return {"x": got}
 
 
+def summed_by_position(g, group):
+    """Sparse ``g`` whose every rank holds the same entries in the same order (a broadcast
+    leaf's gradient addends), with the ranks' values summed position by position: one
+    entry per entry, as one process stores it."""
+    return g._with_values(comm.allreduce_like(group, g._data().values))
+
+
 def _broadcast_addend(g, sliced, group):
     """A broadcast COO x's gradient as partial_sum addends: rank 0 holds it whole, the
     other ranks marked zeros (see :func:`_dense_back`).  Boxing to split gave each rank
@@ -138,7 +145,7 @@ def _broadcast_addend(g, sliced, group):
     the whole gradient; to anything else rank 0 kept every entry already."""
     values = g._data().values
     if sliced:
-        values = comm.like(comm.allreduce(group, comm.host(values)), values)
+        values = comm.allreduce_like(group, values)
     if group.rank == 0:
         return g._with_values(values)
     return autograd.mark_zero_addend(g._with_values(xp_of(values).zeros_like(values)))

@@ -181,11 +181,9 @@ def _to_global_backward(node, out_grad):
     if sbp.kind != "B" or out_grad is None:       # None: no gradient (masked_matmul's mask)
         return {"x": out_grad}
     if out_grad.layout == "dense":
-        return {"x": layouts.local_tensor(comm.like(comm.allreduce(
-            placement.group, out_grad._data()), out_grad._data()), out_grad.meta)}
-    indices, values = layouts.coo_parts(out_grad)
-    summed = comm.like(comm.allreduce(placement.group, values), values)
-    return {"x": layouts.coo_make(indices, summed, out_grad.shape, out_grad)}
+        return {"x": layouts.local_tensor(comm.allreduce_like(placement.group,
+                                                              out_grad._data()), out_grad.meta)}
+    return {"x": layouts.summed_by_position(out_grad, placement.group)}
 
 
 TO_GLOBAL = OpSpec(name="to_global", namespace="dist", args=(Arg("x", "Tensor"),),

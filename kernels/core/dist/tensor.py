@@ -201,8 +201,8 @@ class GlobalTensor(TensorBase):
         if self._sbp.kind == "P" and self.layout != "dense":
             return g
         if self._sbp.kind == "B" and self.layout != "dense":
-            return GlobalTensor(_summed_by_position(g, self._placement.group), broadcast,
-                                self._placement, self._meta)
+            return GlobalTensor(layouts.summed_by_position(g, self._placement.group),
+                                broadcast, self._placement, self._meta)
         dst = broadcast if self._sbp.kind == "P" else self._sbp
         with autograd.no_grad():
             phys = GlobalTensor(g, self._sbp.dual(), self._placement, self._meta)
@@ -286,6 +286,17 @@ class GlobalTensor(TensorBase):
         return method.__get__(self)
 
 
+def _on_every_rank(leaf, g):
+    """A broadcast leaf's local gradient ``g``, or zeros where this rank has none while
+    another rank has one (a pass that reached the leaf on some ranks only, or failed):
+    one small all-reduce, so that the collective read of ``.grad`` is joined by every rank
+    or by none (None everywhere)."""
+    from .comm import allreduce_ints
+    if not allreduce_ints(leaf._placement.group, [int(g is not None)], "max")[0]:
+        return None
+    return g if g is not None else autograd.zero_addend_like(leaf._local)
+
+
 #: Operators run the local tensor class's operator on the global tensor, so they
 #: dispatch the same ops (dense or sparse) and take the same operands.
 OPERATORS = ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "pow",
@@ -324,27 +335,6 @@ for _name in OPERATORS:
 #: ``astype``, conversion of a one-element tensor to a Python scalar (collectives),
 #: and numpy ufuncs, so an ndarray operand is a local input taken as broadcast
 #: (``np.ones(3) * g`` is a global tensor, as ``np.ones(3) * t`` is a Tensor).
-def _on_every_rank(leaf, g):
-    """A broadcast leaf's local gradient ``g``, or zeros where this rank has none while
-    another rank has one (a pass that reached the leaf on some ranks only, or failed):
-    one small all-reduce, so that the collective read of ``.grad`` is joined by every rank
-    or by none (None everywhere)."""
-    from .comm import allreduce_ints
-    if not allreduce_ints(leaf._placement.group, [int(g is not None)], "max")[0]:
-        return None
-    return g if g is not None else autograd.zero_addend_like(leaf._local)
-
-
-def _summed_by_position(g, group):
-    """A broadcast sparse leaf's gradient: every rank's addend holds the leaf's own entries
-    in its order (rank 0 the gradient, the others zeros), so their sum is the sum of the
-    values position by position, one entry per entry of the leaf as in one process (boxing
-    them as partial_sum would store each entry once per rank)."""
-    from . import comm
-    values = g._data().values
-    return g._with_values(comm.like(comm.allreduce(group, comm.host(values)), values))
-
-
 DELEGATED = ("__getitem__", "astype", "__float__", "__int__", "__complex__", "__bool__",
              "__index__", "_scalar", "__array_ufunc__", "__iter__", "__array_function__",
              "__format__")
