@@ -9,6 +9,12 @@ against cupy's own op, and prints the median milliseconds over CUDA events
 and the share of the copy rate (bytes read + written over a 2 GiB device
 copy's rate in the same run).  The last lines give each op's default and
 fastest combination.  Needs cupy and a GPU.
+
+``--others`` times every other kernel's workload (:data:`OTHERS`: the
+gradients' scatter-adds and sums, the COO and CSR reshapes, SpMM, SpMV and
+SDDMM) under each block size and grid cap at the default words per thread,
+and checks each output against the default launch's: bit for bit, or to
+rounding where atomics reorder the sums.
 """
 import argparse
 import itertools
@@ -25,6 +31,11 @@ from .workloads import BY_NAME
 OPS = ("expand", "repeat", "gather", "batch_gather")
 VARIANTS = {"words per thread": (2, 4, 8, 16), "block": (128, 256, 512),
             "grid cap": (65535, 2**20)}
+OTHERS = ("gather_grad", "batch_gather_grad", "expand_grad", "coo_reshape/3d-2d/nnz1e7",
+          "coo_reshape/2d-3d/nnz1e7", "csr_reshape/2d/nnz1e7", "spmm/nnz1e7", "spmv/nnz1e7",
+          "sddmm/nnz1e6")
+#: Workloads whose kernels add by atomics: outputs compared to rounding.
+ATOMIC = ("gather_grad", "batch_gather_grad", "spmv/nnz1e7")
 
 
 def reference(cp, op, inp):
@@ -52,10 +63,58 @@ def set_variant(words, block, grid):
     launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID = words, block, grid
 
 
+def arrays(out):
+    """The device arrays of an op's output: a dense tensor, or a sparse one's buffers."""
+    import cupy as cp
+    layout = getattr(out, "layout", "dense")
+    if layout == "sparse_csr":
+        return [cp.from_dlpack(t) for t in (out.crows(), out.cols(), out.values())]
+    if layout == "sparse_coo":
+        return [cp.from_dlpack(t) for t in (out.indices(), out.values())]
+    return [cp.from_dlpack(out)]
+
+
+def same(cp, got, want, atomic):
+    if atomic:
+        return all(bool(cp.allclose(a, b, rtol=1e-4, atol=1e-5)) for a, b in zip(got, want))
+    return all(bool(cp.array_equal(a, b)) for a, b in zip(got, want))
+
+
+def others(cp, backend, quick):
+    """Block size and grid cap for the other kernels' workloads, at the default words."""
+    words = launch.WORDS_PER_THREAD
+    default = (words, launch_backend.BLOCK, launch_backend.MAX_GRID)
+    print("| workload | block | grid cap | median ms | output |")
+    print("|---|---|---|---|---|")
+    best = {}
+    for name in OTHERS:
+        w = BY_NAME[name]
+        case = next(iter(phisparse_peer.IMPLS[w.op].values()))(w.inputs(quick, "gpu"), backend)
+
+        def run():
+            case.reset()
+            return case.run()
+        try:
+            want = [a.copy() for a in arrays(run())]
+            for block, grid in itertools.product(*list(VARIANTS.values())[1:]):
+                set_variant(words, block, grid)
+                ok = same(cp, arrays(run()), want, name in ATOMIC)
+                ms = best.setdefault(name, {})[(words, block, grid)] = event_ms(run)
+                print(f"| {name} | {block} | {grid} | {ms:.3f} | "
+                      f"{'equal' if ok else 'WRONG'} |", flush=True)
+        finally:
+            set_variant(*default)
+        del case, want
+        cp.get_default_memory_pool().free_all_blocks()
+    return best
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m bench.gpu_launch", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="the bench's quick sizes (a smoke run)")
+    ap.add_argument("--others", action="store_true",
+                    help="the other kernels' workloads, under each block size and grid cap")
     args = ap.parse_args(argv)
     import cupy as cp
 
@@ -63,11 +122,22 @@ def main(argv=None):
     backend, rate = get_backend("gpu"), copy_rate(cp, 2**20 if args.quick else 2**29)
     default = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID)
     print(f"copy rate {rate / 1e6:.0f} GB/s; default (words, block, grid cap) {default}")
+    best = (others(cp, backend, args.quick) if args.others
+            else copies(cp, backend, rate, args.quick))
+    for op, times in best.items():
+        fastest = min(times, key=times.get)
+        now = f"{times[default]:.3f} ms" if default in times else "not among the variants"
+        print(f"{op}: default {now}, fastest {fastest} {times[fastest]:.3f} ms")
+
+
+def copies(cp, backend, rate, quick):
+    """Every variant for the row-copying ops, checked against cupy."""
+    default = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID)
     print("| op | words per thread | block | grid cap | median ms | % of copy rate | output |")
     print("|---|---|---|---|---|---|---|")
     best = {}
     for op in OPS:
-        inp = BY_NAME[op].inputs(args.quick, "gpu")
+        inp = BY_NAME[op].inputs(quick, "gpu")
         ref = reference(cp, op, inp)
         run = phisparse_peer.IMPLS[op][op](inp, backend).run
         moved = ref.nbytes + (ref.nbytes if op in ("gather", "batch_gather") else 0)
@@ -84,10 +154,7 @@ def main(argv=None):
             set_variant(*default)
         del inp, ref, run
         cp.get_default_memory_pool().free_all_blocks()
-    for op, times in best.items():
-        fastest = min(times, key=times.get)
-        now = f"{times[default]:.3f} ms" if default in times else "not among the variants"
-        print(f"{op}: default {now}, fastest {fastest} {times[fastest]:.3f} ms")
+    return best
 
 
 if __name__ == "__main__":

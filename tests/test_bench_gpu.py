@@ -379,6 +379,23 @@ def test_gpu_launch_restores_the_defaults_and_covers_every_variant(capsys):
     assert (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID) == before
 
 
+@pytest.mark.gpu
+def test_gpu_launch_others_covers_every_kernel_workload(capsys):
+    """``--others`` on the real GPU: every workload under every block and grid cap gives
+    the default launch's output, and the constants are the defaults again afterwards."""
+    from conftest import require_gpu_or_skip
+    require_gpu_or_skip()
+    from bench import gpu_launch
+    from kernels.gpu import backend as launch_backend
+    before = (launch_backend.BLOCK, launch_backend.MAX_GRID)
+    gpu_launch.main(["--quick", "--others"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "equal" in line]
+    assert len(rows) == len(gpu_launch.OTHERS) * 6
+    assert "WRONG" not in out
+    assert (launch_backend.BLOCK, launch_backend.MAX_GRID) == before
+
+
 def test_gpu_launch_restores_the_launch_constants_when_a_variant_fails(monkeypatch):
     """A variant that raises (an out-of-memory at a large grid) leaves the module constants
     as they were, for whatever runs next in the process; on the fake GPU with a numpy

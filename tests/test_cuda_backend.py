@@ -7,7 +7,7 @@ from cuda_emu.build import parse_kernels, preprocess
 from cuda_emu.fixtures import usable_gpu_or_skip
 from kernels.gpu import SOURCE_DIR, cu_files
 from kernels.funcs.gather_view import gather_view
-from kernels.gpu import coo_restride, csr_coo, expand, gather, sddmm, sum_axis
+from kernels.gpu import coo_restride, csr_coo, expand, gather, sddmm, spmm, sum_axis
 from kernels.gpu.backend import CupyBackend, gpu_available, launch_config, require_gpu
 
 
@@ -99,6 +99,8 @@ def test_every_kernel_is_reachable_from_a_launcher():
         for dtype in ["float32", "float64", "complex64", "complex128"]:
             i = np.zeros(1, index_dtype)
             sddmm.sddmm(rec, i, i, np.ones((1, 2), dtype), np.ones((1, 2), dtype))
+            spmm.spmm(rec, np.array([0, 1], index_dtype), i, np.ones(1, dtype),
+                      np.ones((1, 2), dtype))
     for dtype in ["float32", "float64"]:
         sum_axis.sum_axis(rec, np.ones((2, 3, 4), dtype))
     every = {(f, k.name) for f in cu_files() for k in parse_kernels(preprocess(SOURCE_DIR / f))}

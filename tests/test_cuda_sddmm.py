@@ -132,7 +132,8 @@ def test_registered_gpu_kernels_match_the_cpu_kernels(emu, dtype, make):
             continue
         cpu, gpu = (registry.lookup(name, b, layout, dtype)(*args) for b in ("cpu", "gpu"))
         _same(cpu, gpu)
-    assert any(n.startswith("sddmm_") for n in emu.launched) == (np.dtype(dtype).kind != "i")
+    for kernel in ("sddmm_", "spmm_"):
+        assert any(n.startswith(kernel) for n in emu.launched) == (np.dtype(dtype).kind != "i")
 
 
 # ---------------------------------------------------------------- planted bugs

@@ -130,6 +130,8 @@ def _no_sync_cases():
     rng = np.random.default_rng(1)
     x = dense.to_tensor(rng.standard_normal((4, 1, 6)).astype(np.float32), place="gpu")
     m = dense.to_tensor(rng.standard_normal((6, 5)).astype(np.float32), place="gpu")
+    w = dense.to_tensor(rng.standard_normal((5, 3)).astype(np.float32), place="gpu")
+    v = dense.to_tensor(rng.standard_normal(5).astype(np.float32), place="gpu")
     coo = sparse.sparse_coo_tensor(np.array([[0, 1, 3, 3], [2, 0, 1, 4]]),
                                    rng.standard_normal(4).astype(np.float32), [4, 5],
                                    place="gpu").coalesce()
@@ -158,7 +160,10 @@ def _no_sync_cases():
             "sparse value-wise ops": lambda: [sparse.sin(coo), sparse.abs(csr),
                                               sparse.scale(coo, 2.0, 1.0),
                                               sparse.cast(csr, value_dtype="float64")],
-            "sparse * scalar": lambda: coo * 3.0}
+            "sparse * scalar": lambda: coo * 3.0,
+            "spmm and spmv": lambda: [sparse.matmul(csr, w), sparse.matmul(coo, w),
+                                      sparse.mv(csr, v)],
+            "sddmm": lambda: sparse.masked_matmul(dense.reshape(x, [4, 6]), m, coo)}
 
 
 def _backward(x):

@@ -55,30 +55,35 @@ def _meta(op, x, y):
     return out_shape, result_dtype(op, BINARY[op], _dtype(x), _dtype(y))
 
 
-def _merged(a, b, xp):
-    """The stable sorting permutation of ``a`` then ``b`` (two sorted runs: one merge)."""
-    return xp.argsort(xp.concatenate([a, b]), kind="stable")
+def _merge_slots(a, b, xp):
+    """Where each entry of the sorted unique key arrays ``a`` and ``b`` goes in their
+    merge (a's copy of a shared key first): its own index plus the number of the
+    other array's keys before it, found by binary search.  No sort, so a GPU merges
+    two runs of 1e7 keys without sorting 2e7."""
+    na, nb = a.shape[0], b.shape[0]
+    return (xp.arange(na) + xp.searchsorted(b, a, side="left"),
+            xp.arange(nb) + xp.searchsorted(a, b, side="right"))
 
 
 def union(a, b, xp):
     """Merge two sorted unique key arrays: (keys, positions of a's, positions of b's)."""
-    na = a.shape[0]
-    perm = _merged(a, b, xp)
-    keys = xp.concatenate([a, b])[perm]
+    pa, pb = _merge_slots(a, b, xp)
+    keys = xp.empty(pa.shape[0] + pb.shape[0], dtype=np.result_type(a.dtype, b.dtype))
+    keys[pa] = a
+    keys[pb] = b
     new = xp.ones(keys.shape[0], dtype=bool)
     new[1:] = keys[1:] != keys[:-1]
-    slot = xp.empty(keys.shape[0], dtype=xp.int64)
-    slot[perm] = xp.cumsum(new) - 1
-    return keys[new], slot[:na], slot[na:]
+    slot = xp.cumsum(new) - 1
+    return keys[new], slot[pa], slot[pb]
 
 
 def intersect(a, b, xp):
     """Keys in both sorted unique arrays: (positions in a, positions in b)."""
-    na = a.shape[0]
-    perm = _merged(a, b, xp)
-    keys = xp.concatenate([a, b])[perm]
-    both = xp.flatnonzero(keys[1:] == keys[:-1])     # a's copy sorts first (stable)
-    return perm[both], perm[both + 1] - na
+    if b.shape[0] == 0:
+        return xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.int64)
+    at = xp.searchsorted(b, a, side="left")
+    hit = b[xp.minimum(at, b.shape[0] - 1)] == a
+    return xp.flatnonzero(hit), at[hit]
 
 
 def _full(n, dense, dtype, pos, values, xp):

@@ -1,30 +1,39 @@
-"""Sparse BLAS on the GPU backend: cuSPARSE (through cupyx) and ``sddmm.cu``.
+"""Sparse BLAS on the GPU backend: ``spmm.cu``, ``sddmm.cu`` and cuSPARSE (through cupyx).
 
 The same four primitives as :mod:`kernels.sparse.blas`, on 2-D CSR matrices:
 
 ==========  =============================================================
-spmm        ``cupyx.scipy.sparse.csr_matrix @ dense`` (cuSPARSE SpMM)
+spmm        ``spmm.cu``: a warp per row (:func:`kernels.gpu.spmm.spmm`)
 spgemm      ``csr_matrix @ csr_matrix`` (cuSPARSE SpGEMM)
 transpose   ``csr_matrix.T.tocsr()`` (cuSPARSE csr2csc)
 sddmm       ``sddmm.cu``: one thread per entry (:func:`kernels.gpu.sddmm.sddmm`)
 ==========  =============================================================
 
-cuSPARSE takes float32, float64, complex64 and complex128 values with int32
-indices.  Integer values, and matrices whose indices need int64, run the CPU
-primitives on a host copy (exact, and moved back to the device).  On the
-tests' CPU emulator of the GPU backend the arrays are numpy arrays: scipy's
-sparsetools then stand in for cuSPARSE, while ``sddmm.cu`` runs emulated.
+SpMM is ours, not cuSPARSE's, because cupyx's SpMM first asks whether the
+matrix is canonical (sorted, unique columns): a one-thread-per-row check
+whose answer is read back to the host, which on an H200 (2026-11-28) made a
+call on 1e7 entries wait about 3 ms; ``spmm.cu`` needs no canonical form
+and reads nothing back.  ``spmm.cu`` and ``sddmm.cu`` take float32,
+float64, complex64 and complex128 values with int32 or int64 indices;
+cuSPARSE takes the same values with int32 indices.  Other value dtypes, and
+SpGEMM or a transpose whose indices need int64, run the CPU primitives on a
+host copy (exact, and moved back to the device).  On the tests' CPU
+emulator of the GPU backend the arrays are numpy arrays: scipy's
+sparsetools then stand in for cuSPARSE, while the ``.cu`` kernels run
+emulated.
 
-Determinism: ``sddmm.cu`` sums each entry's products in a fixed order with no
-atomics, so it is bit-reproducible run to run (it may differ from the CPU in
-the last bits: the GPU fuses multiply-adds).  cuSPARSE's SpMM and SpGEMM
-make no bit-reproducibility promise for their default algorithms; results
-agree with the CPU to rounding.
+Determinism: ``sddmm.cu``, and ``spmm.cu`` where y has 32 columns or more,
+sum each output's products in a fixed order with no atomics, so they are
+bit-reproducible run to run (they may differ from the CPU in the last bits:
+the GPU fuses multiply-adds).  ``spmm.cu`` on a narrower y (SpMV included)
+adds partial sums by atomics, and cuSPARSE's SpGEMM makes no
+bit-reproducibility promise; results agree with the CPU to rounding.
 """
 import numpy as np
 
 from ..core.xp import place_of, to_place
 from ..gpu import sddmm as sddmm_cu
+from ..gpu import spmm as spmm_cu
 from ..gpu.backend import device
 from . import blas
 from .data import CsrData
@@ -67,12 +76,10 @@ def _csr(m):
 
 
 def spmm(a, y):
-    """``a @ y``: cuSPARSE SpMM; see :func:`kernels.sparse.blas.spmm`."""
-    dtype = np.result_type(a.values.dtype, y.dtype)
-    if not _on_device(y) or not _cusparse_ok(dtype, a.nnz, *a.shape) or 0 in y.shape \
-            or a.nnz == 0:
+    """``a @ y``: ``spmm.cu``; see :func:`kernels.sparse.blas.spmm`."""
+    if np.result_type(a.values.dtype, y.dtype) not in _VALUE_DTYPES:
         return _host(blas.spmm, a, y)
-    return _matrix(a, dtype) @ y.astype(dtype, copy=False)
+    return spmm_cu.spmm(device(), a.crows, a.cols, a.values, y)
 
 
 def spgemm(a, b):
