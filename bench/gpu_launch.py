@@ -14,7 +14,8 @@ fastest combination.  Needs cupy and a GPU.
 gradients' scatter-adds and sums, the COO and CSR reshapes, SpMM, SpMV and
 SDDMM) under each block size and grid cap at the default words per thread,
 and checks each output against the default launch's: bit for bit, or to
-rounding where atomics reorder the sums.
+rounding where atomics reorder the sums.  While it runs, no kernel keeps the
+geometry :data:`kernels.gpu.launch.TUNED` gives it.
 """
 import argparse
 import itertools
@@ -59,8 +60,10 @@ def copy_rate(cp, n=2**29):
     return 2 * a.nbytes / event_ms(lambda: cp.copyto(b, a))
 
 
-def set_variant(words, block, grid):
+def set_variant(words, block, grid, tuned=None):
+    """Every kernel's launch constants (none tuned apart from the rest, unless ``tuned``)."""
     launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID = words, block, grid
+    launch.TUNED = {} if tuned is None else tuned
 
 
 def arrays(out):
@@ -84,6 +87,7 @@ def others(cp, backend, quick):
     """Block size and grid cap for the other kernels' workloads, at the default words."""
     words = launch.WORDS_PER_THREAD
     default = (words, launch_backend.BLOCK, launch_backend.MAX_GRID)
+    tuned = launch.TUNED
     print("| workload | block | grid cap | median ms | output |")
     print("|---|---|---|---|---|")
     best = {}
@@ -95,6 +99,7 @@ def others(cp, backend, quick):
             case.reset()
             return case.run()
         try:
+            set_variant(*default)
             want = [a.copy() for a in arrays(run())]
             for block, grid in itertools.product(*list(VARIANTS.values())[1:]):
                 set_variant(words, block, grid)
@@ -103,7 +108,7 @@ def others(cp, backend, quick):
                 print(f"| {name} | {block} | {grid} | {ms:.3f} | "
                       f"{'equal' if ok else 'WRONG'} |", flush=True)
         finally:
-            set_variant(*default)
+            set_variant(*default, tuned)
         del case, want
         cp.get_default_memory_pool().free_all_blocks()
     return best
@@ -133,6 +138,7 @@ def main(argv=None):
 def copies(cp, backend, rate, quick):
     """Every variant for the row-copying ops, checked against cupy."""
     default = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID)
+    tuned = launch.TUNED
     print("| op | words per thread | block | grid cap | median ms | % of copy rate | output |")
     print("|---|---|---|---|---|---|---|")
     best = {}
@@ -151,7 +157,7 @@ def copies(cp, backend, rate, quick):
                       f"| {100 * moved / ms / rate:.0f}% | {'equal' if ok else 'WRONG'} |",
                       flush=True)
         finally:
-            set_variant(*default)
+            set_variant(*default, tuned)
         del inp, ref, run
         cp.get_default_memory_pool().free_all_blocks()
     return best

@@ -370,13 +370,15 @@ def test_gpu_launch_restores_the_defaults_and_covers_every_variant(capsys):
     from bench import gpu_launch
     from kernels.gpu import backend as launch_backend
     from kernels.gpu import launch
-    before = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID)
+    before = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID,
+              dict(launch.TUNED))
     gpu_launch.main(["--quick"])
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and "equal" in line]
     assert len(rows) == len(gpu_launch.OPS) * math.prod(map(len, gpu_launch.VARIANTS.values()))
     assert "WRONG" not in out
-    assert (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID) == before
+    assert (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID,
+            launch.TUNED) == before
 
 
 @pytest.mark.gpu
@@ -387,13 +389,14 @@ def test_gpu_launch_others_covers_every_kernel_workload(capsys):
     require_gpu_or_skip()
     from bench import gpu_launch
     from kernels.gpu import backend as launch_backend
-    before = (launch_backend.BLOCK, launch_backend.MAX_GRID)
+    from kernels.gpu import launch
+    before = (launch_backend.BLOCK, launch_backend.MAX_GRID, dict(launch.TUNED))
     gpu_launch.main(["--quick", "--others"])
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and "equal" in line]
     assert len(rows) == len(gpu_launch.OTHERS) * 6
     assert "WRONG" not in out
-    assert (launch_backend.BLOCK, launch_backend.MAX_GRID) == before
+    assert (launch_backend.BLOCK, launch_backend.MAX_GRID, launch.TUNED) == before
 
 
 def test_gpu_launch_restores_the_launch_constants_when_a_variant_fails(monkeypatch):
@@ -418,8 +421,10 @@ def test_gpu_launch_restores_the_launch_constants_when_a_variant_fails(monkeypat
             raise MemoryError("out of memory at this grid")
         return 1.0
     monkeypatch.setattr(gpu_launch, "event_ms", timed)
-    before = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID)
+    before = (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID,
+              dict(launch.TUNED))
     with pytest.raises(MemoryError):
         gpu_launch.main(["--quick"])
     assert len(calls) == 3
-    assert (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID) == before
+    assert (launch.WORDS_PER_THREAD, launch_backend.BLOCK, launch_backend.MAX_GRID,
+            launch.TUNED) == before

@@ -18,7 +18,8 @@ from kernels.gpu import SOURCE_DIR, cu_files
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ["test_cuda_restride.py", "test_cuda_csr.py", "test_cuda_broadcast.py",
-          "test_cuda_gather.py", "test_cuda_registered.py"]
+          "test_cuda_gather.py", "test_cuda_registered.py", "test_cuda_spmm.py",
+          "test_cuda_sddmm.py"]
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,6 @@
 """Launch geometry, GPU detection, the emulator's strictness, kernel coverage."""
+import types
+
 import numpy as np
 import pytest
 
@@ -20,6 +22,20 @@ def test_launch_config():
         launch_config(5, block=2048)
     with pytest.raises(ValueError, match="grid 0"):
         launch_config(5, grid=0)
+
+
+def test_launch_takes_a_tuned_geometry_unless_one_is_forced():
+    from kernels.gpu.launch import launch
+    seen = []
+    fake = types.SimpleNamespace(
+        function=lambda file, name: lambda grid, block, args: seen.append((grid, block)))
+    n = 10**9
+    for name in ("coo_restride_i64_i32", "gather_grad_f32_i64", "expand_u32"):
+        launch(fake, "any.cu", name, n, ())
+    launch(fake, "any.cu", "coo_restride_i64_i32", n, (), grid=3)
+    launch(fake, "any.cu", "gather_grad_f32_i64", n, (), block=64)
+    assert seen == [((65535,), (128,)), ((2**20,), (128,)), ((65535,), (256,)),
+                    ((3,), (256,)), ((65535,), (64,))]
 
 
 def test_without_a_gpu_the_cupy_backend_says_what_is_missing():

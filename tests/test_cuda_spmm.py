@@ -4,7 +4,7 @@
    index dtypes, y of 0, 1, 3, 32 and 40 columns (every split of a row's
    team between columns and entries), unsorted and repeated columns, empty
    rows, nnz 0, and forced launch geometries (1x1 drives the grid-stride loop).
-2. With 32 columns or more, bit-identical results on every geometry.
+2. Rows cut into many chunks, and many empty rows.
 3. Planted bugs: mutated copies of ``spmm.cu`` that the first check must catch.
 """
 import numpy as np
@@ -71,16 +71,32 @@ def test_lanes_split_a_warp_between_columns_and_entries():
         assert cs + es == 5 and 2 ** cs >= min(n, 32) and (cs == 0 or 2 ** (cs - 1) < n)
 
 
-@pytest.mark.parametrize("n", [32, 33])
-def test_spmm_is_the_same_on_every_geometry_without_atomics(engine, n):
-    rng = np.random.default_rng(0)
-    crows, cols = unsorted_csr(25, 30, 400, rng)
+@pytest.mark.parametrize("most", [2048, 16, 4])
+@pytest.mark.parametrize("n", [1, 3, 64, 130])
+def test_spmm_splits_long_rows_and_skips_empty_ones(engine, n, most, monkeypatch):
+    """Row 0 holds 3000 entries (cut into chunks, one team each), rows 1-299 are empty,
+    the rest hold one to twenty (a chunk spans several); ``most`` caps the chunks."""
+    from kernels.gpu import spmm as spmm_module
+    monkeypatch.setattr(spmm_module, "MAX_CHUNK", most)
+    rng = np.random.default_rng(n)
+    counts = np.zeros(400, np.int64)
+    counts[0], counts[300:] = 3000, rng.integers(1, 21, 100)
+    crows = np.concatenate([[0], np.cumsum(counts)])
+    nnz = int(crows[-1])
+    cols = rng.integers(0, 50, nnz)
+    vals, y = values(nnz, np.float64, rng), values((50, n), np.float64, rng)
     xp = engine.xp
-    args = [xp.asarray(a) for a in (crows, cols, values(400, np.float32, rng),
-                                    values((30, n), np.float32, rng))]
-    runs = [to_host(launch_spmm(engine, *args, grid=g, block=b)).tobytes()
-            for g, b in ((None, None), (1, 1), (3, 5), (7, 64))]
-    assert len(set(runs)) == 1
+    want = sp.csr_matrix((vals, cols, crows), shape=(400, 50)) @ y
+    for geometry in ({}, {"grid": 2, "block": 96}):
+        got = launch_spmm(engine, *(xp.asarray(a) for a in (crows, cols, vals, y)), **geometry)
+        np.testing.assert_allclose(to_host(got), want, rtol=1e-12, atol=1e-12)
+
+
+def test_chunks_hold_a_mean_row():
+    from kernels.gpu.spmm import MAX_CHUNK, chunk_size
+    assert chunk_size(500, 1, 0) == 512 and chunk_size(10**9, 1, 0) == MAX_CHUNK
+    assert chunk_size(3, 100, 0) == 4 and chunk_size(3, 100, 5) == 128
+    assert chunk_size(0, 0, 0) == 4
 
 
 def test_spmm_errors(engine):
@@ -97,18 +113,25 @@ def test_spmm_errors(engine):
 
 # ---------------------------------------------------------------- planted bugs
 PLANTED = {
-    "no grid-stride loop": ("GRID_STRIDE_LOOP(i, rows << (cs + es)) {",
+    "no grid-stride loop": ("GRID_STRIDE_LOOP(i, (nnz + chunk - 1) / chunk << (cs + es)) {",
                             "for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; "
-                            "i < (rows << (cs + es)); i = rows << (cs + es)) {"),
-    "entry lanes overwrite": ("atomicAdd(out + r * n + c, acc);", "out[r * n + c] = acc;"),
-    "complex sign": ("- vals[2 * e + 1] * b[1]", "+ vals[2 * e + 1] * b[1]"),
-    "last entry skipped": ("const i64 end = crows[r + 1];", "const i64 end = crows[r + 1] - 1;"),
-    "column stride": ("y[(i64)cols[e] * n + c]", "y[(i64)cols[e] + c]"),
+                            "i < ((nnz + chunk - 1) / chunk << (cs + es)); i = 1 << 30) {"),
+    "always stored": ("atomicAdd(p, v);", "*p = v;"),
+    "stored across chunks": ("FLUSH(r, es == 0 && crows[r] >= first && row_end <= last);",
+                             "FLUSH(r, es == 0);"),
+    "complex sign": ("re[j] += vr * br - vi * bi;", "re[j] += vr * br + vi * bi;"),
+    "chunk end dropped": ("first + chunk < nnz ? first + chunk : nnz",
+                          "first + chunk < nnz ? first + chunk - 1 : nnz"),
+    "row search one past": ("if ((i64)crows[mid] <= e) {", "if ((i64)crows[mid] <= e + 1) {"),
+    "column stride": ("y + (i64)cols[e] * n + c", "y + (i64)cols[e] + c"),
+    "second column pass skipped": ("c += COLS * cstep", "c += cstep * 8"),
 }
 
 
 @pytest.mark.parametrize("bug", sorted(PLANTED))
 def test_planted_bugs_are_caught(bug, tmp_path, monkeypatch):
+    from kernels.gpu import spmm as spmm_module
+    monkeypatch.setattr(spmm_module, "MAX_CHUNK", 8)      # the cases' rows span chunks
     monkeypatch.setenv("PHISPARSE_EMU_CACHE", str(tmp_path / "cache"))
     good, bad = PLANTED[bug]
     source = (SOURCE_DIR / "spmm.cu").read_text()
@@ -117,7 +140,7 @@ def test_planted_bugs_are_caught(bug, tmp_path, monkeypatch):
     mutant = EmuBackend(source_dir=tmp_path)
     caught = []
     for dtype in DTYPES:
-        for case in (CASES[2], CASES[4]):
+        for case in (CASES[2], CASES[4], (3, 20, 200, 130)):
             for geometry in ({}, {"grid": 1, "block": 1}):
                 try:
                     check_against_scipy(mutant, geometry, dtype, np.int64, case)

@@ -792,3 +792,23 @@ def test_addmm_with_beta_zero_ignores_nan_and_inf_in_input(layout, sparse_input)
     else:
         out = sparse.addmm(dense_t(inp), x, dense_t(yv), beta=0.0, alpha=1.5)
         np.testing.assert_array_equal(out.numpy(), 1.5 * yv)
+
+
+def test_row_ordered_operands_are_not_sorted_again(monkeypatch):
+    """A coalesced COO and a batched CSR already list their entries by row: flattening
+    them for SpMM asks nothing of their keys (on a GPU that question is a read-back).
+    An uncoalesced COO is sorted, and the products agree with numpy either way."""
+    from kernels.sparse import data
+    asked = []
+    real = data.row_order
+    monkeypatch.setattr(data, "row_order", lambda keys: asked.append(1) or real(keys))
+    rng = np.random.default_rng(0)
+    indices, values = random_coo((2, 4, 5), 12, rng)
+    y = rng.standard_normal((2, 5, 3))
+    want = dense_of(indices, values, (2, 4, 5)) @ y
+    x = sparse.sparse_coo_tensor(indices, values, [2, 4, 5])
+    for operand in (x.coalesce(), x.coalesce().to_sparse_csr()):
+        np.testing.assert_allclose(sparse.matmul(operand, dense.to_tensor(y)).numpy(), want)
+    assert asked == []
+    np.testing.assert_allclose(sparse.matmul(x, dense.to_tensor(y)).numpy(), want)
+    assert asked == [1]

@@ -44,7 +44,7 @@ def require_gpu(what):
         raise RuntimeError(f"{what}: {why}")
 
 
-def launch_config(n, grid=None, block=None):
+def launch_config(n, grid=None, block=None, cap=None):
     """Grid and block sizes for ``n`` work items.
 
     Parameters
@@ -55,7 +55,7 @@ def launch_config(n, grid=None, block=None):
     grid, block : int, optional
         Forced sizes; tests force ``1, 1`` to drive the grid-stride loops.
         ``block`` defaults to 256 and ``grid`` to ``ceil(n / block)``
-        capped at 65535.
+        capped at ``cap`` (default 65535).
 
     Returns
     -------
@@ -68,11 +68,14 @@ def launch_config(n, grid=None, block=None):
     ((4,), (256,))
     >>> launch_config(1000, grid=1, block=1)
     ((1,), (1,))
+    >>> launch_config(10**9, block=128, cap=2**20)
+    ((1048576,), (128,))
     """
     block = BLOCK if block is None else int(block)
     if not 1 <= block <= MAX_BLOCK:
         raise ValueError(f"launch: block {block} is not in [1, {MAX_BLOCK}]")
-    grid = min(-(-n // block), MAX_GRID) if grid is None else int(grid)
+    cap = MAX_GRID if cap is None else cap
+    grid = min(-(-n // block), cap) if grid is None else int(grid)
     if not 1 <= grid <= 2**31 - 1:
         raise ValueError(f"launch: grid {grid} is not in [1, 2**31 - 1]")
     return (grid,), (block,)

@@ -4,8 +4,8 @@ A launcher takes an execution backend first (see :mod:`kernels.gpu.backend`):
 ``CupyBackend`` on a GPU, or the tests' CPU emulator of the same ``.cu``
 source; arrays are the backend's ``xp`` arrays.  ``grid`` and ``block``
 force the launch geometry (default: block 256, one thread per item up to
-65535 blocks); the kernels loop grid-stride, so any geometry gives the same
-result.  Nothing is launched for 0 items.
+65535 blocks, or a kernel's :data:`TUNED` geometry); the kernels loop
+grid-stride, so any geometry gives the same result.  Nothing is launched for 0 items.
 
 Data-movement kernels (expand, repeat, gather) copy rows of raw unsigned
 words, so they serve every dtype: a row moves in the widest words (up to 16
@@ -26,14 +26,27 @@ from .backend import launch_config
 #: times slower for gather and 4.6 times for repeat.
 WORDS_PER_THREAD = 4
 
+#: Launch geometry (block, grid cap) of the kernels whose names start with a key, where
+#: ``python -m bench.gpu_launch --others`` on an H200 (2026-11-28) beat the default
+#: (``BLOCK`` 256, ``MAX_GRID`` 65535) by 5% or more: the COO restride at nnz 1e8 1.465 ->
+#: 1.345 ms and 1.347 -> 1.258 (blocks of 512 were slower still), gather_grad 2.553 ->
+#: 2.314 (batch_gather_grad, the same kernel, 1.456 -> 1.474).  Every other kernel was
+#: within 5% of the default on every variant but expand_grad's sums (once 10% faster with
+#: blocks of 128, within run-to-run spread).
+TUNED = {"coo_restride": (128, 65535), "gather_grad": (128, 2**20)}
+
 INT32_MAX = 2**31 - 1
 INDEX_SUFFIX = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
 
 
 def launch(backend, file, name, n, args, grid=None, block=None):
-    """Launch kernel ``name`` of ``file`` over ``n`` items (none if 0)."""
+    """Launch kernel ``name`` of ``file`` over ``n`` items (none if 0), with the forced
+    ``grid`` and ``block`` if given, else the :data:`TUNED` geometry of its name."""
     if n > 0:
-        backend.function(file, name)(*launch_config(n, grid, block), args)
+        cap = None
+        if grid is None and block is None:
+            block, cap = next((g for k, g in TUNED.items() if name.startswith(k)), (None, None))
+        backend.function(file, name)(*launch_config(n, grid, block, cap), args)
 
 
 def i64(backend, values):

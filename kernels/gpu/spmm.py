@@ -4,12 +4,14 @@ import numpy as np
 from .launch import index_suffix, launch
 from .sddmm import VALUE_SUFFIX
 
-#: Threads per row: a warp, split between columns and entries (see ``spmm.cu``).
+#: Threads per chunk of entries: a warp, split between columns and entries (see ``spmm.cu``).
 TEAM_SHIFT = 5
+#: The most entries a chunk holds.
+MAX_CHUNK = 2048
 
 
 def lanes(n):
-    """``(cs, es)``: log2 of the column lanes and entry lanes of a row's team for
+    """``(cs, es)``: log2 of the column lanes and entry lanes of a chunk's team for
     ``n`` columns; as many column lanes as columns, up to the whole team.
 
     Examples
@@ -19,6 +21,20 @@ def lanes(n):
     """
     cs = min(TEAM_SHIFT, max(n - 1, 0).bit_length())
     return cs, TEAM_SHIFT - cs
+
+
+def chunk_size(nnz, rows, es):
+    """Entries per chunk: the mean row's entries rounded up to a power of two, so that
+    a typical row is about one team's work, between four per entry lane and
+    :data:`MAX_CHUNK`.
+
+    Examples
+    --------
+    >>> chunk_size(10**7, 20000, 0), chunk_size(10**7, 20000, 5), chunk_size(10, 10, 0)
+    (512, 512, 4)
+    """
+    mean = -(-nnz // max(rows, 1))
+    return min(max(1 << max(mean - 1, 0).bit_length(), 4 << es), MAX_CHUNK)
 
 
 def spmm(backend, crows, cols, vals, y, grid=None, block=None):
@@ -33,7 +49,7 @@ def spmm(backend, crows, cols, vals, y, grid=None, block=None):
         float32, float64, complex64 or complex128 (promoted to one dtype).
     grid, block : int, optional
         Forced launch geometry; any gives the same result up to the order of
-        the atomic adds where ``N < 32``.
+        the atomic adds.
 
     Returns
     -------
@@ -58,10 +74,13 @@ def spmm(backend, crows, cols, vals, y, grid=None, block=None):
     out = xp.zeros((rows, n), dtype)
     real = (lambda a: a.view(a.real.dtype)) if dtype.kind == "c" else (lambda a: a)
     cs, es = lanes(n)
+    nnz = cols.shape[0]
+    chunk = chunk_size(nnz, rows, es)
     args = (xp.ascontiguousarray(crows, dtype=index), xp.ascontiguousarray(cols, dtype=index),
             real(xp.ascontiguousarray(vals, dtype=dtype)),
             real(xp.ascontiguousarray(y, dtype=dtype).reshape(-1)), real(out.reshape(-1)),
-            np.int64(rows), np.int64(n), np.int32(cs), np.int32(es))
-    items = rows << TEAM_SHIFT if n and cols.shape[0] else 0
+            np.int64(rows), np.int64(nnz), np.int64(n), np.int64(chunk), np.int32(cs),
+            np.int32(es))
+    items = -(-nnz // chunk) << TEAM_SHIFT if n else 0
     launch(backend, "spmm.cu", f"spmm_{VALUE_SUFFIX[dtype]}_{suffix}", items, args, grid, block)
     return out

@@ -3,7 +3,7 @@
 The same four primitives as :mod:`kernels.sparse.blas`, on 2-D CSR matrices:
 
 ==========  =============================================================
-spmm        ``spmm.cu``: a warp per row (:func:`kernels.gpu.spmm.spmm`)
+spmm        ``spmm.cu``: a warp per chunk of entries (:func:`kernels.gpu.spmm.spmm`)
 spgemm      ``csr_matrix @ csr_matrix`` (cuSPARSE SpGEMM)
 transpose   ``csr_matrix.T.tocsr()`` (cuSPARSE csr2csc)
 sddmm       ``sddmm.cu``: one thread per entry (:func:`kernels.gpu.sddmm.sddmm`)
@@ -22,12 +22,12 @@ emulator of the GPU backend the arrays are numpy arrays: scipy's
 sparsetools then stand in for cuSPARSE, while the ``.cu`` kernels run
 emulated.
 
-Determinism: ``sddmm.cu``, and ``spmm.cu`` where y has 32 columns or more,
-sum each output's products in a fixed order with no atomics, so they are
-bit-reproducible run to run (they may differ from the CPU in the last bits:
-the GPU fuses multiply-adds).  ``spmm.cu`` on a narrower y (SpMV included)
-adds partial sums by atomics, and cuSPARSE's SpGEMM makes no
-bit-reproducibility promise; results agree with the CPU to rounding.
+Determinism: ``sddmm.cu`` sums each entry's products in a fixed order with
+no atomics, so it is bit-reproducible run to run (it may differ from the CPU
+in the last bits: the GPU fuses multiply-adds).  ``spmm.cu`` adds the
+partial sums of a row that crosses a chunk's end (or, on a y of fewer than
+32 columns, SpMV included, of any row) by atomics, and cuSPARSE's SpGEMM
+makes no bit-reproducibility promise; results agree with the CPU to rounding.
 """
 import numpy as np
 

@@ -96,7 +96,8 @@ def flat_csr(x, local=False):
     """A sparse operand as a 2-D CSR matrix: block-diagonal when batched (``local``: the
     stacked one, see the module docstring).
 
-    Entries are stably sorted by row where needed; duplicates are kept.
+    Entries are stably sorted by row where needed (never for CSR or a coalesced COO,
+    whose rows already ascend, so no GPU waits to ask); duplicates are kept.
     """
     if isinstance(x, CsrData) and len(x.shape) == 2:
         return x
@@ -105,7 +106,8 @@ def flat_csr(x, local=False):
     rows, cols = flat_coords(x, local)
     values = _values(x)
     dtype = index_dtype(shape, rows.dtype, extent=values.shape[0], xp=xp_of(rows))
-    crows, cols, perm = csr_from_keys(rows, cols, shape, dtype)
+    ordered = isinstance(x, CsrData) or x.coalesced
+    crows, cols, perm = csr_from_keys(rows, cols, shape, dtype, rows_sorted=ordered)
     return CsrData(crows, cols, values if perm is None else values[perm], shape)
 
 
