@@ -399,6 +399,28 @@ def test_gpu_launch_others_covers_every_kernel_workload(capsys):
     assert (launch_backend.BLOCK, launch_backend.MAX_GRID, launch.TUNED) == before
 
 
+def test_gpu_spmm_help_needs_no_gpu(capsys):
+    from bench import gpu_spmm
+    with pytest.raises(SystemExit) as exc:
+        gpu_spmm.main(["--help"])
+    assert exc.value.code == 0
+    assert "power law" in capsys.readouterr().out
+
+
+@pytest.mark.gpu
+def test_gpu_spmm_quick_agrees_with_cupyx(capsys):
+    """A quick run on the real GPU: one row per kind and width, each within float32
+    rounding of cuSPARSE's product."""
+    from conftest import require_gpu_or_skip
+    require_gpu_or_skip()
+    from bench import gpu_spmm
+    gpu_spmm.main(["--quick"])
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| uniform") or line.startswith("| power law")]
+    assert len(rows) == 6
+    assert all(float(r[-1].rstrip(" |")) < 1e-4 for r in rows)
+
+
 def test_gpu_launch_restores_the_launch_constants_when_a_variant_fails(monkeypatch):
     """A variant that raises (an out-of-memory at a large grid) leaves the module constants
     as they were, for whatever runs next in the process; on the fake GPU with a numpy
