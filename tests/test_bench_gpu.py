@@ -5,6 +5,7 @@ for ``cupy.cuda`` that hands out scripted elapsed times), the gpu floor, the
 per-backend probe and skip paths, and torch's gpu backend (a stand-in
 ``torch`` module: the test interpreter has no torch and this machine no CUDA).
 """
+import importlib
 import math
 import sys
 import types
@@ -353,12 +354,14 @@ def test_a_machine_without_matplotlib_still_gets_json_and_markdown(monkeypatch, 
 
 
 # ------------------------------------------------------------------ launch variants
-def test_gpu_launch_help_needs_no_gpu(capsys):
-    from bench import gpu_launch
+@pytest.mark.parametrize("module, says", [("gpu_launch", "words per thread"),
+                                          ("gpu_spmm", "power law")])
+def test_gpu_scripts_help_needs_no_gpu(capsys, module, says):
+    script = importlib.import_module(f"bench.{module}")
     with pytest.raises(SystemExit) as exc:
-        gpu_launch.main(["--help"])
+        script.main(["--help"])
     assert exc.value.code == 0
-    assert "words per thread" in capsys.readouterr().out
+    assert says in capsys.readouterr().out
 
 
 @pytest.mark.gpu
@@ -397,14 +400,6 @@ def test_gpu_launch_others_covers_every_kernel_workload(capsys):
     assert len(rows) == len(gpu_launch.OTHERS) * 6
     assert "WRONG" not in out
     assert (launch_backend.BLOCK, launch_backend.MAX_GRID, launch.TUNED) == before
-
-
-def test_gpu_spmm_help_needs_no_gpu(capsys):
-    from bench import gpu_spmm
-    with pytest.raises(SystemExit) as exc:
-        gpu_spmm.main(["--help"])
-    assert exc.value.code == 0
-    assert "power law" in capsys.readouterr().out
 
 
 @pytest.mark.gpu

@@ -14,10 +14,9 @@ import pytest
 
 import kernels.sparse.matmul  # noqa: F401  (registers the kernels)
 import sparse  # noqa: F401
-from cuda_emu.backend import EmuBackend
 from cuda_emu.fixtures import engine, geometry, to_host  # noqa: F401 (fixtures)
+from cuda_emu.fixtures import mutant as mutated
 from kernels.core import registry
-from kernels.gpu import SOURCE_DIR
 from kernels.gpu.sddmm import sddmm as launch_sddmm
 from kernels.sparse.data import CooData, CsrData
 from test_cuda_registered import emu  # noqa: F401 (the recording emulator fixture)
@@ -148,12 +147,7 @@ PLANTED = {
 
 @pytest.mark.parametrize("bug", sorted(PLANTED))
 def test_planted_bugs_are_caught(bug, tmp_path, monkeypatch):
-    monkeypatch.setenv("PHISPARSE_EMU_CACHE", str(tmp_path / "cache"))
-    good, bad = PLANTED[bug]
-    source = (SOURCE_DIR / "sddmm.cu").read_text()
-    assert good in source
-    (tmp_path / "sddmm.cu").write_text(source.replace(good, bad))
-    mutant = EmuBackend(source_dir=tmp_path)
+    mutant = mutated(tmp_path, monkeypatch, "sddmm.cu", *PLANTED[bug])
     caught = []
     for dtype in DTYPES:
         for geometry in ({}, {"grid": 1, "block": 1}):

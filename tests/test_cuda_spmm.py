@@ -12,9 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 import sparse  # noqa: F401
-from cuda_emu.backend import EmuBackend
 from cuda_emu.fixtures import engine, geometry, to_host  # noqa: F401 (fixtures)
-from kernels.gpu import SOURCE_DIR
+from cuda_emu.fixtures import mutant as mutated
 from kernels.gpu.spmm import lanes
 from kernels.gpu.spmm import spmm as launch_spmm
 
@@ -132,12 +131,7 @@ PLANTED = {
 def test_planted_bugs_are_caught(bug, tmp_path, monkeypatch):
     from kernels.gpu import spmm as spmm_module
     monkeypatch.setattr(spmm_module, "MAX_CHUNK", 8)      # the cases' rows span chunks
-    monkeypatch.setenv("PHISPARSE_EMU_CACHE", str(tmp_path / "cache"))
-    good, bad = PLANTED[bug]
-    source = (SOURCE_DIR / "spmm.cu").read_text()
-    assert good in source
-    (tmp_path / "spmm.cu").write_text(source.replace(good, bad))
-    mutant = EmuBackend(source_dir=tmp_path)
+    mutant = mutated(tmp_path, monkeypatch, "spmm.cu", *PLANTED[bug])
     caught = []
     for dtype in DTYPES:
         for case in (CASES[2], CASES[4], (3, 20, 200, 130)):

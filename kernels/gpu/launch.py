@@ -37,6 +37,9 @@ TUNED = {"coo_restride": (128, 65535), "gather_grad": (128, 2**20)}
 
 INT32_MAX = 2**31 - 1
 INDEX_SUFFIX = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+#: Value dtypes of the arithmetic kernels (``sddmm.cu``, ``spmm.cu``), and their suffixes.
+VALUE_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+                np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128"}
 
 
 def launch(backend, file, name, n, args, grid=None, block=None):
@@ -93,6 +96,15 @@ def _triples(values):
         triples += [d, magic - 2**64 if magic >= 2**63 else magic,
                     min(shift, 1) + 256 * max(shift - 1, 0)]
     return tuple(triples)
+
+
+def value_suffix(op, dtype):
+    """Kernel suffix of the value ``dtype`` of an arithmetic kernel; TypeError otherwise."""
+    suffix = VALUE_SUFFIX.get(np.dtype(dtype))
+    if suffix is None:
+        raise TypeError(f"{op}: dtype {np.dtype(dtype)} is not float32, float64, complex64 or "
+                        "complex128")
+    return suffix
 
 
 def index_suffix(op, name, dtype):

@@ -1,11 +1,7 @@
 """Launcher of ``sddmm.cu``: the entries of a dense product at given coordinates."""
 import numpy as np
 
-from .launch import index_suffix, launch
-
-#: Value dtypes ``sddmm.cu`` has kernels for, and their name suffixes.
-VALUE_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
-                np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128"}
+from .launch import index_suffix, launch, value_suffix
 
 
 def sddmm(backend, rows, cols, x, yt, grid=None, block=None):
@@ -31,9 +27,7 @@ def sddmm(backend, rows, cols, x, yt, grid=None, block=None):
     """
     xp = backend.xp
     dtype = np.result_type(x.dtype, yt.dtype)
-    if dtype not in VALUE_SUFFIX:
-        raise TypeError(f"sddmm: dtype {dtype} is not float32, float64, complex64 or "
-                        "complex128")
+    value = value_suffix("sddmm", dtype)
     if rows.shape != cols.shape or x.shape[1] != yt.shape[1]:
         raise ValueError(f"sddmm: rows {list(rows.shape)} and cols {list(cols.shape)}, "
                          f"x {list(x.shape)} and yt {list(yt.shape)} do not fit")
@@ -48,5 +42,5 @@ def sddmm(backend, rows, cols, x, yt, grid=None, block=None):
     real = (lambda a: a.view(a.real.dtype)) if dtype.kind == "c" else (lambda a: a)
     args = (rows, cols, real(x.reshape(-1)), real(yt.reshape(-1)), real(out),
             np.int64(nnz), np.int64(k))
-    launch(backend, "sddmm.cu", f"sddmm_{VALUE_SUFFIX[dtype]}_{suffix}", nnz, args, grid, block)
+    launch(backend, "sddmm.cu", f"sddmm_{value}_{suffix}", nnz, args, grid, block)
     return out

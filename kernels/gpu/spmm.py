@@ -1,8 +1,7 @@
 """Launcher of ``spmm.cu``: a CSR matrix times a row-major dense matrix."""
 import numpy as np
 
-from .launch import index_suffix, launch
-from .sddmm import VALUE_SUFFIX
+from .launch import index_suffix, launch, value_suffix
 
 #: Threads per chunk of entries: a warp, split between columns and entries (see ``spmm.cu``).
 TEAM_SHIFT = 5
@@ -62,9 +61,7 @@ def spmm(backend, crows, cols, vals, y, grid=None, block=None):
     """
     xp = backend.xp
     dtype = np.result_type(vals.dtype, y.dtype)
-    if dtype not in VALUE_SUFFIX:
-        raise TypeError(f"spmm: dtype {dtype} is not float32, float64, complex64 or "
-                        "complex128")
+    value = value_suffix("spmm", dtype)
     if crows.ndim != 1 or cols.shape != vals.shape or y.ndim != 2:
         raise ValueError(f"spmm: crows {list(crows.shape)}, cols {list(cols.shape)}, "
                          f"vals {list(vals.shape)} and y {list(y.shape)} do not fit")
@@ -82,5 +79,5 @@ def spmm(backend, crows, cols, vals, y, grid=None, block=None):
             np.int64(rows), np.int64(nnz), np.int64(n), np.int64(chunk), np.int32(cs),
             np.int32(es))
     items = -(-nnz // chunk) << TEAM_SHIFT if n else 0
-    launch(backend, "spmm.cu", f"spmm_{VALUE_SUFFIX[dtype]}_{suffix}", items, args, grid, block)
+    launch(backend, "spmm.cu", f"spmm_{value}_{suffix}", items, args, grid, block)
     return out

@@ -35,11 +35,12 @@ from ..core.xp import place_of, to_place
 from ..gpu import sddmm as sddmm_cu
 from ..gpu import spmm as spmm_cu
 from ..gpu.backend import device
+from ..gpu.launch import VALUE_SUFFIX
 from . import blas
 from .data import CsrData
 
 #: Value dtypes cuSPARSE and sddmm.cu take.
-_VALUE_DTYPES = tuple(sddmm_cu.VALUE_SUFFIX)
+_VALUE_DTYPES = tuple(VALUE_SUFFIX)
 INT32_MAX = 2 ** 31 - 1
 
 

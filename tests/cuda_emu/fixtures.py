@@ -49,3 +49,14 @@ def geometry(request):
 def to_host(array):
     """A numpy copy of a numpy or cupy array."""
     return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def mutant(tmp_path, monkeypatch, file, good, bad):
+    """The emulator on a copy of ``file`` with its text ``good`` replaced by ``bad`` (a
+    planted bug), built in a cache of its own under ``tmp_path``."""
+    from kernels.gpu import SOURCE_DIR
+    monkeypatch.setenv("PHISPARSE_EMU_CACHE", str(tmp_path / "cache"))
+    source = (SOURCE_DIR / file).read_text()
+    assert good in source, f"{file} no longer holds {good!r}"
+    (tmp_path / file).write_text(source.replace(good, bad))
+    return EmuBackend(source_dir=tmp_path)
