@@ -812,3 +812,20 @@ def test_row_ordered_operands_are_not_sorted_again(monkeypatch):
     assert asked == []
     np.testing.assert_allclose(sparse.matmul(x, dense.to_tensor(y)).numpy(), want)
     assert asked == [1]
+
+
+def test_masked_matmul_refuses_mask_keys_past_int64():
+    """An unordered mask's entries are ordered by the int64 key row * ncols + col: past
+    2**63 that key would wrap (wrong coordinates), so the op says so instead; below it,
+    in a shape of 2**63 elements, the entries are ordered right."""
+    n = 2 ** 62
+    x = dense.to_tensor(np.zeros((4, 0), np.int8))
+    y = dense.to_tensor(np.zeros((0, n), np.int8))
+    mask = sparse.sparse_coo_tensor([[3, 0], [1, 2]], [1., 1.], [4, n])
+    with pytest.raises(ValueError, match=r"^masked_matmul: the entries reach flat offset"):
+        sparse.masked_matmul(x, y, mask)
+    y = dense.to_tensor(np.zeros((0, n // 2), np.int8))
+    out = sparse.masked_matmul(x, y, sparse.sparse_coo_tensor([[3, 0], [1, 2]], [1., 1.],
+                                                              [4, n // 2]))
+    assert out.indices().numpy().tolist() == [[0, 3], [2, 1]]
+    assert out.values().numpy().tolist() == [0, 0]

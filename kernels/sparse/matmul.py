@@ -39,6 +39,7 @@ from ..funcs.restride import index_dtype
 from ..funcs.shape import prod
 from ..funcs.sum_to_shape import grad_in_dtype
 from . import blas, blas_gpu
+from .align import check_offsets
 from .convert import coalesce_coo, lookup_values
 from .data import CooData, CsrData, crows_from_keys, csr_coords, csr_from_keys, fold_dense
 from .segments import crows_of_bounds
@@ -445,6 +446,7 @@ def masked_matmul(ops, x, y, mask):
     dtype = index_dtype(mask.shape, _index(mask).dtype, extent=rows.shape[0], xp=xp)
     unique = _unique_in_order(mask)
     if rows.shape[0] > 1 and not unique:
+        check_offsets("masked_matmul", [rows, cols], shape, shape)
         keys = rows.astype(xp.int64) * shape[1] + cols
         if bool(xp.any(keys[1:] <= keys[:-1])):
             keys = xp.unique(keys)
