@@ -653,6 +653,28 @@ def test_sum_into_a_truncating_dtype_sums_duplicates_first(layout, axis, dtype):
     np.testing.assert_array_equal(got.reshape(want.shape), want)
 
 
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("values, dtype", [([100, 100, 1], None), ([1, -1, 0], "bool"),
+                                           ([3e38, 3e38, 1], "float64")])
+def test_sum_into_a_wider_dtype_sums_duplicates_in_their_own_first(layout, axis, values,
+                                                                  dtype):
+    """int8 duplicates 100 and 100 are the logical -56 (int8 wraps), so the int64 sum is
+    -55, not 201; int32 1 and -1 are 0, so False as bool; float32 3e38 + 3e38 is inf
+    before float64 could hold it.  The same on the coalesced tensor."""
+    v = np.array(values, np.int8 if values[0] == 100 else
+                 np.int32 if values[0] == 1 else np.float32)
+    x = sparse.sparse_coo_tensor([[0, 0, 1], [1, 1, 0]], v, [2, 2])
+    x = x if layout == "coo" else x.to_sparse_csr()
+    with np.errstate(over="ignore"):
+        logical = x.to_dense().numpy()
+        want = np.asarray(logical.sum(axis=axis, dtype=dtype))
+        for t in (x, x.to_sparse_coo(2).coalesce() if layout == "coo" else x):
+            got = sparse.sum(t, axis=axis, dtype=dtype).to_dense().numpy()
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.reshape(want.shape), want)
+
+
 # ---------------------------------------------------------------- operators on duplicates
 def _with_duplicates(layout, values):
     """[2, 3] holding values at (0, 1) twice, (1, 0) and (1, 2) twice, in that order."""

@@ -829,3 +829,28 @@ def test_masked_matmul_refuses_mask_keys_past_int64():
                                                               [4, n // 2]))
     assert out.indices().numpy().tolist() == [[0, 3], [2, 1]]
     assert out.values().numpy().tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_duplicates_add_in_their_own_dtype_before_the_product_promotes(layout):
+    """int8 duplicates 100 and 100 are the logical -56, and float32 3e38 + 3e38 is inf:
+    a product computed in a wider dtype must not add them there (numpy on to_dense())."""
+    for vals, other in (([100, 100], np.float32), ([100, 100], np.int64),
+                        ([3e38, 3e38], np.float64)):
+        v = np.array(vals, np.int8 if isinstance(vals[0], int) else np.float32)
+        x = sparse.sparse_coo_tensor([[0, 0], [1, 1]], v, [1, 2])
+        x = x if layout == "coo" else x.to_sparse_csr()
+        d = x.to_dense().numpy()
+        y = np.ones((2, 1), other)
+        want = d.astype(np.result_type(v, other)) @ y
+        np.testing.assert_array_equal(sparse.matmul(x, dense.to_tensor(y)).numpy(), want)
+        np.testing.assert_array_equal(sparse.mv(x, dense.to_tensor(y[:, 0])).numpy(),
+                                      want[:, 0])
+        np.testing.assert_array_equal(
+            sparse.matmul(dense.to_tensor(y.T), sparse.transpose(x, [1, 0])).numpy(), want.T)
+        ys = sparse.sparse_coo_tensor([[1], [0]], np.ones(1, other), [2, 1])
+        ys = ys if layout == "coo" else ys.to_sparse_csr()
+        np.testing.assert_array_equal(sparse.matmul(x, ys).to_dense().numpy(), want)
+        zero = sparse.sparse_coo_tensor([[0], [0]], np.zeros(1, want.dtype), [1, 1])
+        zero = zero if layout == "coo" else zero.to_sparse_csr()
+        np.testing.assert_array_equal(sparse.addmm(zero, x, ys).to_dense().numpy(), want)

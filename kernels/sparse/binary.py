@@ -423,12 +423,13 @@ def _sparse_result(s, p, values, out_shape):
 
 def stores_each_once(s):
     """True if s's entries may be used one by one: each coordinate is stored once (a
-    coalesced COO, or CPU entries in canonical row order), so the logical values are the
+    coalesced or unique COO, or CPU entries in canonical row order), so the logical values are the
     stored ones.  Otherwise duplicates are summed first: ``(2 - 1) / 0`` is inf where
     entry by entry ``2/0 + -1/0`` is nan, and bool duplicates or, they do not add.
     Sparse dims of 2**63 elements or more have no int64 offsets to sum duplicates by:
     their entries are used one by one."""
-    if isinstance(s, CooData) and s.coalesced or prod(s.shape[:_sparse_dim(s)]) >= INT64_LIMIT:
+    if isinstance(s, CooData) and (s.coalesced or s.unique) \
+            or prod(s.shape[:_sparse_dim(s)]) >= INT64_LIMIT:
         return True
     if s.values.dtype == np.bool_ or place_of(s.values) != "cpu":
         return False

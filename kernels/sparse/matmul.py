@@ -40,7 +40,8 @@ from ..funcs.shape import prod
 from ..funcs.sum_to_shape import grad_in_dtype
 from . import blas, blas_gpu
 from .align import check_offsets
-from .convert import coalesce_coo, lookup_values
+from .binary import stores_each_once
+from .convert import coalesce_coo, coo_of_csr, coo_to_csr, lookup_values
 from .data import CooData, CsrData, crows_from_keys, csr_coords, csr_from_keys, fold_dense
 from .segments import crows_of_bounds
 from .merge import is_canonical
@@ -197,14 +198,33 @@ def _lookup(c, x, local=False):
 
 
 # ---------------------------------------------------------------- matmul
+def _logical(x, dtype):
+    """Sparse x with each coordinate's duplicates summed in x's own value dtype first where
+    the product computes in another ``dtype``, which would add them there (int8
+    duplicates 100 and 100 are x's -56, not 200): the product of x's logical values."""
+    if np.dtype(dtype) == x.values.dtype or stores_each_once(x):
+        return x
+    if isinstance(x, CooData):
+        return coalesce_coo(x)
+    return coo_to_csr(coalesce_coo(coo_of_csr(x)))
+
+
+def _result(a, b):
+    """numpy's result dtype of two operands' values."""
+    return np.result_type(_values(a).dtype if isinstance(a, (CooData, CsrData)) else a.dtype,
+                          _values(b).dtype if isinstance(b, (CooData, CsrData)) else b.dtype)
+
+
 def matmul_sparse_dense(ops, x, y):
     """Sparse x [B?, m, k] @ dense y [B?, k, n] -> dense (SpMM)."""
+    x = _logical(x, _result(x, y))
     out = ops.spmm(flat_csr(x), _stack(y))
     return out.reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
 
 
 def matmul_dense_sparse(ops, x, y):
     """Dense x [B?, p, m] @ sparse y [B?, m, n] -> dense: (y^T @ x^T)^T by SpMM."""
+    y = _logical(y, _result(x, y))
     out_t = ops.spmm(ops.transpose(flat_csr(y)), _stack_t(x))
     return _unstack_t(out_t, tuple(x.shape[:-1]) + (y.shape[-1],))
 
@@ -218,6 +238,7 @@ def matmul_sparse_sparse(ops, x, y):
     (:func:`_compact_spgemm`), so memory follows nnz, not the shape.
     """
     shape = tuple(x.shape[:-1]) + (y.shape[-1],)
+    x, y = _logical(x, _result(x, y)), _logical(y, _result(x, y))
     if _sparse_extent(x, y):
         return _compact_spgemm(ops, x, y, shape)
     c = ops.spgemm(flat_csr(x), flat_csr(y, local=True))
@@ -407,6 +428,8 @@ def addmm_sparse(ops, input, x, y, beta, alpha):
     0 input's entries count as zeros (:func:`_scaled`), its pattern still joins.
     """
     xp = xp_of(_values(x))
+    x, y = _logical(x, _result(x, y)), _logical(y, _result(x, y))
+    input = _logical(input, np.result_type(_values(input).dtype, _result(x, y)))
     if _sparse_extent(x, y):              # memory follows nnz, as matmul's
         shape = tuple(x.shape[:-1]) + (y.shape[-1],)
         p = flat_csr(_compact_spgemm(ops, x, y, shape), local=True)

@@ -21,7 +21,7 @@ from ..funcs.shape import prod
 from ..funcs.sum_to_shape import grad_in_dtype, sum_leading
 from ..infermeta.sparse_reduce import sparse_sum_dtype, sum_plan
 from .align import check_offsets, flatten, unflatten
-from .binary import csr_out
+from .binary import csr_out, stores_each_once
 from .convert import coalesce_coo, coo_of_csr
 from .data import CooData, index_rows, sum_by_key
 
@@ -57,12 +57,16 @@ def _sum(x, plan, dtype):
     return ukeys, sums, group, free, shape
 
 
-def _entrywise(src, dst):
-    """Whether summing in ``dst`` may cast each stored entry of ``src`` values before
-    duplicates are added: not for bool values (duplicates are or-ed, not counted),
-    nor for a cast that truncates (float to int or bool: 0.6 and 0.7 at one
-    coordinate are 1.3, which sums as 1 in int64, not 0 + 0)."""
-    return src != np.bool_ and not (src.kind in "fc" and dst.kind in "iub")
+def _entrywise(x, dst):
+    """Whether summing in ``dst`` may cast each stored entry of x before duplicates are
+    added: not for bool values (duplicates are or-ed, not counted), nor for a cast that
+    truncates (float to int or bool: 0.6 and 0.7 at one coordinate are 1.3, which sums as
+    1 in int64, not 0 + 0), nor for any other cast where x may store a coordinate twice
+    (int8 duplicates 100 and 100 are -56 in int8, so the sum is -56, not 200)."""
+    src = x.values.dtype
+    if src == np.bool_ or (src.kind in "fc" and dst.kind in "iub"):
+        return False
+    return src == dst or stores_each_once(x)
 
 
 def _squeeze(values, plan, keepdim):
@@ -75,7 +79,7 @@ def sum_coo(x, axis, dtype, keepdim):
     """Sum COO x over ``axis`` (None: all), in ``dtype`` (None: numpy's sum dtype)."""
     plan = sum_plan(x.shape, x.sparse_dim, axis, keepdim)
     dtype = sparse_sum_dtype(x.values.dtype, dtype)
-    if not _entrywise(x.values.dtype, dtype):
+    if not _entrywise(x, dtype):
         x = coalesce_coo(x)
     elif len(plan.axes) == len(x.shape) == x.sparse_dim:
         return _total(x, plan, dtype)
@@ -131,7 +135,7 @@ def sum_csr(x, axis, dtype, keepdim):
     """
     plan = sum_plan(x.shape, len(x.shape), axis, keepdim, csr=True)
     dtype = sparse_sum_dtype(x.values.dtype, dtype)
-    entrywise = _entrywise(x.values.dtype, dtype)
+    entrywise = _entrywise(x, dtype)
     if entrywise and len(plan.axes) == len(x.shape):
         xp = xp_of(x.values)
         n = min(x.nnz, 1)
