@@ -616,8 +616,9 @@ def test_masked_matmul_keeps_an_int32_mask_when_only_the_flattened_batch_needs_i
 def test_batched_sparse_products_scratch_spans_one_batch_not_all(layout, monkeypatch):
     """[65536, 2, 1] @ [65536, 1, 65536]: the right operand is multiplied as the stacked
     [B*k, n] matrix, so SpGEMM's scratch row spans 65536 columns (the block-diagonal one's
-    2**32 made scipy raise std::bad_alloc).  Its gradients walk y^H's 2**32 rows: with too
-    little memory for their row pointers, a named ValueError comes before any work."""
+    2**32 made scipy raise std::bad_alloc).  With a CSR operand its gradients walk y^H's
+    2**32 rows: with too little memory for their row pointers, a named ValueError comes
+    before any work.  Two COO operands are renumbered instead, backward as forward."""
     import kernels.core.size as size
     b, n = 65536, 65536
     x = sparse.sparse_coo_tensor(np.array([[0, b - 1], [0, 1], [0, 0]], np.int32),
@@ -634,9 +635,13 @@ def test_batched_sparse_products_scratch_spans_one_batch_not_all(layout, monkeyp
     xg = sparse.sparse_coo_tensor(np.array([[0, b - 1], [0, 1], [0, 0]]), xv, [b, 2, 1])
     yg = sparse.sparse_coo_tensor(np.array([[0, b - 1], [0, 0], [5, n - 1]]),
                                   np.array([3.0, 4.0]), [b, 1, n])
+    if layout == "coo":                  # d sum(x @ y) / dx[b, i, k] = sum_j y[b, k, j]
+        sparse.sum(sparse.matmul(xg, yg)).backward()
+        np.testing.assert_array_equal(xv.grad.numpy(), [3.0, 4.0])
+        return
     with pytest.raises(ValueError, match=r"^matmul_grad: the gradient walks the transpose "
                                          r"of y \[65536, 1, 65536\].* GB\) of row pointers"):
-        sparse.sum(sparse.matmul(xg, yg)).backward()
+        sparse.sum(sparse.matmul(xg.to_sparse_csr(), yg.to_sparse_csr())).backward()
 
 
 @pytest.mark.parametrize("case", ["canonical", "unsorted", "duplicates"])
@@ -854,3 +859,21 @@ def test_duplicates_add_in_their_own_dtype_before_the_product_promotes(layout):
         zero = sparse.sparse_coo_tensor([[0], [0]], np.zeros(1, want.dtype), [1, 1])
         zero = zero if layout == "coo" else zero.to_sparse_csr()
         np.testing.assert_array_equal(sparse.addmm(zero, x, ys).to_dense().numpy(), want)
+
+
+def test_coo_products_over_huge_dims_have_gradients_that_follow_the_entries(monkeypatch):
+    """[2**31, 2**31] @ [2**31, 2**31] with two entries each: the forward renumbers the
+    dims, and so does the backward (its metadata check asked for 17 GB of row pointers).
+    By hand: out = a[2**30, 5] * b[5, 3] = 10 at (2**30, 3); d out / d a[2**30, 5] =
+    b[5, 3] = 10, d out / d b[5, 3] = a[2**30, 5] = 1, and the other entries meet nothing.
+    With 1 GiB of memory allowed."""
+    import kernels.core.size as size
+    monkeypatch.setattr(size, "_LIMIT", [1 << 30])
+    n = 2 ** 31
+    a = sparse.sparse_coo_tensor([[2 ** 30, 0], [5, 7]], [1., 2.], [n, n], stop_gradient=False)
+    b = sparse.sparse_coo_tensor([[5, 9], [3, 1]], [10., 20.], [n, n], stop_gradient=False)
+    out = sparse.matmul(a, b)
+    assert out.indices().numpy().tolist() == [[2 ** 30], [3]]
+    out.backward()
+    np.testing.assert_array_equal(a.grad.values().numpy(), [10.0, 0.0])
+    np.testing.assert_array_equal(b.grad.values().numpy(), [1.0, 0.0])

@@ -148,10 +148,12 @@ def masked_matmul_infer_meta(x, y, mask):
 
 
 def matmul_grad_infer_meta(x, y):
-    """x's and y's metadata; sparse @ sparse first checks that the transposes its gradients
-    multiply by (x^H and y^H, block-diagonal when batched: B*k and B*n rows) have row
-    pointers that fit in memory, or ValueError before any work."""
-    if x.layout != DENSE and y.layout != DENSE:
+    """x's and y's metadata; sparse @ sparse with a CSR operand first checks that the
+    transposes its gradients multiply by (x^H and y^H, block-diagonal when batched: B*k
+    and B*n rows) have row pointers that fit in memory, or ValueError before any work.
+    Two COO operands need no check: where their dims far outnumber their entries the
+    gradients renumber them as the forward does, so the row pointers follow the entries."""
+    if x.layout != DENSE and y.layout != DENSE and "sparse_csr" in (x.layout, y.layout):
         for name, t in (("x", x), ("y", y)):
             rows = int(np.prod(t.shape[:-2], dtype=object)) * t.shape[-1] + 1
             check_bytes("matmul_grad", f"the gradient walks the transpose of {name} "
