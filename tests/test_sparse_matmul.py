@@ -877,3 +877,21 @@ def test_coo_products_over_huge_dims_have_gradients_that_follow_the_entries(monk
     out.backward()
     np.testing.assert_array_equal(a.grad.values().numpy(), [10.0, 0.0])
     np.testing.assert_array_equal(b.grad.values().numpy(), [1.0, 0.0])
+
+
+def test_masked_matmul_of_a_coo_mask_allocates_by_entries_not_rows():
+    """A two-entry COO mask [2**27, 2**27]: the COO result is built from the entries'
+    coordinates, with no row pointers (2**27 + 1 of them were 1 GiB)."""
+    import tracemalloc
+    n = 2 ** 27
+    mask = sparse.sparse_coo_tensor([[n - 1, 0], [0, 5]], [1., 1.], [n, n])
+    x, y = dense.to_tensor(np.zeros((n, 0))), dense.to_tensor(np.zeros((0, n)))
+    tracemalloc.start()
+    try:
+        out = sparse.masked_matmul(x, y, mask)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out.indices().numpy().tolist() == [[0, n - 1], [5, 0]] and out.is_coalesced()
+    assert out.values().numpy().tolist() == [0.0, 0.0]
+    assert peak < 2 ** 24, peak                   # the row pointers alone were 2 ** 30

@@ -120,22 +120,29 @@ def from_flat(c, shape, layout, dtype, coalesced=False, local=False):
     ``dtype`` is the index dtype; ``coalesced`` marks a COO result whose
     entries are unique and sorted.
     """
-    xp = xp_of(c.cols)
     if layout == CSR and len(shape) == 2:
         return CsrData(c.crows.astype(dtype, copy=False), c.cols.astype(dtype, copy=False),
                        c.values, tuple(shape))
-    rows, cols = csr_coords(c)
+    if layout == COO:
+        return coo_from_flat(*csr_coords(c), c.values, shape, dtype, coalesced, local)
+    batch = csr_coords(c)[0] // max(shape[1], 1)      # batched CSR: batch-local columns
+    cols = c.cols if local else c.cols - batch * shape[2]
+    crows = crows_of_bounds(c.crows, shape)
+    return CsrData(crows.astype(dtype, copy=False), cols.astype(dtype, copy=False),
+                   c.values, tuple(shape))
+
+
+def coo_from_flat(rows, cols, values, shape, dtype, coalesced=False, local=False):
+    """The COO tensor of ``shape`` whose entries are at (rows, cols) of its 2-D
+    (block-diagonal; ``local``: stacked) matrix, each coordinate once; no row pointers."""
+    xp = xp_of(rows)
     coords = [rows, cols]
     if len(shape) == 3:
         b, m, n = shape
         batch = rows // max(m, 1)
         coords = [batch, rows - batch * m, cols if local else cols - batch * n]
-    if layout == COO:                       # a product stores each coordinate once
-        return CooData(xp.stack(coords).astype(dtype, copy=False), c.values, tuple(shape),
-                       coalesced, unique=True)
-    crows = crows_of_bounds(c.crows, shape)
-    return CsrData(crows.astype(dtype, copy=False), coords[2].astype(dtype, copy=False),
-                   c.values, tuple(shape))
+    return CooData(xp.stack(coords).astype(dtype, copy=False), values, tuple(shape),
+                   coalesced, unique=True)
 
 
 def _out_index_dtype(operands, shape, nnz):
@@ -475,7 +482,9 @@ def masked_matmul(ops, x, y, mask):
             keys = xp.unique(keys)
             rows, cols = keys // shape[1], keys % shape[1]
     values = ops.sddmm(rows, cols, _stack(x), _stack_t(y))
-    if unique and isinstance(mask, CsrData) and len(mask.shape) == 2:
+    if isinstance(mask, CooData):               # no row pointers: memory follows the entries
+        return coo_from_flat(rows, cols, values, tuple(mask.shape), dtype, coalesced=True)
+    if unique and len(mask.shape) == 2:
         crows = mask.crows.astype(wide, copy=False)
     else:
         crows = crows_from_keys(rows, shape, wide)
