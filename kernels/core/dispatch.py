@@ -381,7 +381,7 @@ def _float_attr(value, spec, arg):
     if not isinstance(value, numbers.Real) or isinstance(value, bool) \
             or isinstance(value, np.generic) and value.dtype not in ALL:
         raise TypeError(f"{spec.name}: argument '{arg.name}' must be a float (a real Python "
-                        f"number other than a bool, or a numpy scalar of a dtype tensors "
+                        f"number other than a bool, or a real numpy scalar of a dtype tensors "
                         f"take), got {value!r}")
     try:
         return float(value)
