@@ -827,7 +827,7 @@ def test_masked_matmul_refuses_mask_keys_past_int64():
     x = dense.to_tensor(np.zeros((4, 0), np.int8))
     y = dense.to_tensor(np.zeros((0, n), np.int8))
     mask = sparse.sparse_coo_tensor([[3, 0], [1, 2]], [1., 1.], [4, n])
-    with pytest.raises(ValueError, match=r"^masked_matmul: the entries reach flat offset"):
+    with pytest.raises(ValueError, match=r"^masked_matmul: an entry of the mask reaches"):
         sparse.masked_matmul(x, y, mask)
     y = dense.to_tensor(np.zeros((0, n // 2), np.int8))
     out = sparse.masked_matmul(x, y, sparse.sparse_coo_tensor([[3, 0], [1, 2]], [1., 1.],
@@ -895,3 +895,66 @@ def test_masked_matmul_of_a_coo_mask_allocates_by_entries_not_rows():
     assert out.indices().numpy().tolist() == [[0, n - 1], [5, 0]] and out.is_coalesced()
     assert out.values().numpy().tolist() == [0.0, 0.0]
     assert peak < 2 ** 24, peak                   # the row pointers alone were 2 ** 30
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_gradients_use_the_logical_values_the_forward_multiplied(layout):
+    """float32 duplicates 3e38 and 3e38 are x's logical inf: with a float64 y, the forward
+    gives inf, and so do the gradients that multiply by x (y's, through x^H @ g), as
+    d(x.to_dense() @ y)/dy.  The same for a sparse y and for sparse @ sparse."""
+    x = sparse.sparse_coo_tensor([[0, 0], [1, 1]], np.array([3e38, 3e38], np.float32), [1, 2])
+    x = x if layout == "coo" else x.to_sparse_csr()
+    want = x.to_dense().numpy().astype(np.float64).T          # [[0], [inf]]
+    with np.errstate(over="ignore"):
+        y = dense.to_tensor(np.ones((2, 1)), stop_gradient=False)
+        dense.sum(sparse.matmul(x, y)).backward()
+        np.testing.assert_array_equal(y.grad.numpy(), want)
+        w = dense.to_tensor(np.ones((1, 2)), stop_gradient=False)   # w @ x^T
+        dense.sum(sparse.matmul(w, sparse.transpose(x, [1, 0]))).backward()
+        np.testing.assert_array_equal(w.grad.numpy(), want.T)
+        leaf = sparse.sparse_coo_tensor([[1], [0]], np.ones(1), [2, 1], stop_gradient=False)
+        ys = leaf if layout == "coo" else leaf.to_sparse_csr()
+        sparse.sum(sparse.matmul(x, ys)).backward()
+        np.testing.assert_array_equal(leaf.grad.values().numpy(), [np.inf])
+
+
+def test_batched_coo_product_gradients_follow_the_entries(monkeypatch):
+    """[2**14, 1, 1] @ [2**14, 1, 2**14] with 2048 entries each: the gradients walk y^H's
+    2**28 stacked rows, far more than the entries, so they renumber the dims as the
+    forward does (2 GiB of row pointers under a 1 GiB limit before).  Gradients by hand:
+    d sum(x @ y) / dx[b, 0, 0] = sum_j y[b, 0, j]; d / dy[b, 0, j] = x[b, 0, 0]."""
+    import tracemalloc
+
+    import kernels.core.size as size
+    monkeypatch.setattr(size, "_LIMIT", [1 << 30])
+    b, n, e = 2 ** 14, 2 ** 14, 2048
+    rng = np.random.default_rng(0)
+    xi = np.stack([rng.choice(b, e, replace=False), np.zeros(e, int), np.zeros(e, int)])
+    yi = np.stack([rng.integers(0, b, e), np.zeros(e, int), rng.integers(0, n, e)])
+    xv, yv = rng.standard_normal(e), rng.standard_normal(e)
+    x = sparse.sparse_coo_tensor(xi, xv, [b, 1, 1], stop_gradient=False)
+    y = sparse.sparse_coo_tensor(yi, yv, [b, 1, n], stop_gradient=False)
+    tracemalloc.start()
+    try:
+        sparse.sum(sparse.matmul(x, y)).backward()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 ** 26, peak
+    row_sums = np.zeros(b)
+    np.add.at(row_sums, yi[0], yv)
+    x_at = np.zeros(b)
+    x_at[xi[0]] = xv
+    np.testing.assert_allclose(x.grad.values().numpy(), row_sums[xi[0]])
+    np.testing.assert_allclose(y.grad.values().numpy(), x_at[yi[0]])
+
+
+def test_masked_matmul_orders_masks_whose_keys_fit_in_a_huge_shape():
+    """[2, 2**62 + 5]: the shape holds more than 2**63 elements, but the entries' keys
+    (1, 0) -> 2**62 + 5 and (0, 2**62 + 4) stay below, so the mask is ordered, not refused."""
+    n = 2 ** 62 + 5
+    x = dense.to_tensor(np.zeros((2, 0), np.int8))
+    y = dense.to_tensor(np.zeros((0, n), np.int8))
+    mask = sparse.sparse_coo_tensor([[1, 0], [0, n - 1]], [1., 1.], [2, n])
+    out = sparse.masked_matmul(x, y, mask)
+    assert out.indices().numpy().tolist() == [[0, 1], [n - 1, 0]]

@@ -36,10 +36,9 @@ from ..core.dtypes import COMPLEX, INTS
 from ..core.registry import register_kernel
 from ..core.xp import xp_of
 from ..funcs.restride import index_dtype
-from ..funcs.shape import prod
+from ..funcs.shape import INT64_LIMIT, prod
 from ..funcs.sum_to_shape import grad_in_dtype
 from . import blas, blas_gpu
-from .align import check_offsets
 from .binary import stores_each_once
 from .convert import coalesce_coo, coo_of_csr, coo_to_csr, lookup_values
 from .data import CooData, CsrData, crows_from_keys, csr_coords, csr_from_keys, fold_dense
@@ -321,8 +320,9 @@ def matmul_sparse_dense_grad(ops, x, y, out_grad, grad_mask=BOTH):
     x_grad = y_grad = None
     if grad_mask[0]:
         x_grad = _with_values(x, ops.sddmm(*flat_coords(x), g, _conj(_stack(y))))
-    if grad_mask[1]:
-        y_grad = ops.spmm(_conj_values(ops.transpose(flat_csr(x))), g)
+    if grad_mask[1]:                       # x's logical values, as the forward multiplied
+        y_grad = ops.spmm(_conj_values(ops.transpose(flat_csr(_logical(x, _result(x, y))))),
+                          g)
         y_grad = grad_in_dtype(y_grad, y.dtype).reshape(y.shape)
     return x_grad, y_grad
 
@@ -332,7 +332,8 @@ def matmul_dense_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
     g_t = _stack_t(out_grad)
     x_grad = y_grad = None
     if grad_mask[0]:
-        x_grad = grad_in_dtype(_unstack_t(ops.spmm(_conj_values(flat_csr(y)), g_t), x.shape),
+        y_l = _logical(y, _result(x, y))   # y's logical values, as the forward multiplied
+        x_grad = grad_in_dtype(_unstack_t(ops.spmm(_conj_values(flat_csr(y_l)), g_t), x.shape),
                                x.dtype)
     if grad_mask[1]:
         y_grad = _with_values(y, ops.sddmm(*flat_coords(y), _conj(_stack_t(x)), g_t))
@@ -341,29 +342,41 @@ def matmul_dense_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
 
 def matmul_sparse_sparse_grad(ops, x, y, out_grad, grad_mask=BOTH):
     """out_grad @ y^H and x^H @ out_grad (SpGEMM, the right operands stacked), each looked
-    up at its operand's entries."""
-    if _layout(x) == COO and _layout(y) == COO and _sparse_extent(x, y):
-        return _renumbered_grads(ops, x, y, out_grad, grad_mask)
+    up at its operand's entries (each product of the other operand's logical values, as
+    the forward multiplied)."""
+    x_l, y_l = _logical(x, _result(x, y)), _logical(y, _result(x, y))
+    if _layout(x) == COO and _layout(y) == COO and _grad_extent(x, y):
+        return _renumbered_grads(ops, (x, x_l), (y, y_l), out_grad, grad_mask)
     (k, n), x_grad, y_grad = y.shape[-2:], None, None
     if grad_mask[0]:
-        y_h = _local(_conj_values(ops.transpose(flat_csr(y))), n, k)
+        y_h = _local(_conj_values(ops.transpose(flat_csr(y_l))), n, k)
         x_grad = _with_values(x, _lookup(ops.spgemm(flat_csr(out_grad), y_h), x, local=True))
     if grad_mask[1]:
-        x_h = _conj_values(ops.transpose(flat_csr(x)))
+        x_h = _conj_values(ops.transpose(flat_csr(x_l)))
         y_grad = _with_values(y, _lookup(ops.spgemm(x_h, flat_csr(out_grad, local=True)), y,
                                          local=True))
     return x_grad, y_grad
 
 
+def _grad_extent(x, y):
+    """True when a dim the forward or the gradients walk is far larger than both
+    operands' entries together: the gradients also walk the stacked transposes x^H and
+    y^H, of B*k and B*n rows."""
+    b, k, n = _batch(x.shape), x.shape[-1], y.shape[-1]
+    entries = prod(x.values.shape) + prod(y.values.shape)
+    return _sparse_extent(x, y) or max(b * k, b * n) > 4 * entries + 4096
+
+
 def _renumbered_grads(ops, x, y, out_grad, grad_mask):
     """:func:`matmul_sparse_sparse_grad` of COO operands whose dims far outnumber their
     entries: the products are sparse @ sparse on COO (renumbered as the forward is),
-    looked up at each operand's entries."""
+    looked up at each operand's entries.  ``x`` and ``y`` are (stored, logical) pairs."""
+    (x, x_l), (y, y_l) = x, y
     x_grad = y_grad = None
     if grad_mask[0]:
-        x_grad = _at_entries(x, matmul_sparse_sparse(ops, out_grad, _adjoint(y)))
+        x_grad = _at_entries(x, matmul_sparse_sparse(ops, out_grad, _adjoint(y_l)))
     if grad_mask[1]:
-        y_grad = _at_entries(y, matmul_sparse_sparse(ops, _adjoint(x), out_grad))
+        y_grad = _at_entries(y, matmul_sparse_sparse(ops, _adjoint(x_l), out_grad))
     return x_grad, y_grad
 
 
@@ -373,7 +386,7 @@ def _adjoint(x):
     rows = list(range(x.indices.shape[0]))
     rows[-2:] = rows[-1], rows[-2]
     shape = tuple(x.shape[:-2]) + (x.shape[-1], x.shape[-2])
-    return CooData(x.indices[rows], _conj(x.values), shape)
+    return CooData(x.indices[rows], _conj(x.values), shape, unique=x.coalesced or x.unique)
 
 
 def _at_entries(x, product):
@@ -476,7 +489,7 @@ def masked_matmul(ops, x, y, mask):
     dtype = index_dtype(mask.shape, _index(mask).dtype, extent=rows.shape[0], xp=xp)
     unique = _unique_in_order(mask)
     if rows.shape[0] > 1 and not unique:
-        check_offsets("masked_matmul", [rows, cols], shape, shape)
+        _check_keys(rows, cols, shape)
         keys = rows.astype(xp.int64) * shape[1] + cols
         if bool(xp.any(keys[1:] <= keys[:-1])):
             keys = xp.unique(keys)
@@ -490,6 +503,18 @@ def masked_matmul(ops, x, y, mask):
         crows = crows_from_keys(rows, shape, wide)
     flat = CsrData(crows, cols.astype(wide, copy=False), values, shape)
     return from_flat(flat, tuple(mask.shape), _layout(mask), dtype, coalesced=True)
+
+
+def _check_keys(rows, cols, shape):
+    """ValueError naming masked_matmul where an entry's key row * ncols + col would pass
+    2**63 and wrap (checked entry by entry, only for a shape of 2**63 elements or more)."""
+    if prod(shape) < INT64_LIMIT:
+        return
+    xp = xp_of(rows)
+    if bool(xp.any(rows > (INT64_LIMIT - 1 - cols.astype(xp.int64)) // shape[1])):
+        raise ValueError(f"masked_matmul: an entry of the mask reaches a flat offset of 2**63 "
+                         f"or more in its matrix {list(shape)}, past what an int64 key can "
+                         "order")
 
 
 def _unique_in_order(mask):
