@@ -36,7 +36,7 @@ OTHERS = ("gather_grad", "batch_gather_grad", "expand_grad", "coo_reshape/3d-2d/
           "coo_reshape/2d-3d/nnz1e7", "csr_reshape/2d/nnz1e7", "spmm/nnz1e7", "spmv/nnz1e7",
           "sddmm/nnz1e6")
 #: Workloads whose kernels add by atomics: outputs compared to rounding.
-ATOMIC = ("gather_grad", "batch_gather_grad", "spmv/nnz1e7")
+ATOMIC = ("gather_grad", "batch_gather_grad", "spmm/nnz1e7", "spmv/nnz1e7")
 
 
 def reference(cp, op, inp):

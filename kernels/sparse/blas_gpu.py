@@ -25,8 +25,8 @@ emulated.
 Determinism: ``sddmm.cu`` sums each entry's products in a fixed order with
 no atomics, so it is bit-reproducible run to run (it may differ from the CPU
 in the last bits: the GPU fuses multiply-adds).  ``spmm.cu`` adds the
-partial sums of a row that crosses a chunk's end (or, on a y of fewer than
-32 columns, SpMV included, of any row) by atomics, and cuSPARSE's SpGEMM
+partial sums of a row that crosses a chunk's end (or, on a y of 16 columns or
+fewer, SpMV included, of any row) by atomics, and cuSPARSE's SpGEMM
 makes no bit-reproducibility promise; results agree with the CPU to rounding.
 """
 import numpy as np
