@@ -788,3 +788,32 @@ def test_a_real_dense_operands_gradient_from_a_complex_sparse_one_warns_nothing(
         want = np.where(s.to_dense().numpy() != 0, want, 0.0)
     assert d.grad.dtype == np.float64
     np.testing.assert_allclose(d.grad.numpy(), want)
+
+
+class _NotNumpy:
+    """numpy under another name: the array module a GPU passes, so ``xp is np`` is false."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+@pytest.mark.parametrize("sizes", [(0, 0), (0, 5), (5, 0), (1, 1), (300, 200), (2000, 3000)])
+@pytest.mark.parametrize("dtypes", [(np.int64, np.int64), (np.int32, np.int64),
+                                    (np.int32, np.int32)])
+def test_union_and_intersect_merge_alike_by_sort_and_by_search(sizes, dtypes):
+    """The CPU merges two sorted unique key arrays by a stable sort, a GPU by binary
+    search: both give numpy's union1d / intersect1d and the slots that map each input."""
+    from kernels.sparse.binary import intersect, union
+    rng = np.random.default_rng(sum(sizes))
+    a = np.unique(rng.integers(0, 3 * max(sizes) + 1, sizes[0])).astype(dtypes[0])
+    b = np.unique(rng.integers(0, 3 * max(sizes) + 1, sizes[1])).astype(dtypes[1])
+    want = np.union1d(a, b)
+    both, ia, ib = np.intersect1d(a, b, return_indices=True)
+    for xp in (np, _NotNumpy()):
+        keys, pa, pb = union(a, b, xp)
+        np.testing.assert_array_equal(keys, want)
+        np.testing.assert_array_equal(keys[pa], a)
+        np.testing.assert_array_equal(keys[pb], b)
+        got_a, got_b = intersect(a, b, xp)
+        np.testing.assert_array_equal(got_a, ia)
+        np.testing.assert_array_equal(got_b, ib)

@@ -55,30 +55,45 @@ def _meta(op, x, y):
     return out_shape, result_dtype(op, BINARY[op], _dtype(x), _dtype(y))
 
 
-def _merge_slots(a, b, xp):
-    """Where each entry of the sorted unique key arrays ``a`` and ``b`` goes in their
-    merge (a's copy of a shared key first): its own index plus the number of the
-    other array's keys before it, found by binary search.  No sort, so a GPU merges
-    two runs of 1e7 keys without sorting 2e7."""
-    na, nb = a.shape[0], b.shape[0]
-    return (xp.arange(na) + xp.searchsorted(b, a, side="left"),
-            xp.arange(nb) + xp.searchsorted(a, b, side="right"))
+# Merging two sorted unique key arrays.  numpy: a stable sort of their concatenation,
+# which its timsort does as one merge of the two runs.  A GPU (cupy's sort is a radix sort
+# of all 2n keys): each key's slot is its own index plus the number of the other array's
+# keys below it, by binary search.  At two runs of 1e7 keys the binary search took 0.65 s
+# (union) and 0.30 s (intersect) on the CPU against the sort's 0.28 and 0.18; on an H200
+# it made a COO add of 1e7 + 1e7 entries 4.38 -> 3.14 ms (2026-11-28).
+def _sorted_concatenation(a, b):
+    """(keys, perm): a then b, stably sorted, and the sorting permutation."""
+    perm = np.argsort(np.concatenate([a, b]), kind="stable")
+    return np.concatenate([a, b])[perm], perm
 
 
 def union(a, b, xp):
     """Merge two sorted unique key arrays: (keys, positions of a's, positions of b's)."""
-    pa, pb = _merge_slots(a, b, xp)
-    keys = xp.empty(pa.shape[0] + pb.shape[0], dtype=np.result_type(a.dtype, b.dtype))
-    keys[pa] = a
-    keys[pb] = b
+    na, nb = a.shape[0], b.shape[0]
+    if xp is np:
+        keys, perm = _sorted_concatenation(a, b)
+    else:
+        pa = xp.arange(na) + xp.searchsorted(b, a, side="left")
+        pb = xp.arange(nb) + xp.searchsorted(a, b, side="right")
+        keys = xp.empty(na + nb, dtype=np.result_type(a.dtype, b.dtype))
+        keys[pa] = a
+        keys[pb] = b
     new = xp.ones(keys.shape[0], dtype=bool)
     new[1:] = keys[1:] != keys[:-1]
     slot = xp.cumsum(new) - 1
+    if xp is np:
+        out = np.empty(na + nb, dtype=slot.dtype)
+        out[perm] = slot
+        return keys[new], out[:na], out[na:]
     return keys[new], slot[pa], slot[pb]
 
 
 def intersect(a, b, xp):
     """Keys in both sorted unique arrays: (positions in a, positions in b)."""
+    if xp is np:
+        keys, perm = _sorted_concatenation(a, b)
+        both = np.flatnonzero(keys[1:] == keys[:-1])     # a's copy sorts first (stable)
+        return perm[both], perm[both + 1] - a.shape[0]
     if b.shape[0] == 0:
         return xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.int64)
     at = xp.searchsorted(b, a, side="left")
