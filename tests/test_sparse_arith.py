@@ -472,6 +472,57 @@ def test_softmax_over_stored_entries_and_empty_rows():
     np.testing.assert_allclose(sparse.softmax(h).values().numpy(), [[0.25, 0.75], [0.5, 0.5]])
 
 
+def _softmax_by_slices(coords, v, axis):
+    """Softmax of each slice (entries sharing every coordinate but ``axis``), by a loop."""
+    keys = [tuple(np.delete(coords[:, j], axis)) for j in range(v.shape[0])]
+    out = np.empty_like(v)
+    for key in set(keys):
+        idx = [j for j, k in enumerate(keys) if k == key]
+        e = np.exp(v[idx] - v[idx].max())
+        out[idx] = e / e.sum()
+    return out
+
+
+@pytest.mark.parametrize("form", ["coalesced", "unordered", "csr", "csr3"])
+def test_softmax_of_entries_already_grouped_by_slice(form):
+    """A coalesced COO along its last sparse dim and a CSR along its rows come slice by
+    slice, so they are not sorted; the softmax and its gradient are each slice's, as a loop
+    gives (CSR columns unsorted within rows, a COO out of order for contrast)."""
+    rng = np.random.default_rng(3)
+    shape = [4, 5, 6] if form == "csr3" else [6, 7]
+    coords = np.unique(np.stack([rng.integers(0, d, 40) for d in shape]), axis=1)
+    v = rng.standard_normal(coords.shape[1])
+    x = coo(coords, v, shape)
+    if form == "coalesced":
+        x = x.coalesce()
+        assert x.is_coalesced()
+    elif form == "unordered":
+        order = rng.permutation(coords.shape[1])
+        coords, v = coords[:, order], v[order]
+        x = coo(coords, v, shape)
+    else:
+        x = x.to_sparse_csr()
+        coords = np.stack([a.numpy() for a in
+                           ([x.to_sparse_coo(len(shape)).indices()[d] for d in range(len(shape))])])
+        v = x.values().numpy()
+    want = _softmax_by_slices(coords, v, len(shape) - 1)
+    leaf = dense.to_tensor(v, stop_gradient=False)
+    t = (sparse.sparse_coo_tensor(coords, leaf, shape) if form in ("coalesced", "unordered")
+         else sparse.sparse_csr_tensor(x.crows(), x.cols(), leaf, shape))
+    if form == "coalesced":
+        t = t.coalesce()
+    out = sparse.softmax(t)
+    np.testing.assert_allclose(out.values().numpy(), want, rtol=1e-12)
+    w = rng.standard_normal(v.shape[0])
+    sparse.sum(out * coo(coords, w, shape) if form in ("coalesced", "unordered")
+               else sparse.multiply(out, sparse.sparse_csr_tensor(x.crows(), x.cols(), w, shape))
+               ).backward()
+    keys = [tuple(coords[:-1, j]) for j in range(v.shape[0])]
+    dot = {k: sum(want[j] * w[j] for j in range(v.shape[0]) if keys[j] == k) for k in set(keys)}
+    grad = np.array([want[j] * (w[j] - dot[keys[j]]) for j in range(v.shape[0])])
+    np.testing.assert_allclose(leaf.grad.numpy(), grad, rtol=1e-10, atol=1e-12)
+
+
 def test_training_a_sparse_weight_by_gradient_descent():
     """The README's example: W's stored values fit a target by multiply and sum."""
     rng = np.random.default_rng(0)
