@@ -958,3 +958,17 @@ def test_masked_matmul_orders_masks_whose_keys_fit_in_a_huge_shape():
     mask = sparse.sparse_coo_tensor([[1, 0], [0, n - 1]], [1., 1.], [2, n])
     out = sparse.masked_matmul(x, y, mask)
     assert out.indices().numpy().tolist() == [[0, 1], [n - 1, 0]]
+
+
+def test_masked_matmul_orders_a_batched_mask_by_its_own_offsets():
+    """[4, 2**30, 2**30] holds 2**62 elements, so every entry's own offset fits int64,
+    though its key in the block-diagonal [2**32, 2**32] matrix would not: the mask is
+    ordered by its own offsets, duplicates merged."""
+    n = 2 ** 30
+    x = dense.to_tensor(np.zeros((4, n, 0)))
+    y = dense.to_tensor(np.zeros((4, 0, n)))
+    mask = sparse.sparse_coo_tensor([[3, 0, 3], [n - 1, 0, n - 1], [n - 1, 5, n - 1]],
+                                    [1., 1., 1.], [4, n, n])
+    out = sparse.masked_matmul(x, y, mask)
+    assert out.indices().numpy().tolist() == [[0, 3], [0, n - 1], [5, n - 1]]
+    assert out.values().numpy().tolist() == [0.0, 0.0] and out.is_coalesced()

@@ -488,12 +488,15 @@ def masked_matmul(ops, x, y, mask):
     wide = index_dtype(shape, rows.dtype, extent=rows.shape[0], xp=xp)   # block-diagonal
     dtype = index_dtype(mask.shape, _index(mask).dtype, extent=rows.shape[0], xp=xp)
     unique = _unique_in_order(mask)
-    if rows.shape[0] > 1 and not unique:
-        _check_keys(rows, cols, shape)
-        keys = rows.astype(xp.int64) * shape[1] + cols
+    if rows.shape[0] > 1 and not unique:       # ordered by the mask's own C-order offset
+        batch_start = rows // max(m, 1) * n
+        local = cols - batch_start
+        _check_keys(rows, local, (b * m, n))
+        keys = rows.astype(xp.int64) * n + local
         if bool(xp.any(keys[1:] <= keys[:-1])):
             keys = xp.unique(keys)
-            rows, cols = keys // shape[1], keys % shape[1]
+            rows = keys // max(n, 1)
+            cols = keys % max(n, 1) + rows // max(m, 1) * n
     values = ops.sddmm(rows, cols, _stack(x), _stack_t(y))
     if isinstance(mask, CooData):               # no row pointers: memory follows the entries
         return coo_from_flat(rows, cols, values, tuple(mask.shape), dtype, coalesced=True)
@@ -506,8 +509,9 @@ def masked_matmul(ops, x, y, mask):
 
 
 def _check_keys(rows, cols, shape):
-    """ValueError naming masked_matmul where an entry's key row * ncols + col would pass
-    2**63 and wrap (checked entry by entry, only for a shape of 2**63 elements or more)."""
+    """ValueError naming masked_matmul where an entry's key row * ncols + col in the
+    stacked [B*m, n] matrix (the mask's own C-order offset) would pass 2**63 and wrap
+    (checked entry by entry, only for a shape of 2**63 elements or more)."""
     if prod(shape) < INT64_LIMIT:
         return
     xp = xp_of(rows)
