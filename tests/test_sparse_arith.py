@@ -868,3 +868,22 @@ def test_union_and_intersect_merge_alike_by_sort_and_by_search(sizes, dtypes):
         got_a, got_b = intersect(a, b, xp)
         np.testing.assert_array_equal(got_a, ia)
         np.testing.assert_array_equal(got_b, ib)
+
+
+@pytest.mark.parametrize("dtype", [None, "float64", "complex128"])
+def test_sum_over_dense_dims_in_another_dtype_has_positional_gradients(dtype):
+    """Summing a hybrid COO's dense dim in a dtype unlike its values first coalesces x (its
+    duplicates add in their own dtype): the gradient still comes back entry for entry, in
+    x's storage order.  Entries at (1, 0), (0, 1), (1, 2) and (0, 1) again; the seed at
+    [i, j] is 10 * (3i + j + 1), so each entry gets its coordinate's seed on every value."""
+    values = np.arange(16, dtype=np.float32).reshape(4, 4)
+    x = sparse.sparse_coo_tensor([[1, 0, 1, 0], [0, 1, 2, 1]], values, [2, 3, 4],
+                                 stop_gradient=False)
+    out = sparse.sum(x, axis=-1, dtype=dtype)
+    want_out = values.sum(axis=1)
+    np.testing.assert_allclose(out.to_dense().numpy()[[1, 0, 1], [0, 1, 2]],
+                               [want_out[0], want_out[1] + want_out[3], want_out[2]])
+    seed = (np.arange(6).reshape(2, 3) * 10 + 10).astype(out.dtype)
+    out.to_dense().backward(dense.to_tensor(seed))
+    np.testing.assert_array_equal(x.grad.values().numpy(),
+                                  np.repeat([[40.0], [20.0], [60.0], [20.0]], 4, axis=1))

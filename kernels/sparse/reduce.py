@@ -22,7 +22,7 @@ from ..funcs.sum_to_shape import grad_in_dtype, sum_leading
 from ..infermeta.sparse_reduce import sparse_sum_dtype, sum_plan
 from .align import check_offsets, flatten, unflatten
 from .binary import csr_out, stores_each_once
-from .convert import coalesce_coo, coo_of_csr
+from .convert import coalesce_coo, coalesce_parts, coo_of_csr
 from .data import CooData, index_rows, sum_by_key
 
 COO, CSR = "sparse_coo", "sparse_csr"
@@ -120,6 +120,10 @@ def sum_coo_grad(x, out_grad, axis, dtype, keepdim):
     _, _, group, free, _ = _sum(x, plan, x.values.dtype)
     if free is not None and group is not None:
         g = g[group]
+    elif free is None and plan.kept and not x.coalesced \
+            and not _entrywise(x, sparse_sum_dtype(x.values.dtype, dtype)):
+        group = coalesce_parts(x, "sum_grad")[2]       # the forward coalesced x first:
+        g = g if group is None else g[group]            # out holds x's unique coordinates
     lead = g.shape[0] if plan.kept else min(x.values.shape[0], 1)   # promoted: one entry
     keep = (lead,) + tuple(1 if a - x.sparse_dim + 1 in plan.value_axes else s
                            for a, s in enumerate(x.shape) if a >= x.sparse_dim)
