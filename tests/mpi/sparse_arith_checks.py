@@ -209,6 +209,18 @@ def broadcast_inf_grad_checks():
             CHECKS.append(f"inf gradient through B -> {name}")
 
 
+def finite_reads_logical_values_check():
+    """``B, P -> P if finite(x)`` of multiply: a broadcast COO x whose float32 duplicates
+    3e38 and 3e38 are each finite has the logical value inf, so the rule does not apply
+    (the partial_sum addend 0 on rank 1 times inf would be NaN); the result is one
+    process's inf."""
+    x = (np.array([[0, 0], [0, 0]]), np.array([3e38, 3e38], np.float32), (1, 1))
+    z = (np.array([[0, 0], [0, 0]]), np.array([1.0, 0.0]), (1, 1))     # rank 0: 1, rank 1: 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        check("multiply B,P with duplicates summing to inf", sparse.multiply,
+              [(x, B), (z, P)], S(0))
+
+
 def reboxed_conversion_grad_check():
     """s = to_sparse_coo(x) re-boxed to another sbp is still the identity on the
     logical tensor: s.backward(G) gives x.grad == G whole (API2), not G at s's
@@ -232,6 +244,7 @@ def main():
     addend_checks()
     coalesced_partial_checks()
     broadcast_inf_grad_checks()
+    finite_reads_logical_values_check()
     reboxed_conversion_grad_check()
     mask_grad_check()
     x, y = coo_parts((6, 5), 12, 1), coo_parts((6, 5), 9, 2)
