@@ -5,8 +5,8 @@ a slice's stored values v get ``exp(v - max) / sum(exp(v - max))`` and empty
 slices stay empty.  The slices along a sparse axis are the entries sharing
 every other sparse coordinate: they are grouped by that key (sorted once,
 unless the entries already come slice by slice: a CSR's rows, a coalesced COO
-along its last sparse dim; then segment max and sum by ``reduceat``; cupy's max scatters, see
-:func:`kernels.core.xp.segment_max`).  Along a dense axis of a COO
+along its last sparse dim), then reduced by segment max and ``reduceat`` sums
+(cupy's max scatters, see :func:`kernels.core.xp.segment_max`).  Along a dense axis of a COO
 tensor it is an ordinary softmax of each entry's values.  The gradient is
 ``y * (g - sum(g * y))`` over the same slices.
 """
