@@ -6,6 +6,8 @@ The multi-rank runs are in tests/test_global_mpi.py.
 import dataclasses
 import os
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -126,6 +128,53 @@ def test_bool_is_never_partial_sum():
     x = MetaTensor((4, 3), np.bool_)
     got = _sigs("dense", "expand", x, [2, 4, 3])
     assert (P, P) not in got and (S(0), S(1)) in got
+
+
+def test_partial_sum_stays_only_where_the_output_dtype_keeps_sums():
+    """An addend promoted before the local op loses the wrap or rounding of the
+    all-reduce in its own dtype, so such rules box the partial_sum input first."""
+    i8, i16 = MetaTensor((4, 3), np.int8), MetaTensor((4, 3), np.int16)
+    f32 = MetaTensor((4, 3), np.float32)
+    assert ((P, P), P) in _sigs("dense", "add", i8, i8)
+    assert ((P, P), P) not in _sigs("dense", "add", i8, i16)
+    assert (P, P) not in _sigs("dense", "sum", i8, None)         # int8 sums to int64
+    assert (P, P) in _sigs("dense", "cast", f32, "complex64")
+    assert (P, P) not in _sigs("dense", "cast", f32, "float64")
+    assert (P, P) in _sigs("dense", "cast", MetaTensor((4,), np.int32), "int8")
+
+
+@pytest.mark.parametrize("src, dst, addends", [
+    ("int8", "int16", [100, 100]),            # -56 in int8, 200 in int16
+    ("int8", "float64", [100, 100]),
+    ("int64", "float64", [2 ** 62, 2 ** 62]), # -2**63 in int64
+    ("float32", "float64", [3e38, 3e38]),     # inf in float32
+    ("float32", "float64", [1.0, 2 ** -30]),  # float32 rounds the sum to 1
+    ("float64", "float32", [1e39, -1e39]),    # each addend overflows
+    ("float64", "int64", [0.5, 0.5]),         # each addend truncates
+])
+def test_cast_keeps_sums_refuses_a_pair_with_a_witness(src, dst, addends):
+    a = np.array(addends, dtype=src)
+    with np.errstate(over="ignore", invalid="ignore"):
+        summed = np.add.reduce(a, dtype=src).astype(dst)
+        cast = np.add.reduce(a.astype(dst), dtype=dst)
+    assert summed != cast
+    assert not rules.cast_keeps_sums(np.dtype(src), np.dtype(dst))
+
+
+@pytest.mark.parametrize("src, dst", [("int16", "int8"), ("uint8", "int8"), ("int32", "int32"),
+                                      ("float32", "complex64"), ("complex128", "float64"),
+                                      ("float64", "float64")])
+def test_cast_keeps_sums_on_random_addends(src, dst):
+    rng = np.random.default_rng(7)
+    raw = rng.integers(-2 ** 15, 2 ** 15, (50, 3)) if np.dtype(src).kind in "iu" else \
+        rng.standard_normal((50, 3)) * 1e5
+    a = raw.astype(src)
+    summed = np.add.reduce(a, axis=1, dtype=src)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        np.testing.assert_array_equal(summed.astype(dst),
+                                      np.add.reduce(a.astype(dst), axis=1, dtype=dst))
+    assert rules.cast_keeps_sums(np.dtype(src), np.dtype(dst))
 
 
 def test_sparse_reshape_signatures():

@@ -50,10 +50,7 @@ _rule_2 = _r.SbpRule((('S', 'i'),), lambda e: (_r.P,),
 _rule_3 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim else e.i - _r.count_below(_r.axes_of(e.axis, e.x.ndim), e.i)),),
                       lambda e: e.i not in _r.axes_of(e.axis, e.x.ndim),
                       'S(i) -> S(i if keepdim else i - count_below(axes_of(axis, x.ndim), i)) if i not in axes_of(axis, x.ndim)')
-_rule_4 = _r.SbpRule(('P',), lambda e: (_r.P,),
-                      lambda e: _r.cast_keeps_sums(e.x.dtype, e.out.dtype),
-                      'P -> P if cast_keeps_sums(x.dtype, out.dtype)')
-_sbp_dense_sum = _r.SbpTable(rules=(_rule_2, _rule_3, _rule_4,),
+_sbp_dense_sum = _r.SbpTable(rules=(_rule_2, _rule_3, _rule_1,),
                          physical=None)
 
 
@@ -69,10 +66,10 @@ def _backward_dense_expand(node, out_grad):
     return {'x': result}
 
 
-_rule_5 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+_rule_4 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
                       lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim],
                       'S(i) -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim]')
-_sbp_dense_expand = _r.SbpTable(rules=(_rule_5, _rule_1,),
+_sbp_dense_expand = _r.SbpTable(rules=(_rule_4, _rule_1,),
                          physical=_im.shard_out_shape)
 
 
@@ -88,10 +85,10 @@ def _backward_dense_repeat(node, out_grad):
     return {'x': result}
 
 
-_rule_6 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+_rule_5 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
                       lambda e: e.repeats[e.i + e.out.ndim - e.x.ndim] == 1,
                       'S(i) -> S(i + out.ndim - x.ndim) if repeats[i + out.ndim - x.ndim] == 1')
-_sbp_dense_repeat = _r.SbpTable(rules=(_rule_6, _rule_1,),
+_sbp_dense_repeat = _r.SbpTable(rules=(_rule_5, _rule_1,),
                          physical=None)
 
 
@@ -107,25 +104,25 @@ def _backward_dense_gather(node, out_grad):
     return {'x': result}
 
 
-_rule_7 = _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.axis + e.i - e.batch_dims),),
+_rule_6 = _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.axis + e.i - e.batch_dims),),
                       lambda e: e.i >= e.batch_dims,
                       'B, S(i) -> S(axis + i - batch_dims) if i >= batch_dims')
-_rule_8 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_7 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.i < e.batch_dims,
                       'S(i), S(i) -> S(i) if i < batch_dims')
-_rule_9 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
+_rule_8 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
                       lambda e: e.batch_dims <= e.d < e.axis,
                       'S(d), B -> S(d) if batch_dims <= d < axis')
-_rule_10 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
+_rule_9 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
                       lambda e: e.d == e.axis,
                       'S(d), B -> P if d == axis')
-_rule_11 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - e.batch_dims - 1),),
+_rule_10 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d + e.index.ndim - e.batch_dims - 1),),
                       lambda e: e.d > e.axis,
                       'S(d), B -> S(d + index.ndim - batch_dims - 1) if d > axis')
-_rule_12 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+_rule_11 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                       None,
                       'P, B -> P')
-_sbp_dense_gather = _r.SbpTable(rules=(_rule_7, _rule_8, _rule_9, _rule_10, _rule_11, _rule_12,),
+_sbp_dense_gather = _r.SbpTable(rules=(_rule_6, _rule_7, _rule_8, _rule_9, _rule_10, _rule_11,),
                          physical=_im.gather_sbp_physical)
 
 
@@ -141,19 +138,19 @@ def _backward_dense_batch_gather(node, out_grad):
     return {'x': result}
 
 
-_rule_13 = _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_12 = _r.SbpRule(('B', ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.i == e.index.ndim - 1,
                       'B, S(i) -> S(i) if i == index.ndim - 1')
-_rule_14 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_13 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.i < e.index.ndim - 1,
                       'S(i), S(i) -> S(i) if i < index.ndim - 1')
-_rule_15 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
+_rule_14 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.P,),
                       lambda e: e.d == e.index.ndim - 1,
                       'S(d), B -> P if d == index.ndim - 1')
-_rule_16 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
+_rule_15 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
                       lambda e: e.d > e.index.ndim - 1,
                       'S(d), B -> S(d) if d > index.ndim - 1')
-_sbp_dense_batch_gather = _r.SbpTable(rules=(_rule_13, _rule_14, _rule_15, _rule_16, _rule_12,),
+_sbp_dense_batch_gather = _r.SbpTable(rules=(_rule_12, _rule_13, _rule_14, _rule_15, _rule_11,),
                          physical=_im.batch_gather_sbp_physical)
 
 
@@ -169,10 +166,10 @@ def _backward_dense_abs(node, out_grad):
     return {'x': result}
 
 
-_rule_17 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_16 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       None,
                       'S(i) -> S(i)')
-_sbp_dense_abs = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_abs = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -193,7 +190,7 @@ def _backward_dense_neg(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_neg = _r.SbpTable(rules=(_rule_17, _rule_1,),
+_sbp_dense_neg = _r.SbpTable(rules=(_rule_16, _rule_1,),
                          physical=None)
 
 
@@ -214,7 +211,7 @@ def _backward_dense_exp(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_exp = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_exp = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -235,7 +232,7 @@ def _backward_dense_log(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_log = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_log = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -256,7 +253,7 @@ def _backward_dense_sqrt(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_sqrt = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_sqrt = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -277,7 +274,7 @@ def _backward_dense_square(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_square = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_square = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -298,7 +295,7 @@ def _backward_dense_sin(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_sin = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_sin = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -319,7 +316,7 @@ def _backward_dense_cos(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_cos = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_cos = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -340,7 +337,7 @@ def _backward_dense_tanh(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_tanh = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_tanh = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -361,7 +358,7 @@ def _backward_dense_sigmoid(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_sigmoid = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_sigmoid = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -382,7 +379,7 @@ def _backward_dense_relu(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_relu = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_relu = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -403,19 +400,19 @@ def _backward_dense_add(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_18 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+_rule_17 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
                       lambda e: e.i + e.out.ndim - e.x.ndim == e.j + e.out.ndim - e.y.ndim and e.x.shape[e.i] == e.y.shape[e.j],
                       'S(i), S(j) -> S(i + out.ndim - x.ndim) if i + out.ndim - x.ndim == j + out.ndim - y.ndim and x.shape[i] == y.shape[j]')
-_rule_19 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
+_rule_18 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i + e.out.ndim - e.x.ndim),),
                       lambda e: e.x.shape[e.i] == e.out.shape[e.i + e.out.ndim - e.x.ndim] and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
                       'S(i), B -> S(i + out.ndim - x.ndim) if x.shape[i] == out.shape[i + out.ndim - x.ndim] and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)')
-_rule_20 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
+_rule_19 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j + e.out.ndim - e.y.ndim),),
                       lambda e: e.y.shape[e.j] == e.out.shape[e.j + e.out.ndim - e.y.ndim] and (e.j + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.j + e.x.ndim - e.y.ndim] == 1),
                       'B, S(j) -> S(j + out.ndim - y.ndim) if y.shape[j] == out.shape[j + out.ndim - y.ndim] and (j + x.ndim - y.ndim < 0 or x.shape[j + x.ndim - y.ndim] == 1)')
-_rule_21 = _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
+_rule_20 = _r.SbpRule(('P', 'P'), lambda e: (_r.P,),
                       None,
                       'P, P -> P')
-_sbp_dense_add = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20, _rule_21,),
+_sbp_dense_add = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19, _rule_20,),
                          physical=None)
 
 
@@ -436,7 +433,7 @@ def _backward_dense_subtract(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_subtract = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20, _rule_21,),
+_sbp_dense_subtract = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19, _rule_20,),
                          physical=None)
 
 
@@ -457,13 +454,13 @@ def _backward_dense_multiply(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_22 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+_rule_21 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                       lambda e: _r.finite(e.y),
                       'P, B -> P if finite(y)')
-_rule_23 = _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
+_rule_22 = _r.SbpRule(('B', 'P'), lambda e: (_r.P,),
                       lambda e: _r.finite(e.x),
                       'B, P -> P if finite(x)')
-_sbp_dense_multiply = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20, _rule_22, _rule_23,),
+_sbp_dense_multiply = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19, _rule_21, _rule_22,),
                          physical=None)
 
 
@@ -484,10 +481,10 @@ def _backward_dense_divide(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_24 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+_rule_23 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                       lambda e: _r.nonzero(e.y),
                       'P, B -> P if nonzero(y)')
-_sbp_dense_divide = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20, _rule_24,),
+_sbp_dense_divide = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19, _rule_23,),
                          physical=None)
 
 
@@ -508,7 +505,7 @@ def _backward_dense_pow(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_pow = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20,),
+_sbp_dense_pow = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
                          physical=None)
 
 
@@ -529,7 +526,7 @@ def _backward_dense_maximum(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_maximum = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20,),
+_sbp_dense_maximum = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
                          physical=None)
 
 
@@ -550,7 +547,7 @@ def _backward_dense_minimum(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_dense_minimum = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20,),
+_sbp_dense_minimum = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
                          physical=None)
 
 
@@ -564,7 +561,7 @@ def _meta_dense_equal(x, y):
     return _im.binary_infer_meta('equal', x, y)
 
 
-_sbp_dense_equal = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20,),
+_sbp_dense_equal = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
                          physical=None)
 
 
@@ -573,7 +570,7 @@ def _meta_dense_not_equal(x, y):
     return _im.binary_infer_meta('not_equal', x, y)
 
 
-_sbp_dense_not_equal = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20,),
+_sbp_dense_not_equal = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
                          physical=None)
 
 
@@ -582,7 +579,7 @@ def _meta_dense_less_than(x, y):
     return _im.binary_infer_meta('less_than', x, y)
 
 
-_sbp_dense_less_than = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20,),
+_sbp_dense_less_than = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
                          physical=None)
 
 
@@ -591,7 +588,7 @@ def _meta_dense_less_equal(x, y):
     return _im.binary_infer_meta('less_equal', x, y)
 
 
-_sbp_dense_less_equal = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20,),
+_sbp_dense_less_equal = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
                          physical=None)
 
 
@@ -600,7 +597,7 @@ def _meta_dense_greater_than(x, y):
     return _im.binary_infer_meta('greater_than', x, y)
 
 
-_sbp_dense_greater_than = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20,),
+_sbp_dense_greater_than = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
                          physical=None)
 
 
@@ -609,7 +606,7 @@ def _meta_dense_greater_equal(x, y):
     return _im.binary_infer_meta('greater_equal', x, y)
 
 
-_sbp_dense_greater_equal = _r.SbpTable(rules=(_rule_18, _rule_19, _rule_20,),
+_sbp_dense_greater_equal = _r.SbpTable(rules=(_rule_17, _rule_18, _rule_19,),
                          physical=None)
 
 
@@ -625,7 +622,7 @@ def _backward_dense_clip(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_clip = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_clip = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -646,19 +643,19 @@ def _backward_dense_where(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_25 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_24 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.condition.shape == e.x.shape == e.y.shape,
                       'S(i), S(i), S(i) -> S(i) if condition.shape == x.shape == y.shape')
-_rule_26 = _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+_rule_25 = _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
                       lambda e: e.condition.shape == e.x.shape == e.out.shape and (e.i + e.y.ndim - e.x.ndim < 0 or e.y.shape[e.i + e.y.ndim - e.x.ndim] == 1),
                       'S(i), S(i), B -> S(i) if condition.shape == x.shape == out.shape and (i + y.ndim - x.ndim < 0 or y.shape[i + y.ndim - x.ndim] == 1)')
-_rule_27 = _r.SbpRule((('S', 'i'), 'B', ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_26 = _r.SbpRule((('S', 'i'), 'B', ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.condition.shape == e.y.shape == e.out.shape and (e.i + e.x.ndim - e.y.ndim < 0 or e.x.shape[e.i + e.x.ndim - e.y.ndim] == 1),
                       'S(i), B, S(i) -> S(i) if condition.shape == y.shape == out.shape and (i + x.ndim - y.ndim < 0 or x.shape[i + x.ndim - y.ndim] == 1)')
-_rule_28 = _r.SbpRule(('B', 'P', 'P'), lambda e: (_r.P,),
+_rule_27 = _r.SbpRule(('B', 'P', 'P'), lambda e: (_r.P,),
                       None,
                       'B, P, P -> P')
-_sbp_dense_where = _r.SbpTable(rules=(_rule_25, _rule_26, _rule_27, _rule_28,),
+_sbp_dense_where = _r.SbpTable(rules=(_rule_24, _rule_25, _rule_26, _rule_27,),
                          physical=None)
 
 
@@ -674,19 +671,19 @@ def _backward_dense_matmul(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_29 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(0),),
+_rule_28 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(0),),
                       lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (1 if e.transpose_x else 0)),
                       'S(i), B -> S(0) if x.ndim == 2 and y.ndim == 2 and i == (1 if transpose_x else 0)')
-_rule_30 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(1),),
+_rule_29 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(1),),
                       lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.j == (0 if e.transpose_y else 1)),
                       'B, S(j) -> S(1) if x.ndim == 2 and y.ndim == 2 and j == (0 if transpose_y else 1)')
-_rule_31 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+_rule_30 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
                       lambda e: e.x.ndim == 2 and e.y.ndim == 2 and (e.i == (0 if e.transpose_x else 1)) and (e.j == (1 if e.transpose_y else 0)),
                       'S(i), S(j) -> P if x.ndim == 2 and y.ndim == 2 and i == (0 if transpose_x else 1) and j == (1 if transpose_y else 0)')
-_rule_32 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i),),
+_rule_31 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.S(e.i),),
                       lambda e: e.x.ndim == e.y.ndim and e.x.ndim > 2 and (e.i == e.j) and (e.i < e.x.ndim - 2) and (e.x.shape[e.i] == e.y.shape[e.i]),
                       'S(i), S(j) -> S(i) if x.ndim == y.ndim and x.ndim > 2 and i == j and i < x.ndim - 2 and x.shape[i] == y.shape[i]')
-_sbp_dense_matmul = _r.SbpTable(rules=(_rule_29, _rule_30, _rule_31, _rule_32, _rule_22, _rule_23,),
+_sbp_dense_matmul = _r.SbpTable(rules=(_rule_28, _rule_29, _rule_30, _rule_31, _rule_21, _rule_22,),
                          physical=None)
 
 
@@ -702,10 +699,10 @@ def _backward_dense_transpose(node, out_grad):
     return {'x': result}
 
 
-_rule_33 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.transpose_axis')(e.perm, e.x.ndim, e.i)),),
+_rule_32 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.transpose_axis')(e.perm, e.x.ndim, e.i)),),
                       None,
                       'S(i) -> S(kernels.infermeta.manip.transpose_axis(perm, x.ndim, i))')
-_sbp_dense_transpose = _r.SbpTable(rules=(_rule_33, _rule_1,),
+_sbp_dense_transpose = _r.SbpTable(rules=(_rule_32, _rule_1,),
                          physical=None)
 
 
@@ -721,10 +718,10 @@ def _backward_dense_squeeze(node, out_grad):
     return {'x': result}
 
 
-_rule_34 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i - _r.count_below(_resolve('kernels.infermeta.manip.squeezed_axes')(e.x.shape, e.axis), e.i)),),
+_rule_33 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i - _r.count_below(_resolve('kernels.infermeta.manip.squeezed_axes')(e.x.shape, e.axis), e.i)),),
                       lambda e: e.out.ndim < e.x.ndim and e.x.shape[e.i] != 1,
                       'S(i) -> S(i - count_below(kernels.infermeta.manip.squeezed_axes(x.shape, axis), i)) if out.ndim < x.ndim and x.shape[i] != 1')
-_sbp_dense_squeeze = _r.SbpTable(rules=(_rule_34, _rule_1,),
+_sbp_dense_squeeze = _r.SbpTable(rules=(_rule_33, _rule_1,),
                          physical=_im.squeeze_sbp_physical)
 
 
@@ -740,10 +737,10 @@ def _backward_dense_unsqueeze(node, out_grad):
     return {'x': result}
 
 
-_rule_35 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.unsqueeze_axis')(e.x.ndim, e.axis, e.i)),),
+_rule_34 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.unsqueeze_axis')(e.x.ndim, e.axis, e.i)),),
                       None,
                       'S(i) -> S(kernels.infermeta.manip.unsqueeze_axis(x.ndim, axis, i))')
-_sbp_dense_unsqueeze = _r.SbpTable(rules=(_rule_35, _rule_1,),
+_sbp_dense_unsqueeze = _r.SbpTable(rules=(_rule_34, _rule_1,),
                          physical=None)
 
 
@@ -759,10 +756,10 @@ def _backward_dense_flatten(node, out_grad):
     return {'x': result}
 
 
-_rule_36 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.flatten_axis')(e.x.shape, e.start_axis, e.stop_axis, e.i)),),
+_rule_35 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.manip.flatten_axis')(e.x.shape, e.start_axis, e.stop_axis, e.i)),),
                       None,
                       'S(i) -> S(kernels.infermeta.manip.flatten_axis(x.shape, start_axis, stop_axis, i))')
-_sbp_dense_flatten = _r.SbpTable(rules=(_rule_36, _rule_1,),
+_sbp_dense_flatten = _r.SbpTable(rules=(_rule_35, _rule_1,),
                          physical=None)
 
 
@@ -778,10 +775,10 @@ def _backward_dense_concat(node, out_grad):
     return {'xs': result}
 
 
-_rule_37 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_36 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i != _r.norm_axis(e.axis, e.xs[0].ndim),
                       'S(i) -> S(i) if i != norm_axis(axis, xs[0].ndim)')
-_sbp_dense_concat = _r.SbpTable(rules=(_rule_37, _rule_1,),
+_sbp_dense_concat = _r.SbpTable(rules=(_rule_36, _rule_1,),
                          physical=None)
 
 
@@ -797,10 +794,10 @@ def _backward_dense_stack(node, out_grad):
     return {'xs': result}
 
 
-_rule_38 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.i < _r.norm_axis(e.axis, e.xs[0].ndim + 1) else e.i + 1),),
+_rule_37 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.i < _r.norm_axis(e.axis, e.xs[0].ndim + 1) else e.i + 1),),
                       None,
                       'S(i) -> S(i if i < norm_axis(axis, xs[0].ndim + 1) else i + 1)')
-_sbp_dense_stack = _r.SbpTable(rules=(_rule_38, _rule_1,),
+_sbp_dense_stack = _r.SbpTable(rules=(_rule_37, _rule_1,),
                          physical=None)
 
 
@@ -816,10 +813,10 @@ def _backward_dense_slice(node, out_grad):
     return {'x': result}
 
 
-_rule_39 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_38 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i not in _resolve('kernels.funcs.slicing.cut_axes')(e.x.shape, e.axes, e.starts, e.ends),
                       'S(i) -> S(i) if i not in kernels.funcs.slicing.cut_axes(x.shape, axes, starts, ends)')
-_sbp_dense_slice = _r.SbpTable(rules=(_rule_39, _rule_1,),
+_sbp_dense_slice = _r.SbpTable(rules=(_rule_38, _rule_1,),
                          physical=None)
 
 
@@ -835,10 +832,10 @@ def _backward_dense_strided_slice(node, out_grad):
     return {'x': result}
 
 
-_rule_40 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_39 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
                       'S(i) -> S(i) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)')
-_sbp_dense_strided_slice = _r.SbpTable(rules=(_rule_40, _rule_1,),
+_sbp_dense_strided_slice = _r.SbpTable(rules=(_rule_39, _rule_1,),
                          physical=None)
 
 
@@ -854,10 +851,10 @@ def _backward_dense_basic_index(node, out_grad):
     return {'x': result}
 
 
-_rule_41 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.slice.index_axis')(e.x.shape, e.decrease_axis, e.none_axis, e.i)),),
+_rule_40 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.infermeta.slice.index_axis')(e.x.shape, e.decrease_axis, e.none_axis, e.i)),),
                       lambda e: e.i not in _resolve('kernels.infermeta.slice.sliced_axes')(e.axes, e.x.ndim),
                       'S(i) -> S(kernels.infermeta.slice.index_axis(x.shape, decrease_axis, none_axis, i)) if i not in kernels.infermeta.slice.sliced_axes(axes, x.ndim)')
-_sbp_dense_basic_index = _r.SbpTable(rules=(_rule_41, _rule_1,),
+_sbp_dense_basic_index = _r.SbpTable(rules=(_rule_40, _rule_1,),
                          physical=None)
 
 
@@ -873,13 +870,13 @@ def _backward_dense_index_select(node, out_grad):
     return {'x': result}
 
 
-_rule_42 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(_resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim)),),
+_rule_41 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(_resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim)),),
                       None,
                       'B, S(j) -> S(kernels.infermeta.slice.select_axis(axis, x.ndim))')
-_rule_43 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
+_rule_42 = _r.SbpRule((('S', 'd'), 'B'), lambda e: (_r.S(e.d),),
                       lambda e: e.d != _resolve('kernels.infermeta.slice.select_axis')(e.axis, e.x.ndim),
                       'S(d), B -> S(d) if d != kernels.infermeta.slice.select_axis(axis, x.ndim)')
-_sbp_dense_index_select = _r.SbpTable(rules=(_rule_42, _rule_43, _rule_12,),
+_sbp_dense_index_select = _r.SbpTable(rules=(_rule_41, _rule_42, _rule_11,),
                          physical=None)
 
 
@@ -895,7 +892,7 @@ def _backward_dense_mean(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_mean = _r.SbpTable(rules=(_rule_3, _rule_4,),
+_sbp_dense_mean = _r.SbpTable(rules=(_rule_3, _rule_1,),
                          physical=None)
 
 
@@ -952,10 +949,10 @@ def _meta_dense_argmax(x, axis, keepdim):
     return _im.argmax_infer_meta(x, axis, keepdim)
 
 
-_rule_44 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
+_rule_43 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i if e.keepdim or e.i < _r.norm_axis(e.axis, e.x.ndim) else e.i - 1),),
                       lambda e: e.axis is not None and e.i != _r.norm_axis(e.axis, e.x.ndim),
                       'S(i) -> S(i if keepdim or i < norm_axis(axis, x.ndim) else i - 1) if axis is not None and i != norm_axis(axis, x.ndim)')
-_sbp_dense_argmax = _r.SbpTable(rules=(_rule_44,),
+_sbp_dense_argmax = _r.SbpTable(rules=(_rule_43,),
                          physical=None)
 
 
@@ -964,7 +961,7 @@ def _meta_dense_argmin(x, axis, keepdim):
     return _im.argmin_infer_meta(x, axis, keepdim)
 
 
-_sbp_dense_argmin = _r.SbpTable(rules=(_rule_44,),
+_sbp_dense_argmin = _r.SbpTable(rules=(_rule_43,),
                          physical=None)
 
 
@@ -993,7 +990,7 @@ def _meta_dense_zeros_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
 
-_sbp_dense_zeros_like = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_zeros_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1002,7 +999,7 @@ def _meta_dense_ones_like(x, dtype):
     return _im.like_infer_meta(x, dtype)
 
 
-_sbp_dense_ones_like = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_ones_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1011,7 +1008,7 @@ def _meta_dense_full_like(x, fill_value, dtype):
     return _im.full_like_infer_meta(x, fill_value, dtype)
 
 
-_sbp_dense_full_like = _r.SbpTable(rules=(_rule_17,),
+_sbp_dense_full_like = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1027,7 +1024,7 @@ def _backward_dense_cast(node, out_grad):
     return {'x': result}
 
 
-_sbp_dense_cast = _r.SbpTable(rules=(_rule_17, _rule_4,),
+_sbp_dense_cast = _r.SbpTable(rules=(_rule_16, _rule_1,),
                          physical=None)
 
 
@@ -1174,7 +1171,7 @@ def _backward_sparse_to_dense(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_to_dense = _r.SbpTable(rules=(_rule_17, _rule_1,),
+_sbp_sparse_to_dense = _r.SbpTable(rules=(_rule_16, _rule_1,),
                          physical=None)
 
 
@@ -1190,13 +1187,13 @@ def _backward_sparse_to_sparse_coo(node, out_grad):
     return {'x': result}
 
 
-_rule_45 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_44 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i < e.sparse_dim,
                       'S(i) -> S(i) if i < sparse_dim')
-_rule_46 = _r.SbpRule(('P',), lambda e: (_r.P,),
+_rule_45 = _r.SbpRule(('P',), lambda e: (_r.P,),
                       lambda e: e.x.layout != 'dense',
                       "P -> P if x.layout != 'dense'")
-_sbp_sparse_to_sparse_coo = _r.SbpTable(rules=(_rule_45, _rule_46,),
+_sbp_sparse_to_sparse_coo = _r.SbpTable(rules=(_rule_44, _rule_45,),
                          physical=None)
 
 
@@ -1224,7 +1221,7 @@ def _backward_sparse_coalesce(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_coalesce = _r.SbpTable(rules=(_rule_17, _rule_1,),
+_sbp_sparse_coalesce = _r.SbpTable(rules=(_rule_16, _rule_1,),
                          physical=None)
 
 
@@ -1240,10 +1237,10 @@ def _backward_sparse_transpose(node, out_grad):
     return {'x': result}
 
 
-_rule_47 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
+_rule_46 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(_resolve('kernels.funcs.permute.moved_axis')(e.perm, e.i)),),
                       None,
                       'S(i) -> S(kernels.funcs.permute.moved_axis(perm, i))')
-_sbp_sparse_transpose = _r.SbpTable(rules=(_rule_47, _rule_1,),
+_sbp_sparse_transpose = _r.SbpTable(rules=(_rule_46, _rule_1,),
                          physical=None)
 
 
@@ -1259,7 +1256,7 @@ def _backward_sparse_slice(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_slice = _r.SbpTable(rules=(_rule_39, _rule_1,),
+_sbp_sparse_slice = _r.SbpTable(rules=(_rule_38, _rule_1,),
                          physical=None)
 
 
@@ -1275,10 +1272,10 @@ def _backward_sparse_index_select(node, out_grad):
     return {'x': result}
 
 
-_rule_48 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+_rule_47 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
                       lambda e: e.i != _r.norm_axis(e.axis, e.x.ndim),
                       'S(i), B -> S(i) if i != norm_axis(axis, x.ndim)')
-_sbp_sparse_index_select = _r.SbpTable(rules=(_rule_48, _rule_12,),
+_sbp_sparse_index_select = _r.SbpTable(rules=(_rule_47, _rule_11,),
                          physical=None)
 
 
@@ -1294,7 +1291,7 @@ def _backward_sparse_concat(node, out_grad):
     return {'xs': result}
 
 
-_sbp_sparse_concat = _r.SbpTable(rules=(_rule_37, _rule_1,),
+_sbp_sparse_concat = _r.SbpTable(rules=(_rule_36, _rule_1,),
                          physical=None)
 
 
@@ -1310,7 +1307,7 @@ def _backward_sparse_stack(node, out_grad):
     return {'xs': result}
 
 
-_sbp_sparse_stack = _r.SbpTable(rules=(_rule_38, _rule_1,),
+_sbp_sparse_stack = _r.SbpTable(rules=(_rule_37, _rule_1,),
                          physical=None)
 
 
@@ -1362,10 +1359,10 @@ def _backward_sparse_add(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_49 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_48 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.x.shape == e.y.shape,
                       'S(i), S(i) -> S(i) if x.shape == y.shape')
-_sbp_sparse_add = _r.SbpTable(rules=(_rule_49, _rule_21,),
+_sbp_sparse_add = _r.SbpTable(rules=(_rule_48, _rule_20,),
                          physical=None)
 
 
@@ -1381,7 +1378,7 @@ def _backward_sparse_subtract(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_subtract = _r.SbpTable(rules=(_rule_49, _rule_21,),
+_sbp_sparse_subtract = _r.SbpTable(rules=(_rule_48, _rule_20,),
                          physical=None)
 
 
@@ -1397,7 +1394,7 @@ def _backward_sparse_multiply(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_multiply = _r.SbpTable(rules=(_rule_49, _rule_19, _rule_20, _rule_22, _rule_23,),
+_sbp_sparse_multiply = _r.SbpTable(rules=(_rule_48, _rule_18, _rule_19, _rule_21, _rule_22,),
                          physical=None)
 
 
@@ -1413,7 +1410,7 @@ def _backward_sparse_divide(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_sbp_sparse_divide = _r.SbpTable(rules=(_rule_49, _rule_19, _rule_20, _rule_24,),
+_sbp_sparse_divide = _r.SbpTable(rules=(_rule_48, _rule_18, _rule_19, _rule_23,),
                          physical=None)
 
 
@@ -1429,7 +1426,7 @@ def _backward_sparse_sum(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_sum = _r.SbpTable(rules=(_rule_2, _rule_3, _rule_4,),
+_sbp_sparse_sum = _r.SbpTable(rules=(_rule_2, _rule_3, _rule_1,),
                          physical=None)
 
 
@@ -1445,10 +1442,10 @@ def _backward_sparse_softmax(node, out_grad):
     return {'x': result}
 
 
-_rule_50 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
+_rule_49 = _r.SbpRule((('S', 'i'),), lambda e: (_r.S(e.i),),
                       lambda e: e.i != e.axis % e.x.ndim,
                       'S(i) -> S(i) if i != axis % x.ndim')
-_sbp_sparse_softmax = _r.SbpTable(rules=(_rule_50,),
+_sbp_sparse_softmax = _r.SbpTable(rules=(_rule_49,),
                          physical=None)
 
 
@@ -1464,7 +1461,7 @@ def _backward_sparse_abs(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_abs = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_abs = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1485,7 +1482,7 @@ def _backward_sparse_neg(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_neg = _r.SbpTable(rules=(_rule_17, _rule_1,),
+_sbp_sparse_neg = _r.SbpTable(rules=(_rule_16, _rule_1,),
                          physical=None)
 
 
@@ -1506,7 +1503,7 @@ def _backward_sparse_sqrt(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_sqrt = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_sqrt = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1527,7 +1524,7 @@ def _backward_sparse_square(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_square = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_square = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1548,7 +1545,7 @@ def _backward_sparse_sin(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_sin = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_sin = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1569,7 +1566,7 @@ def _backward_sparse_sinh(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_sinh = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_sinh = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1590,7 +1587,7 @@ def _backward_sparse_tan(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_tan = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_tan = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1611,7 +1608,7 @@ def _backward_sparse_tanh(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_tanh = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_tanh = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1632,7 +1629,7 @@ def _backward_sparse_asin(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_asin = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_asin = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1653,7 +1650,7 @@ def _backward_sparse_asinh(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_asinh = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_asinh = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1674,7 +1671,7 @@ def _backward_sparse_atan(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_atan = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_atan = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1695,7 +1692,7 @@ def _backward_sparse_atanh(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_atanh = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_atanh = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1716,7 +1713,7 @@ def _backward_sparse_expm1(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_expm1 = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_expm1 = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1737,7 +1734,7 @@ def _backward_sparse_log1p(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_log1p = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_log1p = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1758,7 +1755,7 @@ def _backward_sparse_deg2rad(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_deg2rad = _r.SbpTable(rules=(_rule_17, _rule_1,),
+_sbp_sparse_deg2rad = _r.SbpTable(rules=(_rule_16, _rule_1,),
                          physical=None)
 
 
@@ -1779,7 +1776,7 @@ def _backward_sparse_rad2deg(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_rad2deg = _r.SbpTable(rules=(_rule_17, _rule_1,),
+_sbp_sparse_rad2deg = _r.SbpTable(rules=(_rule_16, _rule_1,),
                          physical=None)
 
 
@@ -1800,7 +1797,7 @@ def _backward_sparse_relu(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_relu = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_relu = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1821,7 +1818,7 @@ def _backward_sparse_relu6(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_relu6 = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_relu6 = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1842,7 +1839,7 @@ def _backward_sparse_leaky_relu(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_leaky_relu = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_leaky_relu = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1863,7 +1860,7 @@ def _backward_sparse_pow(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_pow = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_pow = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1884,7 +1881,7 @@ def _backward_sparse_scale(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_scale = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_scale = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1898,7 +1895,7 @@ def _meta_sparse_isnan(x):
     return _im.sparse_unary_infer_meta('isnan', x)
 
 
-_sbp_sparse_isnan = _r.SbpTable(rules=(_rule_17,),
+_sbp_sparse_isnan = _r.SbpTable(rules=(_rule_16,),
                          physical=None)
 
 
@@ -1914,7 +1911,7 @@ def _backward_sparse_cast(node, out_grad):
     return {'x': result}
 
 
-_sbp_sparse_cast = _r.SbpTable(rules=(_rule_17, _rule_4,),
+_sbp_sparse_cast = _r.SbpTable(rules=(_rule_16, _rule_1,),
                          physical=None)
 
 
@@ -1930,19 +1927,19 @@ def _backward_sparse_matmul(node, out_grad):
     return {'x': _0, 'y': _1}
 
 
-_rule_51 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+_rule_50 = _r.SbpRule((('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
                       lambda e: e.i == e.x.ndim - 2,
                       'S(i), B -> S(i) if i == x.ndim - 2')
-_rule_52 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j),),
+_rule_51 = _r.SbpRule(('B', ('S', 'j')), lambda e: (_r.S(e.j),),
                       lambda e: e.j == e.y.ndim - 1,
                       'B, S(j) -> S(j) if j == y.ndim - 1')
-_rule_53 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+_rule_52 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
                       lambda e: e.i == e.x.ndim - 1 and e.j == e.y.ndim - 2,
                       'S(i), S(j) -> P if i == x.ndim - 1 and j == y.ndim - 2')
-_rule_54 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_53 = _r.SbpRule((('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.i == 0 and e.x.ndim == 3,
                       'S(i), S(i) -> S(i) if i == 0 and x.ndim == 3')
-_sbp_sparse_matmul = _r.SbpTable(rules=(_rule_51, _rule_52, _rule_53, _rule_22, _rule_23, _rule_54,),
+_sbp_sparse_matmul = _r.SbpTable(rules=(_rule_50, _rule_51, _rule_52, _rule_21, _rule_22, _rule_53,),
                          physical=None)
 
 
@@ -1958,13 +1955,13 @@ def _backward_sparse_mv(node, out_grad):
     return {'x': _0, 'vec': _1}
 
 
-_rule_55 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
+_rule_54 = _r.SbpRule((('S', 'i'), ('S', 'j')), lambda e: (_r.P,),
                       lambda e: e.i == e.x.ndim - 1 and e.j == e.vec.ndim - 1,
                       'S(i), S(j) -> P if i == x.ndim - 1 and j == vec.ndim - 1')
-_rule_56 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
+_rule_55 = _r.SbpRule(('P', 'B'), lambda e: (_r.P,),
                       lambda e: _r.finite(e.vec),
                       'P, B -> P if finite(vec)')
-_sbp_sparse_mv = _r.SbpTable(rules=(_rule_51, _rule_55, _rule_56, _rule_23, _rule_54,),
+_sbp_sparse_mv = _r.SbpTable(rules=(_rule_50, _rule_54, _rule_55, _rule_22, _rule_53,),
                          physical=None)
 
 
@@ -1980,22 +1977,22 @@ def _backward_sparse_addmm(node, out_grad):
     return {'input': _0, 'x': _1, 'y': _2}
 
 
-_rule_57 = _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
+_rule_56 = _r.SbpRule((('S', 'i'), ('S', 'i'), 'B'), lambda e: (_r.S(e.i),),
                       lambda e: e.i == e.x.ndim - 2,
                       'S(i), S(i), B -> S(i) if i == x.ndim - 2')
-_rule_58 = _r.SbpRule((('S', 'j'), 'B', ('S', 'j')), lambda e: (_r.S(e.j),),
+_rule_57 = _r.SbpRule((('S', 'j'), 'B', ('S', 'j')), lambda e: (_r.S(e.j),),
                       lambda e: e.j == e.y.ndim - 1,
                       'S(j), B, S(j) -> S(j) if j == y.ndim - 1')
-_rule_59 = _r.SbpRule(('P', 'P', 'B'), lambda e: (_r.P,),
+_rule_58 = _r.SbpRule(('P', 'P', 'B'), lambda e: (_r.P,),
                       lambda e: _r.finite(e.y),
                       'P, P, B -> P if finite(y)')
-_rule_60 = _r.SbpRule(('P', 'B', 'P'), lambda e: (_r.P,),
+_rule_59 = _r.SbpRule(('P', 'B', 'P'), lambda e: (_r.P,),
                       lambda e: _r.finite(e.x),
                       'P, B, P -> P if finite(x)')
-_rule_61 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
+_rule_60 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.i == 0 and e.x.ndim == 3,
                       'S(i), S(i), S(i) -> S(i) if i == 0 and x.ndim == 3')
-_sbp_sparse_addmm = _r.SbpTable(rules=(_rule_57, _rule_58, _rule_59, _rule_60, _rule_61,),
+_sbp_sparse_addmm = _r.SbpTable(rules=(_rule_56, _rule_57, _rule_58, _rule_59, _rule_60,),
                          physical=None)
 
 

@@ -23,8 +23,10 @@ def elementwise_checks():
     check("add P,P", dense.add, [(x, P), (y, P)], P, (0, 1))
     check("multiply P,B", dense.multiply, [(x, P), (col, B)], P, (0, 1))
     check("multiply B,P", dense.multiply, [(row, B), (x, P)], P, (0, 1))
-    pow2 = 2 ** (np.abs(col) % 3)  # exact quotients: the forward compares bit for bit
-    check("divide P,B", dense.divide, [(x, P), (pow2, B)], P, (0, 1))
+    pow2 = 2.0 ** (np.abs(col) % 3)  # exact quotients: the forward compares bit for bit
+    check("divide P,B", dense.divide, [(x.astype(np.float64), P), (pow2, B)], P, (0, 1))
+    check("divide int P,B reduce-scatters it", dense.divide, [(x, P), (pow2.astype(np.int64), B)], S(1),
+          (0, 1))
     check("neg P", dense.neg, [(x, P)], P)
     check("relu S(1)", dense.relu, [(x, S(1))], S(1))
     check("where S(0)", lambda a, b: dense.where(dense.greater_than(a, b), a, b), [(x, S(0)), (y, S(0))], S(0),
@@ -52,16 +54,40 @@ def addend_checks():
             want = fn(dense.to_tensor(g.numpy()), dense.to_tensor(y)).numpy()
             np.testing.assert_array_equal(fn(g, gy).numpy(), want, err_msg=name)
             CHECKS.append(name)
-    narrow = dense.to_tensor((x / SIZE).astype(np.float32)).to_global(placement=PLACE, sbp=P)
-    assert dense.cast(narrow, "float64").sbp == P, "cast P to a wider float stays P"
-    CHECKS.append("cast P to a wider float stays P")
+    widening_checks()
     big = np.array([1e39, 2.0]) * (1 if RANK == 0 else -1) + (RANK == 1) * np.array([0, 4.0])
     huge = dense.to_tensor(big).to_global(placement=PLACE, sbp=P)    # [0, 2] on 2 ranks
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):            # 3 ranks: the logical -1e39 overflows
         want = huge.numpy().astype(np.float32)
-    np.testing.assert_array_equal(dense.cast(huge, "float32").numpy(), want,
-                                  err_msg="cast P to float32 with addends beyond its range")
+        got = dense.cast(huge, "float32").numpy()
+    np.testing.assert_array_equal(got, want, err_msg="cast P to float32 with addends beyond its range")
     CHECKS.append("cast P to float32 with addends beyond its range")
+
+
+def widening_checks():
+    """An op whose result dtype is wider than a partial_sum operand's boxes it first:
+    int8 addends 100 and 100 (ranks 0 and 1) sum to -56 in one process, and float32
+    addends 3e38 and 3e38 to inf, before a cast, a wider operand or a reduction
+    widens them.  Each result equals one process on the logical tensor."""
+    n = RANK < 2 and SIZE > 1
+    ints = dense.to_tensor(np.full((2, 3), 100 * n, np.int8)).to_global(placement=PLACE, sbp=P)
+    floats = dense.to_tensor(np.full((2, 3), 3e38 * n, np.float32)).to_global(
+        placement=PLACE, sbp=P)
+    wide = np.arange(6, dtype=np.int16).reshape(3, 2)
+    cases = [("cast int8 P to int16", ints, lambda a, w: dense.cast(a, "int16")),
+             ("multiply int8 P by int16 B", ints, lambda a, w: dense.multiply(a, w(wide.T))),
+             ("matmul int8 P by int16 B", ints, lambda a, w: dense.matmul(a, w(wide))),
+             ("sum int8 P", ints, lambda a, w: dense.sum(a)),
+             ("cast float32 P to float64", floats, lambda a, w: dense.cast(a, "float64")),
+             ("add float32 P to float64 B", floats,
+              lambda a, w: dense.add(a, w(np.ones((2, 3)))))]
+    with np.errstate(over="ignore"):
+        for name, g, fn in cases:
+            out = fn(g, lambda v: dense.to_tensor(v).to_global(placement=PLACE, sbp=B))
+            ref = fn(dense.to_tensor(g.numpy()), dense.to_tensor)
+            assert out.dtype == ref.dtype, f"{name}: dtype {out.dtype}, expected {ref.dtype}"
+            np.testing.assert_array_equal(out.numpy(), ref.numpy(), err_msg=name)
+            CHECKS.append(name)
 
 
 def matmul_checks():

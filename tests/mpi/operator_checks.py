@@ -24,8 +24,8 @@ def dense_operator_checks():
     check("x @ w S(0),B", lambda a, b: a @ b, [(x, S(0)), (w, B)], S(0), (0, 1))
     check("-x and abs(x) P", lambda a: abs(-a), [(x, S(0))], S(0))
     check("x ** 2 S(0)", lambda a: a ** 2, [(x, S(0))], S(0))
-    pow2 = 2 ** (np.abs(col) % 3)
-    check("x / pow2 P,B", lambda a, b: a / b, [(x, P), (pow2, B)], P, (0, 1))
+    pow2 = 2.0 ** (np.abs(col) % 3)     # exact quotients of a float x; an int x is boxed
+    check("x / pow2 P,B", lambda a, b: a / b, [(x.astype(np.float64), P), (pow2, B)], P, (0, 1))
     for name, fn, sbp in (("x < y", lambda a, b: a < b, S(0)),
                           ("x == y", lambda a, b: a == b, S(1))):
         got = fn(glob(x, sbp)[1], glob(y, sbp)[1])      # comparisons: no gradient
@@ -43,7 +43,8 @@ def method_checks():
     check("x.T S(0)", lambda a: a.T, [(x, S(0))], S(1))
     check("x * ndarray S(1)", lambda a: a * np.arange(4.0), [(x, S(1))], S(1))
     check("ndarray * x S(1)", lambda a: np.arange(4.0) * a, [(x, S(1))], S(1))
-    check("ndarray - x P", lambda a: np.ones((6, 4)) - a, [(x, P)], P)
+    check("ndarray - x P", lambda a: np.ones((6, 4)) - a, [(x.astype(np.float64), P)], P)
+    check("ndarray - int x P reduce-scatters it", lambda a: np.ones((6, 4)) - a, [(x, P)], S(0))
     g = glob(x, S(0))[1]
     assert g.astype("int32").dtype == np.int32 and g.astype("int32").sbp == S(0), "astype"
     assert (float(g[2, 1]), int(g[2, 1]), bool(g[2, 1])) == (float(x[2, 1]), int(x[2, 1]),

@@ -240,7 +240,51 @@ def reboxed_conversion_grad_check():
         CHECKS.append(f"local to_sparse_coo made global, B -> {dst} backward")
 
 
+def widening_checks():
+    """An op whose result dtype is wider than a partial_sum operand's boxes it first:
+    one process adds a coordinate's int8 entries 100 and 100 (on ranks 0 and 1) in
+    int8, to -56, before multiply, add, mv, matmul or addmm widen them, and float32
+    3e38 and 3e38 to inf.  ``sum`` and ``cast`` are checked alongside (sum adds in
+    int8 too; cast acts on each stored entry, in one process as well).  Each result
+    equals one process on the logical tensor, in value and dtype."""
+    n = min(SIZE, 2)
+    ints = (np.zeros((2, n), np.int64), np.full(n, 100, np.int8), (2, 3))
+    floats = (np.zeros((2, n), np.int64), np.full(n, 3e38, np.float32), (2, 3))
+    col = np.array([1, 2, 3], np.int16)
+    mat = np.arange(6, dtype=np.int16).reshape(3, 2)
+    wide = (np.array([[0, 1], [0, 2]]), np.array([1, 2], np.int16), (2, 3))
+    cases = [("multiply int8 P by int16 B", sparse.multiply, ints, (col, B)),
+             ("add int8 P to int16 P", sparse.add, ints, (wide, P)),
+             ("mv int8 P by int16 B", sparse.mv, ints, (col, B)),
+             ("matmul int8 P by int16 B", sparse.matmul, ints, (mat, B)),
+             ("addmm of int8 P", lambda a, b: sparse.addmm(b, a, like(a, mat)),
+              ints, (np.ones((2, 2), np.int16), B)),
+             ("sum int8 P as int64", lambda a, b: sparse.sum(a, dtype="int64"), ints,
+              (col, B)),
+             ("cast float32 P to float64", lambda a, b: sparse.cast(a, value_dtype="float64"),
+              floats, (col, B)),
+             ("multiply float32 P by float64 B", sparse.multiply, floats,
+              (col.astype(np.float64), B))]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for name, fn, a, (b, sb) in cases:
+            ga = local(a, P)[1]
+            gb = local(b, sb)[1] if isinstance(b, tuple) else \
+                dense.to_tensor(b).to_global(placement=PLACE, sbp=sb)
+            wb = whole(b) if isinstance(b, tuple) else dense.to_tensor(b)
+            out, ref = fn(ga, gb), fn(whole(a), wb)
+            assert out.dtype == ref.dtype, f"{name}: dtype {out.dtype}, expected {ref.dtype}"
+            np.testing.assert_array_equal(logical(out), logical(ref), err_msg=name)
+            CHECKS.append(name)
+
+
+def like(t, array):
+    """``array`` as a dense tensor, broadcast where ``t`` is global."""
+    out = dense.to_tensor(array)
+    return out.to_global(placement=PLACE, sbp=B) if t.is_global else out
+
+
 def main():
+    widening_checks()
     addend_checks()
     coalesced_partial_checks()
     broadcast_inf_grad_checks()

@@ -65,16 +65,21 @@ def count_below(axes, i):
 
 def cast_keeps_sums(src, dst):
     """Whether casting each addend from ``src`` to ``dst`` and summing gives the cast
-    of the sum (the ``P -> P`` rule of cast): from a floating or complex dtype to one
-    of as much precision or more (complex to real keeps the real part, which is
-    linear), and from an integer dtype to one as wide or narrower (wrapping is
-    reduction modulo 2**bits).  Not to bool or from floating to integer (each
-    addend would be truncated), nor to a narrower float (addends of 1e39 and
-    -1e39 overflow float32 to inf and -inf, whose sum is NaN, where their sum
-    casts to 0), nor from an integer to a wider or floating dtype (the addends'
-    sum wraps in ``src``, their casts' sum does not)."""
+    of the sum, the addends' sum being taken in ``src`` as the all-reduce takes it.
+
+    True from a floating or complex dtype to one of the same precision (complex
+    to real keeps the real part, which is linear; real to complex adds zero
+    imaginary parts), and from an integer dtype to one as wide or narrower
+    (wrapping is reduction modulo 2**bits).  Not to bool or from floating to
+    integer (each addend would be truncated); not to a narrower float (addends
+    of 1e39 and -1e39 overflow float32 to inf and -inf, whose sum is NaN, where
+    their sum casts to 0); not to a wider float (float32 addends 3e38 and 3e38
+    sum to inf, their float64 casts to 6e38, and any sum rounds differently);
+    not from an integer to a wider or floating dtype (int8 addends 100 and 100
+    sum to -56, their casts to 200).  :func:`candidates` applies it to every
+    rule that keeps a partial_sum input partial_sum (:func:`sums_carry`)."""
     if src.kind in "fc" and dst.kind in "fc":
-        return _component_bytes(dst) >= _component_bytes(src)
+        return _component_bytes(dst) == _component_bytes(src)
     return src.kind in "iu" and dst.kind in "iu" and dst.itemsize <= src.itemsize
 
 
@@ -216,8 +221,20 @@ def _expand(rule, metas, out_metas, env):
             continue
         ins = tuple(_pattern(p, dict(zip(names, values))) for p in rule.ins)
         outs = tuple(rule.out(scope))
-        if all(_fits(s, m) for s, m in zip(ins + outs, tuple(metas) + tuple(out_metas))):
+        if all(_fits(s, m) for s, m in zip(ins + outs, tuple(metas) + tuple(out_metas))) \
+                and sums_carry(ins, outs, metas, out_metas):
             yield Signature(ins, outs, rule.text)
+
+
+def sums_carry(ins, outs, metas, out_metas):
+    """Whether every partial_sum output can be the sum of the local results: each
+    partial_sum input's dtype casts to each partial_sum output's by
+    :func:`cast_keeps_sums`.  A local kernel works on an addend in the output's
+    dtype (int8 addends promoted to int16 by a multiply, a float32 sum with
+    ``dtype='float64'``), where one process first adds the addends in their own."""
+    sources = [m.dtype for s, ms in zip(ins, metas) if s.kind == "P" for m in elements(ms)]
+    targets = [m.dtype for s, m in zip(outs, out_metas) if s.kind == "P"]
+    return all(cast_keeps_sums(a, b) for a in sources for b in targets)
 
 
 def _pattern(p, values):
@@ -250,4 +267,4 @@ def _fits_one(sbp, meta):
 
 
 __all__ = ["SbpRule", "SbpTable", "Shards", "Signature", "candidates", "environment",
-           "elements", "S", "B", "P"] + list(HELPERS)
+           "elements", "sums_carry", "S", "B", "P"] + list(HELPERS)
