@@ -1844,7 +1844,9 @@ def masked_matmul(x: _t.TensorLike, y: _t.TensorLike, mask: _t.TensorLike) -> _s
     The result has mask's pattern as a set (each coordinate once, sorted in
     C order; a COO result is coalesced), mask's layout and index dtype;
     mask's values are ignored.  x and y are dense 2-D, or batched 3-D with
-    equal batch sizes; their gradients are dense: ``out_grad @ y^H`` and
+    equal batch sizes; a 2-D mask with batched x and y stands for every
+    batch (its pattern repeated, as torch's ``sampled_addmm`` broadcasts
+    it).  Their gradients are dense: ``out_grad @ y^H`` and
     ``x^H @ out_grad`` with the sparse out_grad (SpMM).  Each entry is a
     sum over the inner dim in a fixed order: bit-identical on any number
     of threads.
@@ -1853,7 +1855,7 @@ def masked_matmul(x: _t.TensorLike, y: _t.TensorLike, mask: _t.TensorLike) -> _s
     ----------
     x, y : dense.Tensor
     mask : SparseCooTensor or SparseCsrTensor
-        Of the shape of ``x @ y``.
+        Of the shape of ``x @ y``, or of its last two dims.
 
     Returns
     -------
@@ -1865,7 +1867,8 @@ def masked_matmul(x: _t.TensorLike, y: _t.TensorLike, mask: _t.TensorLike) -> _s
     TypeError
         x or y sparse, mask dense, or a dtype matmul does not take.
     ValueError
-        matmul's shape errors, or a mask whose shape is not x @ y's.
+        matmul's shape errors, or a mask whose shape is neither x @ y's nor
+        its last two dims.
 
     Examples
     --------

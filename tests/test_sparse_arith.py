@@ -4,6 +4,8 @@ The generic checks (forward for every dtype, gradients, infer-meta) live in
 the sparse op database (tests/sparse_opdb); this file covers what API2.md
 settles beyond them.
 """
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -472,6 +474,29 @@ def test_softmax_over_stored_entries_and_empty_rows():
     np.testing.assert_allclose(sparse.softmax(h).values().numpy(), [[0.25, 0.75], [0.5, 0.5]])
 
 
+@pytest.mark.parametrize("to_csr", [False, True])
+def test_softmax_of_a_slice_holding_inf_is_nan_without_a_warning(to_csr):
+    """exp(inf - inf) is NaN, as torch's softmax gives; other slices are untouched and
+    numpy's 'invalid value' warning from inside the kernel does not reach the caller."""
+    x = coo([[0, 0, 1], [0, 2, 1]], np.array([np.inf, 1.0, 0.0]), [2, 3])
+    x = x.to_sparse_csr() if to_csr else x
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = sparse.softmax(x).values().numpy()
+    assert np.isnan(out[:2]).all() and out[2] == 1.0
+
+
+def test_softmax_acts_on_each_stored_duplicate_as_paddle():
+    """Duplicates are separate stored entries (Paddle's rule): [0.5, 0.5] at one
+    coordinate and 1.0 beside it give e^0.5 / (2 e^0.5 + e), twice, and e / (2 e^0.5 + e);
+    ``coalesce()`` first gives the softmax of the logical values (torch's)."""
+    x = coo([[0, 0, 1]], np.array([0.5, 0.5, 1.0]), [3])
+    z = 2 * np.exp(0.5) + np.e
+    np.testing.assert_allclose(sparse.softmax(x).values().numpy(),
+                               [np.exp(0.5) / z, np.exp(0.5) / z, np.e / z])
+    np.testing.assert_allclose(sparse.softmax(x.coalesce()).values().numpy(), [0.5, 0.5])
+
+
 def _softmax_by_slices(coords, v, axis):
     """Softmax of each slice (entries sharing every coordinate but ``axis``), by a loop."""
     keys = [tuple(np.delete(coords[:, j], axis)) for j in range(v.shape[0])]
@@ -816,7 +841,6 @@ def test_a_real_dense_operands_gradient_from_a_complex_sparse_one_warns_nothing(
         layout, op, sparse_first):
     """A real dense operand's gradient is the real part of the complex one (as dense beside
     dense gives), taken without numpy's ComplexWarning, which ``-W error`` made an error."""
-    import warnings
     s = coo([[0, 1], [0, 2]], np.array([1 + 1j, 2 - 1j]), [2, 3])
     s = s.to_sparse_csr() if layout == "csr" else s
     s.stop_gradient = False

@@ -304,6 +304,50 @@ def test_masked_matmul_has_mask_pattern_as_a_set(layout, xs, ys, index_dtype):
         assert out.is_coalesced()
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_a_2d_mask_stands_for_every_batch(layout, index_dtype):
+    """torch's sampled_addmm broadcast: a 2-D mask with batched x and y gives a batched
+    result whose every batch has the mask's pattern (duplicates and order as a set)."""
+    rng = np.random.default_rng(21)
+    mask, _ = make(layout, (4, 5), 11, rng, index_dtype=index_dtype)   # duplicates likely
+    x, y = rand((3, 4, 2), rng), rand((3, 2, 5), rng)
+    out = sparse.masked_matmul(dense_t(x), dense_t(y), mask)
+    coo = mask.to_sparse_coo() if layout == "csr" else mask
+    where = np.zeros((4, 5), bool)
+    where[tuple(coo.indices().numpy())] = True
+    assert out.layout == mask.layout and out.shape == [3, 4, 5]
+    assert out.nnz() == 3 * where.sum()
+    np.testing.assert_allclose(as_dense(out), np.where(where, x @ y, 0.0), rtol=1e-12,
+                               atol=1e-12)
+    index = out.indices() if layout == "coo" else out.crows()
+    assert index.dtype == np.dtype(index_dtype)
+    keys = np.ravel_multi_index(tuple(out.to_sparse_coo().indices().numpy()), out.shape)
+    assert np.all(np.diff(keys) > 0)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_2d_mask_of_batched_operands_by_finite_differences(layout):
+    rng = np.random.default_rng(22)
+    mask, _ = make(layout, (4, 5), 9, rng)
+
+    def masked(x, y):
+        return sparse.masked_matmul(x, y, mask)
+    check_grads(masked, [Operand("dense", (2, 4, 3), 0, rng, np.float64),
+                         Operand("dense", (2, 3, 5), 0, rng, np.float64)], (2, 4, 5),
+                np.float64, rng)
+
+
+@pytest.mark.parametrize("xs, ys, ms", [((3, 4, 2), (3, 2, 5), (2, 4, 5)),
+                                        ((3, 4, 2), (3, 2, 5), (5, 4)),
+                                        ((4, 2), (2, 5), (3, 4, 5))])
+def test_masked_matmul_refuses_a_mask_of_another_shape(xs, ys, ms):
+    rng = np.random.default_rng(23)
+    mask, _ = make("coo", ms, 4, rng)
+    with pytest.raises(ValueError, match=r"masked_matmul: mask has shape"):
+        sparse.masked_matmul(dense_t(rand(xs, rng)), dense_t(rand(ys, rng)), mask)
+
+
 # ---------------------------------------------------------------- zero-size operands
 def _index_dtypes(t):
     bufs = [t.indices()] if t.layout == "sparse_coo" else [t.crows(), t.cols()]

@@ -141,9 +141,10 @@ def masked_matmul_infer_meta(x, y, mask):
     _check_dtype("masked_matmul", "x", x)
     _check_dtype("masked_matmul", "y", y)
     shape = batched_matmul_shape("masked_matmul", x, y)
-    if tuple(mask.shape) != shape:
+    if tuple(mask.shape) not in (shape, shape[-2:]):
         raise ValueError(f"masked_matmul: mask has shape {list(mask.shape)}, but x @ y has "
-                         f"shape {list(shape)}")
+                         f"shape {list(shape)} (a 2-D mask may also stand for each batch: "
+                         f"{list(shape[-2:])})")
     return _out(shape, np.result_type(x.dtype, y.dtype), mask.layout, x.place)
 
 

@@ -480,13 +480,15 @@ def addmm_sparse_grad(ops, input, x, y, out_grad, beta, alpha, grad_mask=ALL3):
 
 # ---------------------------------------------------------------- masked_matmul
 def masked_matmul(ops, x, y, mask):
-    """Dense x @ dense y at mask's coordinates, each once (SDDMM); mask's layout."""
+    """Dense x @ dense y at mask's coordinates, each once (SDDMM); mask's layout.  A 2-D
+    mask of batched operands stands for each batch (its pattern repeated)."""
     xp = xp_of(_index(mask))
-    b, (m, n) = _batch(mask.shape), mask.shape[-2:]
+    out_shape = tuple(x.shape[:-1]) + (y.shape[-1],)
+    b, (m, n) = _batch(out_shape), out_shape[-2:]
     shape = (b * m, b * n)
-    rows, cols = flat_coords(mask)
+    rows, cols = _tile(flat_coords(mask), b if len(mask.shape) == 2 else 1, m, n)
     wide = index_dtype(shape, rows.dtype, extent=rows.shape[0], xp=xp)   # block-diagonal
-    dtype = index_dtype(mask.shape, _index(mask).dtype, extent=rows.shape[0], xp=xp)
+    dtype = index_dtype(out_shape, _index(mask).dtype, extent=rows.shape[0], xp=xp)
     unique = _unique_in_order(mask)
     if rows.shape[0] > 1 and not unique:       # ordered by the mask's own C-order offset
         batch_start = rows // max(m, 1) * n
@@ -499,13 +501,26 @@ def masked_matmul(ops, x, y, mask):
             cols = keys % max(n, 1) + rows // max(m, 1) * n
     values = ops.sddmm(rows, cols, _stack(x), _stack_t(y))
     if isinstance(mask, CooData):               # no row pointers: memory follows the entries
-        return coo_from_flat(rows, cols, values, tuple(mask.shape), dtype, coalesced=True)
-    if unique and len(mask.shape) == 2:
+        return coo_from_flat(rows, cols, values, out_shape, dtype, coalesced=True)
+    if unique and len(out_shape) == 2:
         crows = mask.crows.astype(wide, copy=False)
     else:
         crows = crows_from_keys(rows, shape, wide)
     flat = CsrData(crows, cols.astype(wide, copy=False), values, shape)
-    return from_flat(flat, tuple(mask.shape), _layout(mask), dtype, coalesced=True)
+    return from_flat(flat, out_shape, _layout(mask), dtype, coalesced=True)
+
+
+def _tile(coords, times, m, n):
+    """A 2-D mask's (rows, cols) repeated for ``times`` batches of the block-diagonal
+    [times*m, times*n] matrix, batch after batch (order within each kept)."""
+    rows, cols = coords
+    if times == 1:
+        return rows, cols
+    xp = xp_of(rows)
+    dtype = index_dtype((times * m, times * n), rows.dtype, xp=xp)
+    batch = xp.arange(times, dtype=dtype)[:, None]
+    return ((batch * m + rows.astype(dtype, copy=False)).reshape(-1),
+            (batch * n + cols.astype(dtype, copy=False)).reshape(-1))
 
 
 def _check_keys(rows, cols, shape):

@@ -12,6 +12,8 @@ tensor it is an ordinary softmax of each entry's values.  The gradient is
 """
 from typing import NamedTuple
 
+import numpy as np
+
 from ..core.dtypes import FLOATS
 from ..core.registry import register_kernel
 from ..core.xp import segment_max, xp_of
@@ -77,7 +79,13 @@ def _ordered(x, axis, csr):
 
 
 def softmax_values(x, axis, csr=False):
-    """The softmax of COO x's values along ``axis`` (``csr``: x is a CSR's entries)."""
+    """The softmax of COO x's values along ``axis`` (``csr``: x is a CSR's entries).  A
+    slice holding +inf is NaN throughout, as torch's, without numpy's warning for it."""
+    with np.errstate(invalid="ignore"):
+        return _softmax_values(x, axis, csr)
+
+
+def _softmax_values(x, axis, csr):
     xp = xp_of(x.values)
     axis %= len(x.shape)
     if x.values.size == 0:          # no entries, or a dense dim of size 0: nothing to reduce
