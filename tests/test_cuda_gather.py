@@ -96,8 +96,14 @@ def test_gather(engine, geometry, x_shape, index_shape, axis, batch_dims, dtype,
 
 
 @pytest.mark.parametrize("index_dtype", ["int32", "int64"])
-def test_split_axis_zero_fills_and_sums_to_the_full_gather(engine, geometry, index_dtype):
-    x = sample((4, 6, 3), "float64")
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128", "int16"])
+def test_split_axis_zero_fills_and_sums_to_the_full_gather(engine, geometry, index_dtype,
+                                                            dtype):
+    """Rows outside a rank's slice are the dtype's additive identity (-0.0 for floats, in
+    every component), so the ranks' sum is the gather bit for bit, x's -0.0 included."""
+    x = sample((4, 6, 3), dtype)
+    if x.dtype.kind in "fc":
+        x[:, ::2, 1] = -0.0
     index = indices((2, 5), 6, index_dtype)
     xp = engine.xp
     parts = []
@@ -105,9 +111,15 @@ def test_split_axis_zero_fills_and_sums_to_the_full_gather(engine, geometry, ind
         part = to_host(gather(engine, xp.asarray(x[:, start:stop]), xp.asarray(index), 1,
                               offset=start, gather_size=6, **geometry))
         mine = ((index % 6 >= start) & (index % 6 < stop))[None, :, :, None]
-        assert not np.any(part[np.broadcast_to(~mine, part.shape)])
+        outside = part[np.broadcast_to(~mine, part.shape)]
+        assert not np.any(outside)
+        if x.dtype.kind in "fc":
+            assert np.all(np.signbit(outside.view(outside.real.dtype)))
         parts.append(part)
-    np.testing.assert_array_equal(sum(parts), np.take(x, index, axis=1))
+    total, want = parts[0] + parts[1] + parts[2], np.take(x, index, axis=1)   # no 0 + ...
+    np.testing.assert_array_equal(total, want)
+    assert np.array_equal(np.signbit(total.view(want.real.dtype)),
+                          np.signbit(want.view(want.real.dtype)))
 
 
 class NoLaunch:

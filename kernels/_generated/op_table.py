@@ -1984,11 +1984,11 @@ _rule_57 = _r.SbpRule((('S', 'j'), 'B', ('S', 'j')), lambda e: (_r.S(e.j),),
                       lambda e: e.j == e.y.ndim - 1,
                       'S(j), B, S(j) -> S(j) if j == y.ndim - 1')
 _rule_58 = _r.SbpRule(('P', 'P', 'B'), lambda e: (_r.P,),
-                      lambda e: _r.finite(e.y),
-                      'P, P, B -> P if finite(y)')
+                      lambda e: _r.finite(e.y) and _r.finite(e.alpha) and _r.finite(e.beta),
+                      'P, P, B -> P if finite(y) and finite(alpha) and finite(beta)')
 _rule_59 = _r.SbpRule(('P', 'B', 'P'), lambda e: (_r.P,),
-                      lambda e: _r.finite(e.x),
-                      'P, B, P -> P if finite(x)')
+                      lambda e: _r.finite(e.x) and _r.finite(e.alpha) and _r.finite(e.beta),
+                      'P, B, P -> P if finite(x) and finite(alpha) and finite(beta)')
 _rule_60 = _r.SbpRule((('S', 'i'), ('S', 'i'), ('S', 'i')), lambda e: (_r.S(e.i),),
                       lambda e: e.i == 0 and e.x.ndim == 3,
                       'S(i), S(i), S(i) -> S(i) if i == 0 and x.ndim == 3')

@@ -13,6 +13,7 @@ import threading
 
 import numpy as np
 
+from ..core.dtypes import additive_identity
 from . import pool
 from .gather_view import OffsetHelper
 from .shape import prod
@@ -157,13 +158,15 @@ def take_rows(x, view, local, split):
     """The gather forward: a new array of ``view.out_shape`` from whole x rows.
 
     ``split`` says x holds only part of the gathered axis: output rows whose
-    index lies outside it are zero-filled.
+    index lies outside it are filled with the dtype's additive identity (-0.0
+    for floats), as this rank's addend of a partial_sum.
     """
     out = pool.empty(view.out_shape, x.dtype)
+    zero = additive_identity(x.dtype)
     if out.size == 0:
         return out
     if view.size == 0:
-        out[...] = 0
+        out[...] = zero
         return out
     xv = row_items(np.ascontiguousarray(x), view.inner)
     outv, outr = row_items(out, view.inner), out.reshape(-1, view.inner)
@@ -173,7 +176,7 @@ def take_rows(x, view, local, split):
         out_rows, x_rows, idx = row_map.rows(*rect)
         np.take(xv, x_rows.reshape(-1), out=outv[out_rows], mode="clip")
         if split:
-            outr[out_rows][row_map.outside(idx, x_rows.shape)] = 0
+            outr[out_rows][row_map.outside(idx, x_rows.shape)] = zero
 
     n = lanes(out.nbytes)
     in_parallel(block, row_map.blocks(n), n)

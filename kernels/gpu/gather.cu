@@ -6,8 +6,10 @@
 // out as [batch, outer, n_index, row_words]; output row r = (b, o, p) is x's
 // row (b, o, index[b, p] - offset).  The host has checked and wrapped the
 // index into [0, gather size); x holds the slice [offset, offset +
-// local_size) of the gathered axis, and an index outside it gives a row of 0
-// (forward) or contributes nothing (gradient), as a split gather axis needs.
+// local_size) of the gathered axis, and an index outside it gives a row of
+// fill words (forward: the dtype's additive identity, -0.0 for floats, as
+// the host packs it) or contributes nothing (gradient), as a split gather
+// axis needs.
 // A team of 2**team_shift consecutive threads moves one row, so a row's
 // source costs one index load and one set of divisions (div_u64's multiply
 // and shifts) per team member.  Forward kernels move raw words W (u8..u128,
@@ -33,15 +35,17 @@ __device__ __forceinline__ i64 gather_row(
 extern "C" __global__ void NAME(                                            \
     const T* __restrict__ x, const TI* __restrict__ index,                  \
     T* __restrict__ out, i64 n_rows, i64 row_words, i32 team_shift,         \
-    const i64* __restrict__ divs, i64 local_size, i64 offset)               \
+    const i64* __restrict__ divs, i64 local_size, i64 offset,               \
+    u64 fill_lo, u64 fill_hi)                                               \
 {                                                                           \
     const i64 team = (i64)1 << team_shift;                                  \
+    const W zero = make_word<W>(fill_lo, fill_hi);                          \
     GRID_STRIDE_LOOP(t, n_rows << team_shift) {                             \
         const i64 r = t >> team_shift;                                      \
         const i64 src = gather_row(index, r, divs, local_size, offset);     \
         const W* row = src < 0 ? nullptr : (const W*)x + src * row_words;   \
         copy_row((W*)out + r * row_words, row, t & (team - 1), team,        \
-                 row_words);                                                \
+                 row_words, zero);                                          \
     }                                                                       \
 }
 

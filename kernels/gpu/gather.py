@@ -4,12 +4,14 @@ Both take the gather folded to a :class:`kernels.funcs.gather_view.GatherView`
 and an index already checked and wrapped into ``[0, bound)``
 (:func:`kernels.funcs.gather_view.checked_index`); x holds the slice
 ``[offset, offset + view.size)`` of the gathered axis, and an index outside
-it gives 0 (forward) or contributes nothing (gradient).
+it gives the dtype's additive identity (forward: -0.0 for floats, 0 else) or
+contributes nothing (gradient).
 """
 import math
 
 import numpy as np
 
+from ..core.dtypes import additive_identity
 from .launch import INDEX_SUFFIX, divisors, launch, row_words, team_shift
 
 # gather_grad's accumulation dtype and components per item; see gather_grad.
@@ -24,7 +26,8 @@ _REAL_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
 
 def gather(backend, x, index, view, offset=0, grid=None, block=None):
-    """Output rows ``(b, o, p)`` = x rows ``(b, o, index[b, p] - offset)``, 0 outside x.
+    """Output rows ``(b, o, p)`` = x rows ``(b, o, index[b, p] - offset)``; outside x,
+    the dtype's additive identity (-0.0 for floats: a partial_sum addend).
 
     Rows move in the widest words their bytes allow (:func:`row_words`).
 
@@ -34,6 +37,8 @@ def gather(backend, x, index, view, offset=0, grid=None, block=None):
     """
     xp = backend.xp
     w, word = row_words(xp, x, view.inner)
+    if word < x.dtype.itemsize:         # x off its items' alignment: an aligned copy
+        w, word = row_words(xp, xp.array(x, copy=True), view.inner)
     per = view.inner * x.dtype.itemsize // word
     n_rows = math.prod(view.out_shape) // view.inner if view.inner else 0
     out = xp.empty(n_rows * per * word // w.itemsize, dtype=w.dtype)
@@ -41,10 +46,19 @@ def gather(backend, x, index, view, offset=0, grid=None, block=None):
     shift = team_shift(per)
     args = (w, index, out, np.int64(n_rows), np.int64(per), np.int32(shift),
             divisors(backend, [view.per_batch, view.outer]), np.int64(view.size),
-            np.int64(offset))
+            np.int64(offset)) + fill_word(x.dtype, word)
     launch(backend, "gather.cu", f"gather_u{8 * word}_{INDEX_SUFFIX[index.dtype]}",
            n_rows << shift, args, grid, block)
     return out.view(x.dtype).reshape(view.out_shape)
+
+
+def fill_word(dtype, word):
+    """(low, high) uint64 bits of a ``word``-byte word of ``dtype``'s additive identity
+    (``word`` a multiple of its itemsize)."""
+    bits = np.zeros(16, np.uint8)
+    bits[:word] = np.full(word // dtype.itemsize, additive_identity(dtype), dtype).view(np.uint8)
+    lo, hi = bits.view(np.uint64)
+    return lo, hi
 
 
 def gather_grad(backend, out_grad, index, view, x_shape, offset=0, grid=None, block=None):

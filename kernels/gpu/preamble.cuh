@@ -43,17 +43,31 @@ struct alignas(16) u128 {
     u64 lo, hi;
 };
 
-// dst[j] = src[j] (or W{} where src is null) for j = lane, lane + team, ...
+// A word of the given bits: the low 8 bytes (truncated to W), and for u128 the
+// high 8 as well.
+template <typename W>
+__device__ __forceinline__ W make_word(u64 lo, u64 /* hi */)
+{
+    return (W)lo;
+}
+
+template <>
+__device__ __forceinline__ u128 make_word<u128>(u64 lo, u64 hi)
+{
+    return u128{lo, hi};
+}
+
+// dst[j] = src[j] (or fill where src is null) for j = lane, lane + team, ...
 // below n: one team member's share of a row, four loads issued before their
 // stores so that each thread keeps four in flight.
 template <typename W>
 __device__ __forceinline__ void copy_row(
-    W* dst, const W* src, i64 lane, i64 team, i64 n)
+    W* dst, const W* src, i64 lane, i64 team, i64 n, const W fill = W{})
 {
     i64 j = lane;
     if (src == nullptr) {
         for (; j < n; j += team) {
-            dst[j] = W{};
+            dst[j] = fill;
         }
         return;
     }

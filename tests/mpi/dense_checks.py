@@ -55,6 +55,7 @@ def addend_checks():
             np.testing.assert_array_equal(fn(g, gy).numpy(), want, err_msg=name)
             CHECKS.append(name)
     widening_checks()
+    negative_zero_checks()
     big = np.array([1e39, 2.0]) * (1 if RANK == 0 else -1) + (RANK == 1) * np.array([0, 4.0])
     huge = dense.to_tensor(big).to_global(placement=PLACE, sbp=P)    # [0, 2] on 2 ranks
     with np.errstate(over="ignore"):            # 3 ranks: the logical -1e39 overflows
@@ -62,6 +63,29 @@ def addend_checks():
         got = dense.cast(huge, "float32").numpy()
     np.testing.assert_array_equal(got, want, err_msg="cast P to float32 with addends beyond its range")
     CHECKS.append("cast P to float32 with addends beyond its range")
+
+
+def negative_zero_checks():
+    """A logical -0.0 survives boxing to partial_sum and a gather that zero-fills the
+    rows a rank lacks: the other ranks' addends are -0.0, the additive identity (with
+    +0.0 the sum would be +0.0, and 1/x +inf where one process gives -inf)."""
+    v = np.array([-0.0, 1.0, -0.0, 2.0])
+    bx = dense.to_tensor(v).to_global(placement=PLACE, sbp=B)
+    sx = dense.to_tensor(np.array_split(v, SIZE)[RANK]).to_global(placement=PLACE, sbp=S(0))
+    c = dense.to_tensor(np.array([True, False, True, False]))
+    yp = dense.to_tensor(np.full(4, 3.0) if RANK == 0 else np.full(4, -0.0)).to_global(
+        placement=PLACE, sbp=P)
+    cases = [("B -> P -> B keeps -0.0", bx.to_global(sbp=P).to_global(sbp=B), v),
+             ("S(0) -> P -> B keeps -0.0", sx.to_global(sbp=P).to_global(sbp=B), v),
+             ("where(c, x B, y P) keeps -0.0", dense.where(c, bx, yp),
+              np.where([True, False, True, False], v, 3.0)),
+             ("gather of S(0) x keeps -0.0", dense.gather(sx, dense.to_tensor([2, 0, 3]), 0),
+              v[[2, 0, 3]])]
+    for name, got, want in cases:
+        got = got.numpy()
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want)), \
+            f"{name}: {got.tolist()}, expected {want.tolist()}"
+        CHECKS.append(name)
 
 
 def widening_checks():

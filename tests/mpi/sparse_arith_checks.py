@@ -277,6 +277,24 @@ def widening_checks():
             CHECKS.append(name)
 
 
+def addmm_factor_checks():
+    """addmm keeps P, P, B -> P only for finite beta and alpha: input and x are the
+    logical [[1]] as addends 3 and -2 (ranks 0 and 1), and an infinite factor times
+    each addend sums to inf - inf = NaN, where one process gives inf."""
+    part = ([3.0, -2.0] + [0.0] * SIZE)[RANK]
+    inp = dense.to_tensor(np.array([[part]])).to_global(placement=PLACE, sbp=P)
+    x = sparse.sparse_coo_tensor([[0], [0]], [part], [1, 1]).to_global(placement=PLACE, sbp=P)
+    y = dense.to_tensor(np.ones((1, 1)))
+    whole_x = sparse.sparse_coo_tensor([[0], [0]], [1.0 if SIZE > 1 else part], [1, 1])
+    whole_in = dense.to_tensor(np.array([[1.0 if SIZE > 1 else part]]))
+    for beta, alpha in [(np.inf, 1.0), (1.0, -np.inf), (2.0, 0.5)]:
+        with np.errstate(invalid="ignore"):
+            want = sparse.addmm(whole_in, whole_x, y, beta=beta, alpha=alpha).numpy()
+            got = sparse.addmm(inp, x, like(x, y.numpy()), beta=beta, alpha=alpha).numpy()
+        np.testing.assert_array_equal(got, want, err_msg=f"addmm beta={beta} alpha={alpha}")
+        CHECKS.append(f"addmm P, P, B with beta={beta} alpha={alpha}")
+
+
 def like(t, array):
     """``array`` as a dense tensor, broadcast where ``t`` is global."""
     out = dense.to_tensor(array)
@@ -285,6 +303,7 @@ def like(t, array):
 
 def main():
     widening_checks()
+    addmm_factor_checks()
     addend_checks()
     coalesced_partial_checks()
     broadcast_inf_grad_checks()

@@ -22,6 +22,7 @@ later axis travel as strided MPI datatypes, not moved axes (see :mod:`.comm`).
 import numpy as np
 
 from ...funcs.shape import prod
+from ..dtypes import additive_identity
 from ..xp import xp_of
 from . import comm
 from .sbp import shard_sizes, shard_start
@@ -78,10 +79,13 @@ def _slice(a, axis, group):
 
 
 def _to_partial(a, shape, src, group):
+    """This rank's addend: the other ranks' zeros are -0.0 where that is a float's
+    additive identity, so a logical -0.0 survives the sum."""
     xp = xp_of(a)
+    zero = additive_identity(a.dtype)
     if src.kind == "B":              # the other ranks' addends: a read-only zero view
-        return a if group.rank == 0 else xp.broadcast_to(xp.zeros((), a.dtype), shape)
-    out = xp.zeros(shape, a.dtype)
+        return a if group.rank == 0 else xp.broadcast_to(xp.full((), zero, a.dtype), shape)
+    out = xp.full(shape, zero, a.dtype)
     lo = shard_start(shape[src.axis], group.size, group.rank)
     out[(slice(None),) * src.axis + (slice(lo, lo + a.shape[src.axis]),)] = a
     return out

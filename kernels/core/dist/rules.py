@@ -28,6 +28,7 @@ that the registered forward and backward kernels both take (gather's
 ``offset`` and ``bound`` on a split gathered axis).
 """
 import itertools
+import numbers
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -88,7 +89,8 @@ def _component_bytes(dtype):
 
 
 def finite(t):
-    """Whether every value of the Tensor argument ``t`` is finite (no inf or NaN).
+    """Whether every value of the Tensor argument ``t`` is finite (no inf or NaN), or
+    a number attribute ``t`` is (addmm's ``alpha`` and ``beta``).
 
     A data predicate: ``P, B -> P`` of multiply and matmul holds only then
     (an addend 0 times inf is NaN where the sum times inf is inf).  It reads
@@ -96,6 +98,8 @@ def finite(t):
     rank answers alike without communicating); another sbp answers False, and
     so does a condition evaluated without the tensors (:func:`candidates`).
     """
+    if isinstance(t, numbers.Number):
+        return bool(np.isfinite(t))
     return _all_values(t, lambda xp, v: xp.isfinite(v))
 
 
