@@ -548,8 +548,9 @@ TINY_CALLS = 2000
 
 
 def _tiny_workloads():
-    """Issue 12's ops (reshape, expand, repeat, gather, COO reshape) and issue 19's
-    (``x * 2.0``, matmul, every elementwise op and reduction) on 10 elements."""
+    """Issue 12's ops (reshape, expand, repeat, gather, COO reshape), issue 19's
+    (``x * 2.0``, matmul, every elementwise op and reduction) on 10 elements, and
+    issue 16's sparse add, multiply, sum and abs on 10 stored entries (COO and CSR)."""
     params = {
         "reshape": {"shape": (2, 5), "new_shape": (5, 2)},
         "expand": {"shape": (10, 1), "new_shape": (10, 3)},
@@ -563,8 +564,12 @@ def _tiny_workloads():
         **{op: {"shape": (10,), "y_shape": (10,)} for op in BINARY},
         **{op: {"shape": (2, 5), "axis": 1} for op in REDUCE},
     }
+    sparse = {f"{op}_{fmt}": (op, {"fmt": fmt, "shape": (4, 5), "nnz": 10})
+              for op in SPARSE_ARITH for fmt in ("coo", "csr")}
     return [Workload(f"tiny/{op}", op, p, p, TINY_CALLS, grouped=True)
-            for op, p in params.items()]
+            for op, p in params.items()] + \
+        [Workload(f"tiny/{name}", op, p, p, TINY_CALLS, grouped=True)
+         for name, (op, p) in sparse.items()]
 
 
 WORKLOADS = (_coo_workloads() + _csr_workloads() + _struct_workloads() + _dense_workloads()

@@ -67,7 +67,7 @@ def sparse_coo_tensor(indices: Any, values: Any, shape: IntArray | None = None,
     ([2, 3], 3, 2, 0)
     """
     try:
-        x = SparseCooTensor(_coo_data(indices, values, shape, dtype, place), stop_gradient)
+        x = SparseCooTensor._own(_coo_data(indices, values, shape, dtype, place), stop_gradient)
     except TypeError as exc:
         raise named("sparse_coo_tensor", exc) from None
     return _differentiable_in(x, values)
@@ -130,7 +130,7 @@ def _csr(crows, cols, values, shape, dtype, place, stop_gradient, op):
     shape = _shape(shape, op)
     check_csr(crows, cols, value_buffer, shape, op)
     try:
-        x = SparseCsrTensor(CsrData(crows, cols, value_buffer, shape), stop_gradient)
+        x = SparseCsrTensor._own(CsrData(crows, cols, value_buffer, shape), stop_gradient)
     except TypeError as exc:
         raise named(op, exc) from None
     return _differentiable_in(x, values)
@@ -166,7 +166,7 @@ def from_scipy(m: Any, place: str | None = None,
     m = m.tocoo()
     data = _coo_data(np.stack(m.coords), m.data, m.shape, None, place, op)
     canonical = bool(m.has_canonical_format) and _strictly_sorted(data.indices)
-    return SparseCooTensor(data._replace(coalesced=canonical), stop_gradient)
+    return SparseCooTensor._own(data._replace(coalesced=canonical), stop_gradient)
 
 
 def _strictly_sorted(indices):

@@ -25,7 +25,7 @@ from kernels.core.tensor import (TensorBase, frozen_delattr, frozen_setattr, reg
                                  set_attribute)
 from kernels.core.xp import place_of, to_numpy, to_place, xp_of
 from kernels.sparse.convert import coo_of_csr, gather_dense, lookup_values
-from kernels.sparse.data import fold_dense
+from kernels.sparse.data import CooData, CsrData, fold_dense
 
 
 def _op(name, *args):
@@ -84,10 +84,37 @@ class _SparseTensor(TensorBase):
     __delattr__ = frozen_delattr
 
     def __init__(self, data: Any, stop_gradient: bool = True) -> None:
-        """Wrap buffers phisparse owns (the constructors copy a caller's arrays)."""
-        set_attribute(self, "_d", _locked(data))
+        """A tensor of the buffer bundle ``data`` (:mod:`kernels.sparse.data`), checked as
+        :func:`sparse.sparse_coo_tensor` and :func:`sparse.sparse_csr_tensor` check their
+        arguments, and copied; its flags (``coalesced``) are found again, not trusted.
+        TypeError for anything but the layout's bundle."""
+        set_attribute(self, "_d", self._checked(data)._d)
         if stop_gradient is not True:     # else the class defaults are the leaf state
             self._init_autograd(stop_gradient)
+
+    @classmethod
+    def _own(cls, data, stop_gradient=True):
+        """Wrap buffers phisparse made and checked (no copy, no check)."""
+        t = cls._from_kernel(data, None)
+        if stop_gradient is not True:
+            t._init_autograd(stop_gradient)
+        return t
+
+    @classmethod
+    def _checked(cls, data):
+        """A tensor the public constructor builds from ``data``'s buffers."""
+        if type(data) is not cls._bundle():
+            raise TypeError(f"{cls.__name__}: expected a {cls._bundle().__name__} bundle "
+                            f"(kernels.sparse.data), got {type(data).__name__}; build "
+                            f"sparse tensors with sparse.sparse_coo_tensor or "
+                            f"sparse.sparse_csr_tensor")
+        from . import creation
+        place = "gpu" if type(data.values).__module__.startswith("cupy") else None
+        if isinstance(data, CsrData):
+            return creation.sparse_csr_tensor(data.crows, data.cols, data.values,
+                                              _shape_arg(data.shape), place=place)
+        return creation.sparse_coo_tensor(data.indices, data.values, _shape_arg(data.shape),
+                                          place=place)
 
     def __reduce__(self):
         """Pickle and deepcopy keep the buffers and stop_gradient, not the graph."""
@@ -106,7 +133,7 @@ class _SparseTensor(TensorBase):
         return self._d
 
     def _with_values(self, values):
-        return type(self)(self._d._replace(values=values))
+        return type(self)._own(self._d._replace(values=values))
 
     def _root_grad(self, grad_tensor):
         """The gradient seed: grad_tensor's value at each stored entry's coordinate."""
@@ -358,6 +385,10 @@ class SparseCooTensor(_SparseTensor):
 
     layout = "sparse_coo"
 
+    @staticmethod
+    def _bundle():
+        return CooData
+
     @property
     def meta(self) -> MetaTensor:
         """Shape, dtype, layout, place and sparse_dim as a MetaTensor."""
@@ -436,6 +467,10 @@ class SparseCsrTensor(_SparseTensor):
 
     layout = "sparse_csr"
 
+    @staticmethod
+    def _bundle():
+        return CsrData
+
     @property
     def meta(self) -> MetaTensor:
         """Shape, dtype, layout and place as a MetaTensor."""
@@ -502,7 +537,12 @@ class SparseCsrTensor(_SparseTensor):
 
 def _rebuild(cls, data_cls, fields, place, stop_gradient):
     fields = [to_place(v, place) if isinstance(v, np.ndarray) else v for v in fields]
-    return cls(data_cls(*fields), stop_gradient)
+    return cls._own(data_cls(*fields), stop_gradient)
+
+
+def _shape_arg(shape):
+    """A bundle's shape as the constructors' ``shape`` argument (a list; they check it)."""
+    return list(shape) if isinstance(shape, (tuple, list)) else shape
 
 
 def _scipy_values(values):

@@ -1168,3 +1168,86 @@ def test_cast_refuses_an_index_dtype_that_cannot_hold_csr_row_pointers(dtype, n)
                         index_dtype=dtype)
     assert small.crows().dtype == np.dtype(dtype)
     np.testing.assert_array_equal(small.to_dense().numpy(), [[1.0, 0.0], [0.0, 2.0]])
+
+
+def test_the_sparse_classes_check_a_bundle_as_the_constructors_do():
+    """SparseCooTensor(bundle) and SparseCsrTensor(bundle) trusted their buffers: crows
+    past nnz, or an index past its dim, read out of bounds in scipy's compiled walks (a
+    segfault in ``s @ y`` and ``c + c``).  Run apart, so a crash fails one test."""
+    code = """if True:
+        import numpy as np, dense, sparse
+        from kernels.sparse.data import CsrData, CooData
+        bad = [lambda: sparse.SparseCsrTensor(CsrData(np.array([0, 10**8]), np.array([10**9]),
+                                                       np.array([1.0]), (1, 3))),
+               lambda: sparse.SparseCooTensor(CooData(np.array([[10**12, 5]]),
+                                                      np.array([1., 2.]), (3,), True, True))]
+        for make in bad:
+            try:
+                t = make()
+            except (ValueError, IndexError) as exc:
+                print(type(exc).__name__)
+            else:
+                (t @ dense.ones([3, 2])) if t.layout == "sparse_csr" else t + t
+                print("built")
+        """
+    proc = _python(code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["ValueError", "IndexError"]
+
+
+def test_the_sparse_classes_copy_a_bundle_and_find_its_flags_again():
+    from kernels.sparse.data import CooData, CsrData
+    idx, val = np.array([[1, 0]]), np.array([1.0, 2.0])
+    t = sparse.SparseCooTensor(CooData(idx, val, (3,), True, True), stop_gradient=False)
+    idx[0, 0], val[0] = 2, 5.0                        # the caller's arrays, changed after
+    assert not t.is_coalesced() and not t.stop_gradient    # (1, 0) is not C-sorted
+    np.testing.assert_array_equal(t.to_dense().numpy(), [2.0, 1.0, 0.0])
+    c = sparse.SparseCsrTensor(CsrData(np.array([0, 1, 2]), np.array([0, 1]),
+                                       np.array([1.0, 2.0]), (2, 2)))
+    np.testing.assert_array_equal(c.to_dense().numpy(), np.eye(2) * [1.0, 2.0])
+    for cls, data in [(sparse.SparseCooTensor, np.ones(3)),
+                      (sparse.SparseCsrTensor, CooData(idx, val, (3,), False, False))]:
+        with pytest.raises(TypeError, match=rf"^{cls.__name__}: expected a \w+ bundle"):
+            cls(data)
+
+
+def test_index_select_of_a_broadcast_index_works_by_entries_not_by_its_length():
+    """A stride-0 index costs its caller nothing at any length: it was scanned value by
+    value (a hang at 2**59), compared pairwise (a 512 PiB mask), and handed to numpy's
+    take (a copy of it).  Now its one value is checked once, an x without entries gives
+    an empty result at once, and an output too large is refused before any work."""
+    idx = np.broadcast_to(np.array([1]), (2 ** 59,))
+    empty = sparse.sparse_coo_tensor(np.zeros((2, 0), np.int64), np.zeros(0), [2, 3])
+    out = sparse.index_select(empty, idx, 0)
+    assert out.shape == [2 ** 59, 3] and out.nnz() == 0
+    assert dense.index_select(dense.ones([3, 0]), idx, 0).shape == [2 ** 59, 0]
+    x = sparse.sparse_coo_tensor([[0, 0, 1], [1, 2, 0]], [1.0, 2.0, 3.0], [2, 3])
+    for axis, n in ((0, 5), (1, 4)):
+        few = np.broadcast_to(np.array([0 if axis else 1]), (n,))
+        got = sparse.index_select(x, few, axis)
+        np.testing.assert_array_equal(got.to_dense().numpy(),
+                                      np.take(x.to_dense().numpy(), np.asarray(few), axis))
+    with pytest.raises(ValueError, match=r"^index_select: the output of shape "
+                                         r"\[1099511627776, 3\] needs \d+ bytes"):
+        sparse.index_select(x, np.broadcast_to(np.array([1]), (2 ** 40,)), 0)
+    with pytest.raises(IndexError, match=r"^index_select: index 5 at position 0"):
+        sparse.index_select(x, np.broadcast_to(np.array([5]), (2 ** 40,)), 0)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_a_sparse_product_that_cannot_fit_is_refused_before_it_is_counted(layout):
+    """A column of 2**20 entries times a row of as many has 2**40 products on distinct
+    coordinates: SpGEMM's count walked every one of them (minutes) before its allocation
+    failed.  The largest block of one inner index bounds the result from below."""
+    n = 2 ** 20
+    a = sparse.sparse_coo_tensor(np.stack([np.arange(n), np.zeros(n, int)]), np.ones(n), [n, 1])
+    b = sparse.sparse_coo_tensor(np.stack([np.zeros(n, int), np.arange(n)]), np.ones(n), [1, n])
+    if layout == "csr":
+        a, b = a.to_sparse_csr(), b.to_sparse_csr()
+    message = r"the product of shape \[1048576, 1048576\] \(at least 1099511627776 entries\)"
+    with pytest.raises(ValueError, match="^matmul: " + message):
+        sparse.matmul(a, b)
+    with pytest.raises(ValueError, match="^addmm: " + message):
+        sparse.addmm(sparse.sparse_coo_tensor([[0], [0]], [1.0], [n, n]).to_sparse_csr()
+                     if layout == "csr" else
+                     sparse.sparse_coo_tensor([[0], [0]], [1.0], [n, n]), a, b)

@@ -1,4 +1,5 @@
-"""PaddlePaddle (CPU): sparse.reshape (COO and CSR), expand, tile, gather, take_along_axis.
+"""PaddlePaddle (CPU): sparse.reshape (COO and CSR), sparse add, multiply, sum and abs (COO
+and CSR), expand, tile, gather, take_along_axis.
 
 Gradients run through Paddle's autograd: ``out.backward(out_grad)`` on a graph
 built once, untimed, with the gradient released between calls.
@@ -41,6 +42,27 @@ def csr_reshape(inp, be):
                                         paddle.to_tensor(inp["values"]), list(inp["shape"]))
     new = list(inp["new_shape"])
     return Case(lambda: paddle.sparse.reshape(x, new))
+
+
+def _arith_operand(inp, name):
+    x = paddle.sparse.sparse_coo_tensor(paddle.to_tensor(inp[name + "_indices"]),
+                                        paddle.to_tensor(inp[name + "_values"]),
+                                        list(inp["shape"]))
+    return x if inp["fmt"] == "coo" else x.to_sparse_csr()
+
+
+#: op -> (label, f(x, y)): issue 16's sparse arithmetic, as Paddle's users call it.
+ARITH = {"sparse_add": ("sparse.add", paddle.sparse.add),
+         "sparse_multiply": ("sparse.multiply", paddle.sparse.multiply),
+         "sparse_sum": ("sparse.sum", lambda x, y: paddle.sparse.sum(x)),
+         "sparse_abs": ("sparse.abs", lambda x, y: paddle.sparse.abs(x))}
+
+
+def arith(op):
+    def factory(inp, be):
+        x, y, fn = _arith_operand(inp, "x"), _arith_operand(inp, "y"), ARITH[op][1]
+        return Case(lambda: fn(x, y))
+    return factory
 
 
 def _forwards(inp):
@@ -103,6 +125,7 @@ IMPLS = {"coo_reshape": {"sparse.reshape": coo_reshape},
 IMPLS["matmul"] = {"matmul": forward("matmul")}
 IMPLS.update(_dense_ops())
 IMPLS["scale"] = {"x * 2.0": forward("scale")}
+IMPLS.update({op: {label: arith(op)} for op, (label, _) in ARITH.items()})
 for _op, _label in OPS.items():
     IMPLS[_op] = {_label: forward(_op)}
     IMPLS[_op + "_grad"] = {"autograd": backward(_op)}

@@ -53,8 +53,8 @@ def unsupported(op, p, backend="cpu"):
         return "torch has no reshape for sparse tensors ('not implemented for sparse tensors')"
     if op in ("sddmm", "spgemm") and len(p["shape"]) == 3:
         return "torch has no batched CSR product (pytorch#98675)"
-    if op in ("sparse_multiply", "sparse_abs") or (op.startswith("sparse_") and p["fmt"] != "coo"):
-        return "timed for torch.sparse COO add and sum only"
+    if op.startswith("sparse_") and p["fmt"] == "csr" and len(p["shape"]) != 2:
+        return "torch's CSR arithmetic here is 2-D"
     return CSR_MISSING.get(op)
 
 
@@ -82,17 +82,30 @@ def csr_transpose(inp, be):
 
 
 def _operand(inp, name, be):
-    return torch.sparse_coo_tensor(_t(inp[name + "_indices"], be),
-                                   _t(inp[name + "_values"], be), inp["shape"],
-                                   is_coalesced=True)
+    x = torch.sparse_coo_tensor(_t(inp[name + "_indices"], be),
+                                _t(inp[name + "_values"], be), inp["shape"],
+                                is_coalesced=True)
+    return x if inp["fmt"] == "coo" else x.to_sparse_csr()
+
+
+def _coalesced(t):
+    """COO ``t`` coalesced (a CSR tensor has no duplicates to sum)."""
+    return t.coalesce() if t.layout == torch.sparse_coo else t
+
+
+def _sum(x, y):
+    """torch.sparse.sum of COO; CSR takes ``torch.sum`` (torch.sparse.sum coalesces)."""
+    return torch.sparse.sum(x) if x.layout == torch.sparse_coo else torch.sum(x)
 
 
 #: op -> {impl label: f(x, y)}.  On the CPU torch's ``x + y`` of two coalesced COO
 #: tensors merges them into a coalesced sum; on CUDA it concatenates them and leaves the
 #: duplicates unsummed, so ``(x + y).coalesce()`` is the sum phisparse returns there.
 ARITH = {"sparse_add": {"x + y": lambda x, y: x + y,
-                        "(x + y).coalesce()": lambda x, y: (x + y).coalesce()},
-         "sparse_sum": {"torch.sparse.sum": lambda x, y: torch.sparse.sum(x)}}
+                        "(x + y).coalesce()": lambda x, y: _coalesced(x + y)},
+         "sparse_multiply": {"x * y": lambda x, y: x * y},
+         "sparse_sum": {"torch.sparse.sum": _sum},
+         "sparse_abs": {"torch.abs": lambda x, y: torch.abs(x)}}
 
 
 def arith(fn):

@@ -68,4 +68,7 @@ def index_select(x, index, axis=0):
     """x's slices along ``axis`` at ``index`` (repeats allowed), values checked first."""
     ax = resolve_index_select(x.shape, index, axis)
     check_select_values(index, x.shape[ax], ax)
-    return xp_of(x).take(x, index, axis=ax)
+    xp = xp_of(x)
+    if x.size == 0:             # nothing to take: take would still copy a long index
+        return xp.empty(x.shape[:ax] + (index.shape[0],) + x.shape[ax + 1:], x.dtype)
+    return xp.take(x, index, axis=ax)

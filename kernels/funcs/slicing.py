@@ -166,7 +166,8 @@ def check_select_values(index, size, axis, op="index_select"):
     """IndexError unless every value of the 1-D array ``index`` lies in [0, size).
 
     A min/max pass decides; only on failure is the first bad position found,
-    for the message.  Works on numpy and cupy arrays.
+    for the message.  A broadcast index (stride 0) is one value, checked once.
+    Works on numpy and cupy arrays.
 
     Examples
     --------
@@ -178,6 +179,8 @@ def check_select_values(index, size, axis, op="index_select"):
     """
     if index.shape[0] == 0:
         return
+    if index.strides[0] == 0:         # a broadcast view: one value, however long it is
+        index = index[:1]
     if int(index.min()) >= 0 and int(index.max()) < size:
         return
     bad = (index < 0) | (index >= size)

@@ -20,6 +20,8 @@ by the same instructions on the same memory layout on any number of threads.
 import numpy as np
 from scipy.sparse import _sparsetools
 
+from ..core.size import check_bytes
+from ..core.xp import xp_of
 from .data import CsrData
 from ..funcs import pool
 from ..funcs.threads import num_threads, run_parallel
@@ -93,6 +95,24 @@ def spmm(a, y):
     return out
 
 
+def check_product_size(a, b, dtype, op):
+    """ValueError naming ``op`` before SpGEMM's passes when CSR ``a @ b`` cannot fit: the
+    products through one inner index k land on distinct coordinates (a's column k times
+    b's row k), and every structural product is stored, so the largest such block is a
+    lower bound on the result's entries, found in one pass over a's columns.  (Counting
+    the result exactly is a pass over every product: about 1e12 steps for a column of
+    2**20 entries times a row of as many.)"""
+    xp = xp_of(a.cols)
+    k = b.shape[0]
+    if a.nnz == 0 or b.nnz == 0 or k == 0:
+        return
+    per_column = xp.bincount(a.cols, minlength=k)[:k]
+    per_row = xp.diff(b.crows[:k + 1])
+    least = int((per_column.astype(xp.float64) * per_row).max())
+    check_bytes(op, f"the product of shape [{a.shape[0]}, {b.shape[1]}] (at least {least} "
+                f"entries)", least * (8 + np.dtype(dtype).itemsize), "of entries")
+
+
 def transpose(a):
     """``a.T`` as CSR (scipy's ``csr_tocsc``); each row of ``a.T`` keeps ``a``'s row order."""
     m, n = a.shape
@@ -105,17 +125,20 @@ def transpose(a):
     return CsrData(t_ptr, t_idx, t_val, (n, m))
 
 
-def spgemm(a, b):
+def spgemm(a, b, op="matmul"):
     """``a @ b`` for CSR ``a`` [M, K] and ``b`` [K, N]: CSR [M, N] (Gustavson's algorithm).
 
     One entry per structurally nonzero coordinate: products that cancel to
     zero are kept as stored zeros (scipy's ``csr_matmat`` drops them; a
     pattern that depended on the values would break gradients).  Columns
     within a row come in ``csr_matmat``'s order, not sorted.  Index dtype:
-    int32 when the inputs' and the result's sizes allow, else int64.
+    int32 when the inputs' and the result's sizes allow, else int64.  A
+    product that cannot fit in memory raises ValueError naming ``op`` first
+    (:func:`check_product_size`).
     """
     (m, _), n = a.shape, b.shape[1]
     dtype = np.result_type(a.values.dtype, b.values.dtype)
+    check_product_size(a, b, dtype, op)
     ap, aj, bp, bj = index_arrays(a.crows, a.cols, b.crows, b.cols, extent=n)
     blocks = row_blocks(ap, SPGEMM_BLOCKS_PER_THREAD)
     counts = [0] * len(blocks)

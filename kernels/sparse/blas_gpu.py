@@ -29,6 +29,8 @@ partial sums of a row that crosses a chunk's end (or, on a y of 16 columns or
 fewer, SpMV included, of any row) by atomics, and cuSPARSE's SpGEMM
 makes no bit-reproducibility promise; results agree with the CPU to rounding.
 """
+import functools
+
 import numpy as np
 
 from ..core.xp import place_of, to_place
@@ -83,12 +85,12 @@ def spmm(a, y):
     return spmm_cu.spmm(device(), a.crows, a.cols, a.values, y)
 
 
-def spgemm(a, b):
+def spgemm(a, b, op="matmul"):
     """``a @ b``: cuSPARSE SpGEMM; see :func:`kernels.sparse.blas.spgemm`."""
     dtype = np.result_type(a.values.dtype, b.values.dtype)
     if not _on_device(a.values) or not _cusparse_ok(dtype, a.nnz, b.nnz, *a.shape, *b.shape) \
             or a.nnz == 0 or b.nnz == 0:
-        return _host(blas.spgemm, a, b)
+        return _host(functools.partial(blas.spgemm, op=op), a, b)
     return _csr(_matrix(a, dtype) @ _matrix(b, dtype))
 
 

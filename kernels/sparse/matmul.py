@@ -264,11 +264,11 @@ def _sparse_extent(x, y):
     return max(_walked_dims(x, y)) > 4 * entries + 4096
 
 
-def _compact_spgemm(ops, x, y, shape):
+def _compact_spgemm(ops, x, y, shape, op="matmul"):
     """:func:`matmul_sparse_sparse` on the dims renumbered to the rows, inner indices and
     columns that hold entries (their sorted unique values), mapped back after."""
     a, b, rows, cols = _renumbered(x, y)
-    c = ops.spgemm(a, b)
+    c = ops.spgemm(a, b, op)
     c = c._replace(cols=cols[c.cols], shape=(c.shape[0], shape[-1]))
     dtype = _out_index_dtype((x, y), shape, c.nnz)
     if rows is None:                      # a CSR x: every row kept, as from_flat wants it
@@ -452,9 +452,9 @@ def addmm_sparse(ops, input, x, y, beta, alpha):
     input = _logical(input, np.result_type(_values(input).dtype, _result(x, y)))
     if _sparse_extent(x, y):              # memory follows nnz, as matmul's
         shape = tuple(x.shape[:-1]) + (y.shape[-1],)
-        p = flat_csr(_compact_spgemm(ops, x, y, shape), local=True)
+        p = flat_csr(_compact_spgemm(ops, x, y, shape, "addmm"), local=True)
     else:
-        p = ops.spgemm(flat_csr(x), flat_csr(y, local=True))
+        p = ops.spgemm(flat_csr(x), flat_csr(y, local=True), "addmm")
     dtype = np.result_type(input.values.dtype, p.values.dtype)
     rows, cols = flat_coords(input, local=True)
     p_rows, p_cols = csr_coords(p)

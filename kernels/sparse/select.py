@@ -24,6 +24,7 @@ from scipy.sparse import _sparsetools
 
 from ..core.dtypes import ALL
 from ..core.registry import register_kernel
+from ..core.size import check_bytes
 from ..core.xp import add_at, xp_of
 from ..funcs import pool
 from ..funcs.restride import index_dtype
@@ -243,15 +244,35 @@ def index_select_coo(x, index, axis=0):
     if axis >= x.sparse_dim:
         values = xp.take(x.values, index, axis=axis - x.sparse_dim + 1)
         return CooData(x.indices, values, shape, x.coalesced, unique=x.unique)
-    src, new = select_expansion(x.indices[axis], index, x.shape[axis])
+    src, new = _expansion(x, index, axis, shape)
     indices = x.indices[:, src].astype(index_dtype(shape[:x.sparse_dim], x.indices.dtype, xp=xp),
                                        copy=False)
     indices[axis] = new
-    increasing = index.shape[0] < 2 or bool(xp.all(index[1:] > index[:-1]))
+    increasing = index.shape[0] < 2 or index.strides[0] != 0 and bool(
+        xp.all(index[1:] > index[:-1]))     # a broadcast index repeats its one value
     # each selecting position is a coordinate of its own: an x storing each once gives
     # an output storing each once, repeated indices or not
     return CooData(indices, x.values[src], shape, x.coalesced and increasing,
                    unique=x.coalesced or x.unique)
+
+
+def _expansion(x, index, axis, shape):
+    """:func:`select_expansion` along sparse dim ``axis``, with work that follows x's
+    entries and the output's, not a broadcast index's length: no entries select nothing,
+    and a broadcast (stride-0) index of one value v repeats x's entries at v, an output
+    whose size is checked first (ValueError naming index_select)."""
+    xp = xp_of(x.indices)
+    coord = x.indices[axis]
+    if coord.shape[0] == 0 or index.shape[0] == 0:
+        return xp.zeros(0, xp.int64), xp.zeros(0, xp.int64)
+    if index.strides[0] != 0:
+        return select_expansion(coord, index, x.shape[axis])
+    hit = xp.flatnonzero(coord == index[0])
+    n = index.shape[0]
+    per_entry = x.indices.shape[0] * 8 + x.values[:1].nbytes
+    check_bytes("index_select", f"the output of shape {list(shape)}", hit.shape[0] * n
+                * per_entry, "of entries")
+    return xp.repeat(hit, n), xp.tile(xp.arange(n), hit.shape[0])
 
 
 @register_kernel("index_select_coo_grad", layout=COO, backends=("cpu", "gpu"), dtypes=ALL)
