@@ -18,7 +18,7 @@ import numpy as np
 
 from kernels.core import dispatch
 from kernels.core.dispatch import Ints
-from kernels.core.dtypes import INDEX, is_int
+from kernels.core.dtypes import INDEX, big_python_ints, is_int
 from kernels.core.size import MAX_DIMS
 from kernels.core.tensor import TensorBase
 from kernels.funcs.gather_view import checked_index
@@ -57,11 +57,14 @@ def _as_index_array(k):
     """
     if isinstance(k, list):
         try:
-            k = np.asarray(k)
+            array = np.asarray(k)
         except ValueError as exc:
             raise ValueError(f"{OP}: the list index {k!r} is not a rectangular array of "
                              f"integers: {exc}") from None
-        k = k.astype(np.int64) if k.size == 0 else k
+        if big_python_ints(k, array):           # numpy made it float64 or object
+            raise IndexError(f"{OP}: the list index holds a Python int out of the range "
+                             f"of int64; expected values below {INT64_MAX + 1}")
+        k = array.astype(np.int64) if array.size == 0 else array
     elif not _is_array(k):
         return None
     if k.dtype.kind == "b":

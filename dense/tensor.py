@@ -9,7 +9,7 @@ import numpy as np
 
 from kernels.core import dispatch
 from kernels.core.annotations import DataType, IntArray
-from kernels.core.dtypes import canonical_dtype
+from kernels.core.dtypes import big_python_ints, canonical_dtype
 from kernels.core.meta import MetaTensor
 from kernels.core.owned import lock, owned, owned_copy, share, unique_data
 from kernels.core.size import check_bytes, check_numpy_span, memory_limit
@@ -522,7 +522,7 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
     """
     place = canonical_place(place, "to_tensor")
     array = _host_or_device(data, dtype)
-    if dtype is None and _big_python_ints(data, array):
+    if dtype is None and big_python_ints(data, array):
         raise ValueError(f"to_tensor: data holds a Python int out of the range of int64 "
                          f"[{np.iinfo(np.int64).min}, {np.iinfo(np.int64).max}] (numpy "
                          f"makes it {array.dtype.name}); expected ints in that range, or a "
@@ -536,27 +536,6 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
         raise named("to_tensor", exc) from None
 
 
-def _big_python_ints(data, array):
-    """Whether ``data`` (a scalar, or nested lists or tuples) holds only Python ints, some
-    beyond int64, which made numpy's ``array`` of them uint64, object or (``[2**63, 1]``)
-    float64."""
-    if not isinstance(data, (int, list, tuple)) \
-            or array.dtype not in (np.uint64, np.float64, object):
-        return False
-    if array.dtype != object and not (array.size and np.abs(array).max() >= 2.0 ** 63):
-        return False                     # (a float list is not walked in Python)
-    leaves = list(_leaves(data))
-    return all(isinstance(v, int) for v in leaves) \
-        and any(not -2 ** 63 <= v < 2 ** 63 for v in leaves)
-
-
-def _leaves(data):
-    """The scalars of ``data``, a scalar or nested lists and tuples."""
-    if not isinstance(data, (list, tuple)):
-        yield data
-        return
-    for item in data:
-        yield from _leaves(item)
 
 
 def _rebuild(array, place, stop_gradient):

@@ -9,7 +9,7 @@ import numpy as np
 
 from kernels.core.autograd import grad_enabled
 from kernels.core.annotations import DataType, IntArray
-from kernels.core.dtypes import INDEX, canonical_dtype
+from kernels.core.dtypes import INDEX, big_python_ints, canonical_dtype
 from kernels.core.size import check_bytes
 from kernels.core.tensor import TensorBase, named
 from kernels.core.xp import canonical_place, check_place, place_of, to_place, xp_of
@@ -253,11 +253,15 @@ def _index_buffer(data, op, name, place):
     # Row-major, whatever the caller's order (a transposed (nnz, ndim) array is not):
     # kernels read one coordinate row at a time.
     array = _own(data, place, op, name, order="C")
+    error = ValueError if name == "crows" else IndexError      # bad crows; an index past a dim
+    if array.dtype.kind not in "iu" and big_python_ints(data, array):
+        raise error(f"{op}: {name} holds a Python int out of the range of int64 (numpy "
+                    f"makes it {array.dtype.name}); an index must fit in int64")
     if array.dtype.kind not in "iu" and not (array.size == 0 and array.dtype.kind in "fiu"):
         raise TypeError(f"{op}: {name} must hold integers, got dtype {array.dtype}")
     if array.dtype.kind == "u" and array.size and int(array.max()) > np.iinfo(np.int64).max:
-        raise IndexError(f"{op}: {name} holds {int(array.max())}, more than any dim can "
-                         f"have (an index must fit in int64)")
+        raise error(f"{op}: {name} holds {int(array.max())}, more than any dim can "
+                    f"have (an index must fit in int64)")
     return array if array.dtype in INDEX else array.astype(np.int64)
 
 

@@ -1251,3 +1251,25 @@ def test_a_sparse_product_that_cannot_fit_is_refused_before_it_is_counted(layout
         sparse.addmm(sparse.sparse_coo_tensor([[0], [0]], [1.0], [n, n]).to_sparse_csr()
                      if layout == "csr" else
                      sparse.sparse_coo_tensor([[0], [0]], [1.0], [n, n]), a, b)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: sparse.sparse_coo_tensor([[0, 2 ** 63]], [1.0, 2.0], [3]), IndexError,
+     r"^sparse_coo_tensor: indices holds a Python int out of the range of int64 \(numpy "
+     r"makes it float64\)"),
+    (lambda: sparse.sparse_coo_tensor([[2 ** 64]], [1.0], [3]), IndexError,
+     r"^sparse_coo_tensor: indices holds a Python int out of the range of int64 \(numpy "
+     r"makes it object\)"),
+    (lambda: sparse.sparse_csr_tensor([0, 1], [2 ** 64], [1.0], [1, 3]), IndexError,
+     r"^sparse_csr_tensor: cols holds a Python int out of the range of int64"),
+    (lambda: sparse.sparse_csr_tensor([0, 2 ** 64], [0], [1.0], [1, 3]), ValueError,
+     r"^sparse_csr_tensor: crows holds a Python int out of the range of int64"),
+    (lambda: sparse.sparse_csr_tensor(np.array([0, 2 ** 63], np.uint64), [0], [1.0], [1, 3]),
+     ValueError, r"^sparse_csr_tensor: crows holds 9223372036854775808, more than any dim"),
+    (lambda: dense.ones([3])[[0, 2 ** 63]], IndexError,
+     r"^getitem: the list index holds a Python int out of the range of int64"),
+])
+def test_an_index_past_int64_is_out_of_range_not_a_dtype(call, error, message):
+    """numpy makes such a list float64 or object; it was reported as a dtype (TypeError)."""
+    with pytest.raises(error, match=message):
+        call()

@@ -52,3 +52,27 @@ def is_int(v):
     """A Python or numpy integer scalar: not a bool, nor numpy's timedelta64 (both count as
     integers to ``numbers.Integral``)."""
     return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_, np.timedelta64))
+
+
+def big_python_ints(data, array):
+    """Whether ``data`` (a scalar, or nested lists or tuples) holds only Python ints, some
+    beyond int64, which made numpy's ``array`` of them uint64, object or (``[2**63, 1]``)
+    float64: what to_tensor, the sparse constructors' indices and an index list report
+    as out of range rather than as a dtype."""
+    if not isinstance(data, (int, list, tuple)) \
+            or array.dtype not in (np.uint64, np.float64, object):
+        return False
+    if array.dtype != object and not (array.size and np.abs(array).max() >= 2.0 ** 63):
+        return False                     # (a float list is not walked in Python)
+    leaves = list(_leaves(data))
+    return all(isinstance(v, int) for v in leaves) \
+        and any(not -2 ** 63 <= v < 2 ** 63 for v in leaves)
+
+
+def _leaves(data):
+    """The scalars of ``data``, a scalar or nested lists and tuples."""
+    if not isinstance(data, (list, tuple)):
+        yield data
+        return
+    for item in data:
+        yield from _leaves(item)
