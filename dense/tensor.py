@@ -527,6 +527,10 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
                          f"[{np.iinfo(np.int64).min}, {np.iinfo(np.int64).max}] (numpy "
                          f"makes it {array.dtype.name}); expected ints in that range, or a "
                          "dtype that holds them (dtype='float64')")
+    if array.dtype == object:
+        raise TypeError(f"to_tensor: data of type {type(data).__name__} is not numbers "
+                        f"(numpy makes it an object array){_hint(data)}; expected a number, "
+                        "nested lists of numbers, a numpy or cupy array or a Tensor")
     native = canonical_dtype(array.dtype)
     array = array if array.dtype == native else array.astype(native)
     array = to_place(array, place or place_of(array))
@@ -585,6 +589,15 @@ def _host_or_device(data, dtype):
                           f"{memory_limit()} bytes this process may use") from None
     return array if dt is None or array.dtype == dt else cast_values(array, dt, "to_tensor",
                                                                      "data")
+
+
+def _hint(data):
+    """What to call instead, for data of a known kind that to_tensor does not take."""
+    if type(data).__module__.startswith("scipy.sparse"):
+        return " (sparse.from_scipy(m) takes a scipy sparse array, m.toarray() densifies it)"
+    if isinstance(data, (set, frozenset, dict)) or hasattr(data, "__next__"):
+        return " (an unordered collection or an iterator: make it a list first)"
+    return ""
 
 
 def _length(data):

@@ -1273,3 +1273,15 @@ def test_an_index_past_int64_is_out_of_range_not_a_dtype(call, error, message):
     """numpy makes such a list float64 or object; it was reported as a dtype (TypeError)."""
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("data, hint", [
+    (None, ""), ([1, None], ""), ({1, 2}, "an unordered collection or an iterator"),
+    ((i for i in range(3)), "an unordered collection or an iterator"),
+    (scipy.sparse.eye(2, format="csr"), r"sparse.from_scipy\(m\) takes a scipy sparse array"),
+])
+def test_to_tensor_names_data_that_is_not_numbers(data, hint):
+    """It said 'dtype object is not supported', a dtype the caller never gave."""
+    with pytest.raises(TypeError, match=rf"^to_tensor: data of type {type(data).__name__} is "
+                                        rf"not numbers \(numpy makes it an object array\).*{hint}"):
+        dense.to_tensor(data)
