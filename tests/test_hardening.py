@@ -1285,3 +1285,20 @@ def test_to_tensor_names_data_that_is_not_numbers(data, hint):
     with pytest.raises(TypeError, match=rf"^to_tensor: data of type {type(data).__name__} is "
                                         rf"not numbers \(numpy makes it an object array\).*{hint}"):
         dense.to_tensor(data)
+
+
+def test_coalesce_of_sparse_dims_past_int64_sorts_the_coordinates():
+    """Sparse dims of 2**80 elements have no int64 flat offset: coalesce raised even for
+    one entry, while ``a + a`` worked.  It now sorts the coordinate tuples (as scipy's
+    sum_duplicates does), and its gradient maps back through the same grouping."""
+    m = 2 ** 40
+    x = sparse.sparse_coo_tensor([[m - 1, 0, m - 1, 3], [m - 2, 5, m - 2, 1]],
+                                 [1.0, 2.0, 3.0, 4.0], [m, m], stop_gradient=False)
+    c = x.coalesce()
+    assert c.is_coalesced()
+    assert c.indices().numpy().tolist() == [[0, 3, m - 1], [5, 1, m - 2]]
+    np.testing.assert_array_equal(c.values().numpy(), [2.0, 4.0, 4.0])
+    sparse.sum(sparse.multiply(c, np.array([[3.0]]))).backward()
+    np.testing.assert_array_equal(x.grad.values().numpy(), [3.0, 3.0, 3.0, 3.0])
+    one = sparse.sparse_coo_tensor([[0], [0]], [1.0], [m, m]).coalesce()
+    assert one.is_coalesced() and one.nnz() == 1

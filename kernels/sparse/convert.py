@@ -14,7 +14,7 @@ from ..core.dtypes import ALL
 from ..core.registry import register_kernel
 from ..core.xp import add_at, xp_of
 from ..funcs.restride import index_dtype
-from ..funcs.shape import prod
+from ..funcs.shape import INT64_LIMIT, prod
 from ..gpu import csr_coo as cuda
 from ..gpu.backend import device
 from .data import (CooData, CsrData, coo_to_csr_parts, csr_coords, csr_indices_cuda, flat_keys,
@@ -64,15 +64,35 @@ def coalesce_parts(x, op="coalesce"):
         all None when the entries already are unique and sorted.
     """
     xp = xp_of(x.indices)
-    keys = flat_keys(x.indices, x.shape[:x.sparse_dim], op)
-    if not bool(xp.any(keys[1:] <= keys[:-1])):
-        return None, None, None
-    perm = xp.argsort(keys, kind="stable")
-    keys = keys[perm]
-    new = xp.concatenate([xp.ones(1, dtype=bool), keys[1:] != keys[:-1]])
+    if prod(x.shape[:x.sparse_dim]) >= INT64_LIMIT:     # no int64 offsets: sort the rows
+        perm, new = _lexicographic(x.indices)
+        if perm is None:
+            return None, None, None
+    else:
+        keys = flat_keys(x.indices, x.shape[:x.sparse_dim], op)
+        if not bool(xp.any(keys[1:] <= keys[:-1])):
+            return None, None, None
+        perm = xp.argsort(keys, kind="stable")
+        keys = keys[perm]
+        new = xp.concatenate([xp.ones(1, dtype=bool), keys[1:] != keys[:-1]])
     group = xp.empty(x.nnz, dtype=xp.int64)
     group[perm] = xp.cumsum(new) - 1
     return perm, xp.flatnonzero(new), group
+
+
+def _lexicographic(indices):
+    """(stable sorting permutation, where a new coordinate starts in the sorted order) of
+    the coordinates as tuples, for sparse dims of 2**63 elements or more, which have no
+    int64 offset (scipy's ``sum_duplicates`` sorts such coordinates this way too); (None,
+    None) when they already are sorted and unique."""
+    xp = xp_of(indices)
+    perm = xp.lexsort(indices[::-1])          # lexsort's last key is the primary one
+    rows = indices[:, perm]
+    new = xp.concatenate([xp.ones(min(1, perm.shape[0]), dtype=bool),
+                          xp.any(rows[:, 1:] != rows[:, :-1], axis=0)])
+    if bool(xp.all(new)) and bool(xp.all(perm == xp.arange(perm.shape[0]))):
+        return None, None
+    return perm, new
 
 
 # ---------------------------------------------------------------- to_dense
