@@ -1302,3 +1302,16 @@ def test_coalesce_of_sparse_dims_past_int64_sorts_the_coordinates():
     np.testing.assert_array_equal(x.grad.values().numpy(), [3.0, 3.0, 3.0, 3.0])
     one = sparse.sparse_coo_tensor([[0], [0]], [1.0], [m, m]).coalesce()
     assert one.is_coalesced() and one.nnz() == 1
+
+
+def test_a_list_where_a_tensor_is_expected_is_told_what_to_pass():
+    """index_select named 'a scalar' among what it takes and then refused the scalar, and
+    concat blamed 'xs' for its element."""
+    x = sparse.sparse_coo_tensor([[0, 1]], [1.0, 2.0], [3])
+    with pytest.raises(TypeError, match=r"^index_select: argument 'index' must be a Tensor or "
+                                        r"a numpy array of int32 or int64 indices, got list; "
+                                        r"dense.to_tensor\(...\) makes a Tensor of a list$"):
+        sparse.index_select(x, [0, 1], 0)
+    with pytest.raises(TypeError, match=r"^concat: each element of argument 'xs' must be a "
+                                        r"Tensor, a numpy array or a scalar, got list"):
+        dense.concat([np.ones(2), [1.0]])

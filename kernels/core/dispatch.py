@@ -307,8 +307,13 @@ def _as_one(value, spec, arg):
                             "supported; expected int32 or int64")
         canonical_dtype(value.dtype, spec.name, f"{arg.name} dtype")
         return layout_class("dense")._wrap_array(value)
-    raise TypeError(f"{spec.name}: argument '{arg.name}' must be a Tensor, a numpy "
-                    f"array or a scalar, got {type(value).__name__}")
+    what = "a Tensor or a numpy array of int32 or int64 indices" if _is_index_arg(spec, arg) \
+        else "a Tensor, a numpy array or a scalar"
+    where = "each element of " if arg.is_list else ""
+    hint = "; dense.to_tensor(...) makes a Tensor of a list" \
+        if isinstance(value, (list, tuple)) else ""
+    raise TypeError(f"{spec.name}: {where}argument '{arg.name}' must be {what}, got "
+                    f"{type(value).__name__}{hint}")
 
 
 def _is_index_arg(spec, arg):
