@@ -17,7 +17,7 @@ from kernels.infermeta.creation import cast_values
 from kernels.sparse.data import CooData, CsrData
 from kernels.sparse.validate import check_coo, check_csr
 
-from .tensor import SparseCooTensor, SparseCsrTensor
+from .tensor import CHECKED, SparseCooTensor, SparseCsrTensor
 
 
 def sparse_coo_tensor(indices: Any, values: Any, shape: IntArray | None = None,
@@ -315,3 +315,16 @@ def _inferred_shape(indices, values, op):
                          f"indices of shape {list(indices.shape)} hold no entries; pass shape")
     highs = to_place(indices.max(axis=1), "cpu").tolist()
     return [max(int(h) + 1, 0) for h in highs] + list(values.shape[1:])
+
+
+def _from_bundle(data):
+    """A tensor built from a CooData or CsrData bundle's buffers by the constructors, so
+    checked and copied as theirs are (what ``SparseCooTensor(bundle)`` calls)."""
+    place = "gpu" if type(data.values).__module__.startswith("cupy") else None
+    shape = list(data.shape) if isinstance(data.shape, (tuple, list)) else data.shape
+    if isinstance(data, CsrData):
+        return sparse_csr_tensor(data.crows, data.cols, data.values, shape, place=place)
+    return sparse_coo_tensor(data.indices, data.values, shape, place=place)
+
+
+CHECKED.update(sparse_coo=_from_bundle, sparse_csr=_from_bundle)

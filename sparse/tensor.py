@@ -102,19 +102,14 @@ class _SparseTensor(TensorBase):
 
     @classmethod
     def _checked(cls, data):
-        """A tensor the public constructor builds from ``data``'s buffers."""
+        """A tensor the public constructor of the layout (:data:`CHECKED`) builds from
+        ``data``'s buffers."""
         if type(data) is not cls._bundle():
             raise TypeError(f"{cls.__name__}: expected a {cls._bundle().__name__} bundle "
                             f"(kernels.sparse.data), got {type(data).__name__}; build "
                             f"sparse tensors with sparse.sparse_coo_tensor or "
                             f"sparse.sparse_csr_tensor")
-        from . import creation
-        place = "gpu" if type(data.values).__module__.startswith("cupy") else None
-        if isinstance(data, CsrData):
-            return creation.sparse_csr_tensor(data.crows, data.cols, data.values,
-                                              _shape_arg(data.shape), place=place)
-        return creation.sparse_coo_tensor(data.indices, data.values, _shape_arg(data.shape),
-                                          place=place)
+        return CHECKED[cls.layout](data)
 
     def __reduce__(self):
         """Pickle and deepcopy keep the buffers and stop_gradient, not the graph."""
@@ -535,14 +530,15 @@ class SparseCsrTensor(_SparseTensor):
         return [("crows", self._d.crows), ("cols", self._d.cols), ("values", self._d.values)]
 
 
+#: layout -> f(bundle): a tensor that layout's public constructor builds from the bundle's
+#: buffers, checked and copied; set by :mod:`sparse.creation`, which imports this module.
+CHECKED = {}
+
+
 def _rebuild(cls, data_cls, fields, place, stop_gradient):
     fields = [to_place(v, place) if isinstance(v, np.ndarray) else v for v in fields]
     return cls._own(data_cls(*fields), stop_gradient)
 
-
-def _shape_arg(shape):
-    """A bundle's shape as the constructors' ``shape`` argument (a list; they check it)."""
-    return list(shape) if isinstance(shape, (tuple, list)) else shape
 
 
 def _scipy_values(values):

@@ -472,6 +472,33 @@ def _slices(x, axis, f):
     return np.array([f(r) for r in rows.tolist()])
 
 
+def _arith_reference(op, inp):
+    """numpy on the dense forms of the two operands (``x`` the first)."""
+    x, y = (_dense_of(inp[k + "_indices"], inp[k + "_values"], inp["shape"]) for k in "xy")
+    return {"sparse_add": lambda: x + y, "sparse_multiply": lambda: x * y,
+            "sparse_sum": lambda: np.sum(x), "sparse_abs": lambda: np.abs(x)}[op]()
+
+
+def _dense_of(indices, values, shape):
+    out = np.zeros(shape, np.float64)
+    np.add.at(out, tuple(indices), values)
+    return out
+
+
+@pytest.mark.parametrize("name", [w.name for w in workloads.WORKLOADS
+                                  if w.op in workloads.SPARSE_ARITH])
+def test_sparse_arith_workloads_agree_with_numpy(name):
+    """Every peer in this interpreter (phisparse, scipy) at quick size, against numpy on
+    the dense operands."""
+    w = workloads.BY_NAME[name]
+    inp = w.inputs(quick=True)
+    outputs = [o for peer in (US, "scipy") for o in _outputs(peer, w)]
+    assert outputs
+    for impl, out in outputs:
+        np.testing.assert_allclose(np.squeeze(out), _arith_reference(w.op, inp), rtol=1e-6,
+                                   err_msg=impl)
+
+
 def _dense_reference(op, inp, p):
     if op in REDUCTIONS:
         return REDUCTIONS[op](inp["x"].astype(np.float64), p["axis"])
@@ -491,6 +518,9 @@ def test_tiny_workloads_agree_with_numpy(name):
     if w.op == "coo_reshape":
         assert p["nnz"] == 10
         expected = _sparse_reference(w, inp)
+    elif w.op in workloads.SPARSE_ARITH:
+        assert p["nnz"] == 10
+        expected = _arith_reference(w.op, inp)
     elif w.op in ELEMENTWISE or w.op in REDUCTIONS:
         assert inp["x"].size == 10
         expected = _dense_reference(w.op, inp, p)
