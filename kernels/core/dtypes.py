@@ -35,8 +35,9 @@ def canonical_dtype(dtype, op="to_tensor", arg="dtype"):
 
 def additive_identity(dtype):
     """The value ``z`` of ``dtype`` with ``x + z == x`` bit for bit for every x: -0.0 for
-    floating dtypes and -0.0-0.0j for complex ones (IEEE 754: -0.0 + -0.0 is -0.0, where +0.0 would turn
-    it into +0.0), else 0.  A partial_sum's zero addends are this value."""
+    floating dtypes and -0.0-0.0j for complex ones (IEEE 754: -0.0 + -0.0 is -0.0,
+    where +0.0 would turn it into +0.0), else 0.  A partial_sum's zero addends are
+    this value."""
     dtype = np.dtype(dtype)
     if dtype.kind == "c":
         return dtype.type(complex(-0.0, -0.0))     # both components

@@ -25,8 +25,8 @@ def elementwise_checks():
     check("multiply B,P", dense.multiply, [(row, B), (x, P)], P, (0, 1))
     pow2 = 2.0 ** (np.abs(col) % 3)  # exact quotients: the forward compares bit for bit
     check("divide P,B", dense.divide, [(x.astype(np.float64), P), (pow2, B)], P, (0, 1))
-    check("divide int P,B reduce-scatters it", dense.divide, [(x, P), (pow2.astype(np.int64), B)], S(1),
-          (0, 1))
+    check("divide int P,B reduce-scatters it", dense.divide,
+          [(x, P), (pow2.astype(np.int64), B)], S(1), (0, 1))
     check("neg P", dense.neg, [(x, P)], P)
     check("relu S(1)", dense.relu, [(x, S(1))], S(1))
     check("where S(0)", lambda a, b: dense.where(dense.greater_than(a, b), a, b), [(x, S(0)), (y, S(0))], S(0),
@@ -61,7 +61,8 @@ def addend_checks():
     with np.errstate(over="ignore"):            # 3 ranks: the logical -1e39 overflows
         want = huge.numpy().astype(np.float32)
         got = dense.cast(huge, "float32").numpy()
-    np.testing.assert_array_equal(got, want, err_msg="cast P to float32 with addends beyond its range")
+    np.testing.assert_array_equal(got, want,
+                                  err_msg="cast P to float32 with addends beyond its range")
     CHECKS.append("cast P to float32 with addends beyond its range")
 
 
