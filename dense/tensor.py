@@ -540,8 +540,6 @@ def to_tensor(data: Any, dtype: DataType | None = None, place: str | None = None
         raise named("to_tensor", exc) from None
 
 
-
-
 def _rebuild(array, place, stop_gradient):
     return Tensor._own(to_place(array, place), stop_gradient)
 
