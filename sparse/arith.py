@@ -58,6 +58,8 @@ def _additive(name):
         return None
 
     def fn(x, y):
+        if type(x) in LOCAL_CLASSES and type(y) in LOCAL_CLASSES:   # no scalar: the op
+            return generated(x, y)
         out = scalar_rule(x, y, lambda op, t: getattr(_api, op)(t))
         return generated(x, y) if out is None else out
 

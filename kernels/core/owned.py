@@ -190,9 +190,12 @@ def frozen(array):
 
 def recall(arrays, what):
     """The value :func:`remember` kept for these very ``arrays`` under ``what``, or None."""
-    hit = _FACTS.get((what,) + tuple(map(id, arrays)))
-    if hit is None or any(ref() is not a for ref, a in zip(hit[0], arrays)):
+    hit = _FACTS.get((what, *map(id, arrays)))
+    if hit is None:
         return None
+    for ref, a in zip(hit[0], arrays):          # a loop: any() of a generator costs more
+        if ref() is not a:
+            return None
     return hit[1]
 
 

@@ -128,6 +128,21 @@ def _counts(nbytes, per_thread=None):
     return threads, max(threads, min(PIECES_PER_THREAD * threads, nbytes // MIN_BYTES_PER_PIECE))
 
 
+def block_count(nbytes, per_thread=None, at_least=1):
+    """How many blocks :func:`balanced_cuts` cuts ``nbytes`` of work into (1: it stays
+    whole), so that a caller can skip preparing the cumulative counts of a small job.
+
+    Examples
+    --------
+    >>> block_count(256), block_count(256, at_least=16)
+    (1, 1)
+    """
+    threads, parts = _counts(nbytes, per_thread)
+    if threads < 2:
+        parts = 1
+    return max(parts, min(at_least, nbytes // MIN_BYTES_PER_PIECE))
+
+
 def balanced_cuts(cum, nbytes, per_thread=None, at_least=1):
     """Boundaries ``[0, ..., n]`` cutting ``n`` rows into blocks of about equal work.
 
@@ -148,10 +163,7 @@ def balanced_cuts(cum, nbytes, per_thread=None, at_least=1):
     True
     """
     n = cum.shape[0] - 1
-    threads, parts = _counts(nbytes, per_thread)
-    if threads < 2:
-        parts = 1
-    parts = max(parts, min(at_least, nbytes // MIN_BYTES_PER_PIECE))
+    parts = block_count(nbytes, per_thread, at_least)
     if parts < 2 or n < 2:
         return [0, n]
     cuts = np.searchsorted(cum, np.linspace(0, int(cum[-1]), parts + 1)[1:-1])

@@ -246,8 +246,8 @@ def provenance(op, x, y, forward=False):
     mg = merge.merge(ap, aj, bp, bj, x.shape[_sparse_dim(x) - 1], union=op != "multiply",
                      values=values, known=known)
     if mg is not None:
-        for s in (x, y):
-            if isinstance(s, CsrData):
+        for s, was_known in zip((x, y), known):
+            if isinstance(s, CsrData) and not was_known:
                 merge.remember_canonical(s.crows, s.cols)
     return mg
 

@@ -103,7 +103,7 @@ def row_ids(indptr, out):
     n_row = indptr.shape[0] - 1
     if out.dtype in (np.int32, np.int64) and out.flags.c_contiguous and n_row >= 0 \
             and int(indptr[0]) == 0 and int(indptr[-1]) == out.shape[0] \
-            and out.shape[0] <= np.iinfo(out.dtype).max:
+            and (out.dtype == np.int64 or out.shape[0] < 1 << 31):
         _sparsetools.expandptr(n_row, indptr.astype(out.dtype, copy=False), out)
     else:
         out[...] = np.repeat(np.arange(n_row), np.diff(indptr))

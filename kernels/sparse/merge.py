@@ -41,7 +41,7 @@ import numpy as np
 
 from ..core.owned import recall, remember
 from ..funcs import pool
-from ..funcs.threads import balanced_cuts, run_parallel
+from ..funcs.threads import balanced_cuts, block_count, run_parallel
 
 try:
     from scipy.sparse import _sparsetools
@@ -94,9 +94,10 @@ def usable(na, nb, n_rows):
 def _cuts(ap, bp, fine=False):
     """Row boundaries of blocks holding about equal shares of both operands' entries; with
     ``fine``, at least :data:`FINE_BLOCKS` of them on any number of threads."""
-    total = int(ap[-1]) + int(bp[-1])
-    return balanced_cuts(ap.astype(np.int64) + bp, total * _BYTES_PER_ENTRY,
-                         at_least=FINE_BLOCKS if fine else 1)
+    nbytes, at_least = (int(ap[-1]) + int(bp[-1])) * _BYTES_PER_ENTRY, FINE_BLOCKS if fine else 1
+    if block_count(nbytes, at_least=at_least) < 2:
+        return [0, ap.shape[0] - 1]
+    return balanced_cuts(ap.astype(np.int64) + bp, nbytes, at_least=at_least)
 
 
 #: Blocks a product is cut into when some of its values may give a zero product: each
@@ -112,20 +113,28 @@ def _walk(ap, aj, bp, bj, ncols, lo, hi, data, fn, known):
     values: (local indptr, cols, written values, (a0, a1, b0, b1)), or None if not canonical.
     ``known``: for each operand, True if its rows are known sorted and free of duplicates."""
     a0, a1, b0, b1 = int(ap[lo]), int(ap[hi]), int(bp[lo]), int(bp[hi])
-    la, lb = ap[lo:hi + 1] - ap[lo], bp[lo:hi + 1] - bp[lo]
+    la, lb = _local(ap, lo, hi, a0), _local(bp, lo, hi, b0)
+    ja, jb = _part(aj, a0, a1), _part(bj, b0, b1)
     rows, canonical = hi - lo, _WALK["canonical"]
-    if not ((known[0] or canonical(rows, la, aj[a0:a1]))
-            and (known[1] or canonical(rows, lb, bj[b0:b1]))):
+    if not ((known[0] or canonical(rows, la, ja)) and (known[1] or canonical(rows, lb, jb))):
         return None
     da, db = data(a0, a1, b0, b1)
     size = (a1 - a0) + (b1 - b0)
     cp = np.empty(rows + 1, la.dtype)
     cj, cx = _outputs(size, la.dtype, da.dtype)
-    fn(rows, ncols, la, aj[a0:a1], da, lb, bj[b0:b1], db, cp, cj, cx)
+    fn(rows, ncols, la, ja, da, lb, jb, db, cp, cj, cx)
     n = int(cp[-1])
     if 2 * n < size:                  # an intersection far smaller than its buffers
         return cp, cj[:n].copy(), cx[:n].copy(), (a0, a1, b0, b1)
     return cp, cj[:n], cx[:n], (a0, a1, b0, b1)
+
+
+def _local(p, lo, hi, first):
+    """Row pointers ``p`` of rows [lo, hi), counted from the block's ``first`` entry
+    (``p[lo]``): p itself when the block is all of it and starts at 0."""
+    if lo == 0 and hi == p.shape[0] - 1 and first == 0:
+        return p
+    return p[lo:hi + 1] - first
 
 
 def _outputs(size, index_dtype, value_dtype):
@@ -134,6 +143,8 @@ def _outputs(size, index_dtype, value_dtype):
     a few million entries) would come from fresh pages.  Tagged (complex) values, which
     only live until their real parts are copied out, get a buffer of their own, so that
     the result's columns do not keep them alive (a float64 sum's doubled its memory)."""
+    if size * 16 < pool.MIN_BYTES:     # below the pool's floor: two plain arrays
+        return np.empty(size, index_dtype), np.empty(size, value_dtype)
     if np.dtype(value_dtype).kind == "c":
         return pool.empty((size,), index_dtype), pool.empty((size,), value_dtype)
     cols = size * np.dtype(index_dtype).itemsize
@@ -165,13 +176,12 @@ def _payload(op, av, bv):
     a stored zero makes only its own block pay for tags); else tagged (:func:`_tagged`)."""
     if op == "multiply":
         return lambda a0, a1, b0, b1: (av[a0:a1], bv[b0:b1])
-    tagged = _tagged(av, bv)
     if op == "subtract":
-        return tagged
+        return _tagged(av, bv)
 
     def data(a0, a1, b0, b1):
         a, b = _part(av, a0, a1), _part(bv, b0, b1)
-        return (a, b) if sums_nonzero(a, b) else tagged(a0, a1, b0, b1)
+        return (a, b) if sums_nonzero(a, b) else _tagged(av, bv)(a0, a1, b0, b1)
     return data
 
 
@@ -231,7 +241,12 @@ def products_nonzero(av, bv, least=None):
         return True
     least = least or min_abs
     low = least(av) * least(bv)
-    return low >= 2 * float(np.finfo(av.dtype).smallest_subnormal)
+    return low >= 2 * _TINIEST[av.dtype]
+
+
+#: Each float dtype's smallest subnormal (np.finfo on every call costs a microsecond).
+_TINIEST = {np.dtype(t): float(np.finfo(t).smallest_subnormal)
+            for t in (np.float16, np.float32, np.float64, np.longdouble)}
 
 
 def finite(v):
@@ -377,10 +392,10 @@ def merge(ap, aj, bp, bj, ncols, union=True, values=None, known=(False, False)):
             block = _DROPPED
         blocks[i] = block if block is None or values is not None else _sources(block, union)
 
-    run_parallel(walk, list(range(len(blocks))))
-    if any(b is None for b in blocks):
+    run_parallel(walk, range(len(blocks)))
+    if None in blocks:
         return None
-    if any(b is _DROPPED for b in blocks):          # a zero product: the flags walk
+    if _DROPPED in blocks:                          # a zero product: the flags walk
         return merge(ap, aj, bp, bj, ncols, union, None, (True, True))
     return _assemble(blocks, cuts, ap.dtype, union, values is not None)
 

@@ -23,7 +23,7 @@ from ..infermeta.sparse_reduce import sparse_sum_dtype, sum_plan
 from .align import check_offsets, flatten, unflatten
 from .binary import csr_out, stores_each_once
 from .convert import coalesce_coo, coalesce_parts, coo_of_csr
-from .data import CooData, index_rows, sum_by_key
+from .data import CooData, CsrData, index_rows, sum_by_key
 
 COO, CSR = "sparse_coo", "sparse_csr"
 BOTH = ("cpu", "gpu")
@@ -141,16 +141,24 @@ def sum_csr(x, axis, dtype, keepdim):
     dtype = sparse_sum_dtype(x.values.dtype, dtype)
     entrywise = _entrywise(x, dtype)
     if entrywise and len(plan.axes) == len(x.shape):
-        xp = xp_of(x.values)
-        n = min(x.nnz, 1)
-        total = sum_leading(x.values, dtype)[:n]
-        return csr_out(xp.zeros(n, dtype=xp.int64), total, plan.shape, x.crows.dtype, xp)
+        return _csr_total(x, plan.shape, dtype)
     if entrywise and plan.axes == (len(x.shape) - 1,):
         return _row_sums(x, plan, dtype)
     out = sum_coo(coo_of_csr(x), axis, dtype, True)
     xp = xp_of(out.values)
     keys = flatten(index_rows(out.indices), out.shape, xp)
     return csr_out(keys, out.values, plan.shape, x.crows.dtype, xp)
+
+
+def _csr_total(x, shape, dtype):
+    """The sum of every entry of CSR x as a CSR of all-ones ``shape``: one entry (none for
+    nnz 0) in its one row, without :func:`csr_out`'s key work (a per-call path)."""
+    xp = xp_of(x.values)
+    n = min(x.nnz, 1)
+    crows = xp.zeros(2, dtype=x.crows.dtype)
+    crows[1] = n
+    return CsrData(crows, xp.zeros(n, dtype=x.crows.dtype),
+                   sum_leading(x.values, dtype)[:n], tuple(shape))
 
 
 def _row_sums(x, plan, dtype):
