@@ -63,11 +63,31 @@ def sparse_comparison_error(symbol, x, y):
                      "tensors: convert with to_dense() first")
 
 
+#: The method Python asks the other operand for when an operator of ours gives up.
+_REFLECTIONS = {"add": "__radd__", "subtract": "__rsub__", "multiply": "__rmul__",
+                "divide": "__rtruediv__", "pow": "__rpow__", "matmul": "__rmatmul__",
+                "less_than": "__gt__", "less_equal": "__ge__", "greater_than": "__lt__",
+                "greater_equal": "__le__"}
+
+
+def _defers(other, name, reflected):
+    """True if Python should ask ``other`` to run the operator (NotImplemented): a
+    forward operator whose other operand defines the reflected method itself, as a
+    user's class may; never a string, which would repeat itself a one-element tensor's
+    times."""
+    if reflected or isinstance(other, (str, bytes, bytearray)):
+        return False
+    method = _REFLECTIONS[name]
+    return getattr(type(other), method, None) not in (None, getattr(object, method, None))
+
+
 def _binary(name, reflected=False):
     """An operator method running op ``name`` (``reflected``: other op self), as
     :func:`dense.<name>` does, straight through dispatch (the attributes' defaults
     are filled there).  A list or tuple operand becomes an array, as in numpy; a
-    sparse operand of a comparison raises TypeError; other types get NotImplemented."""
+    sparse operand of a comparison raises TypeError; ``==`` and ``!=`` with any other
+    object get NotImplemented (``t == None`` is False, as in torch and Paddle), and so
+    do operands Python may ask (:func:`_defers`); anything else is a TypeError."""
     symbol = _SYMBOLS[name]
 
     def method(self, other, *modulo):
@@ -81,8 +101,13 @@ def _binary(name, reflected=False):
                     and other.layout in ("sparse_coo", "sparse_csr"):
                 raise sparse_comparison_error(symbol, other if reflected else self,
                                               self if reflected else other)
-            else:
+            elif name in ("equal", "not_equal") or isinstance(other, TensorBase) \
+                    or _defers(other, name, reflected):       # == None: False, as torch
                 return NotImplemented
+            else:
+                raise TypeError(f"{name}: the other operand of {symbol} must be a Tensor, a "
+                                f"numpy array, a number or a list of numbers, got "
+                                f"{type(other).__name__}")
         return dispatch.run(op_spec(name), [other, self] if reflected else [self, other], [])
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
     method.__doc__ = f"See :func:`dense.{name}`."

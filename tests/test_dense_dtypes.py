@@ -1,6 +1,7 @@
 """Dtypes and Python scalars in dense ops, against numpy 2: no op returns a dtype
 phisparse does not support, comparisons with out-of-range Python ints answer as
 numpy 2 does, and bad fills, powers and dtypes raise errors that name the op."""
+import itertools
 import operator
 
 import numpy as np
@@ -266,6 +267,23 @@ def test_arange_refuses_bool():
         dense.arange.infer_meta(2, dtype="bool")
 
 
+_ARANGE_ARGS = [0, 3, 2.0, -1.5, True, np.float32(1), np.float32(-0.5), np.float16(1),
+                np.float64(1), np.int8(2), np.int32(1), np.int64(3)]
+
+
+@pytest.mark.parametrize("start", _ARANGE_ARGS, ids=repr)
+def test_arange_dtype_is_numpys_for_any_mix_of_scalars(start):
+    """numpy 2's arange promotes each argument by its kind alone: three float32
+    scalars give float64 and three int32 int64 (a float32 result was a probe's find)."""
+    for end, step in itertools.product(_ARANGE_ARGS, repeat=2):
+        if not step:
+            continue
+        want = np.arange(start, end, step)
+        got = dense.arange(start, end, step)
+        assert got.dtype == want.dtype, (start, end, step)
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
 # ------------------------------------------------------------ 6. == None and other objects
 @pytest.mark.parametrize("other", [None, "a", object()], ids=["None", "str", "object"])
 def test_equality_with_a_non_operand_is_python_identity(other):
@@ -277,6 +295,33 @@ def test_equality_with_a_non_operand_is_python_identity(other):
         t < other
     with pytest.raises(TypeError, match="^equal: argument 'y' must be a Tensor"):
         dense.equal(t, other)
+
+
+@pytest.mark.parametrize("other", ["ab", b"ab", None], ids=repr)
+def test_operators_refuse_strings_and_other_non_operands_by_name(other):
+    """A string never repeats itself by a one-element integer tensor (``t * 'ab'`` gave
+    'ababab' through ``__index__``): each operator raises TypeError naming its op."""
+    t = dense.to_tensor(np.array([3]))
+    for fn, op in ((lambda: t * other, "multiply"), (lambda: other * t, "multiply"),
+                   (lambda: t + other, "add"), (lambda: other - t, "subtract"),
+                   (lambda: t / other, "divide"), (lambda: t ** other, "pow"),
+                   (lambda: t @ other, "matmul"), (lambda: t <= other, "less_equal")):
+        with pytest.raises(TypeError, match=rf"^{op}: the other operand of .* got "
+                                            rf"{type(other).__name__}$"):
+            fn()
+
+
+def test_operators_defer_to_a_class_that_defines_the_reflected_method():
+    """Python still asks an operand that implements the reflected operator."""
+    class Other:
+        def __radd__(self, x):
+            return "radd"
+
+        def __gt__(self, x):
+            return "gt"
+
+    t = dense.to_tensor(np.array([1.0]))
+    assert t + Other() == "radd" and (t < Other()) == "gt"
 
 
 def test_empty_integer_powers_to_negative_exponents_are_empty_as_numpy():

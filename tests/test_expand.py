@@ -1,5 +1,7 @@
 """dense.expand: the worked examples of OneFlow's expand/repeat article, errors, gradients
 and properties."""
+import weakref
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -342,6 +344,31 @@ def test_pool_with_varying_sizes_stays_small_and_reuses(monkeypatch):
             del out
     assert pool.pooled_bytes() == (0, max(sizes))
     assert dense.release_memory() == max(sizes) and dense.memory_stats()["pool_idle_bytes"] == 0
+
+
+def test_pool_miss_keeps_recent_larger_blocks_and_frees_stale_ones(monkeypatch):
+    """A call asking for a small and a large buffer, where the small request misses
+    (its fitting block is busy), keeps the idle large block for the large request (a
+    miss used to free every idle block: a CSR add lost its result blocks every call);
+    an idle block no request used for STALE_REQUESTS requests goes at the next miss."""
+    from kernels.funcs import pool
+    monkeypatch.setattr(pool, "_blocks", [])
+    monkeypatch.setattr(pool, "_served", {})
+    monkeypatch.setattr(pool, "MIN_BYTES", 1024)
+    monkeypatch.setattr(pool, "_limit", 1000 * pool.GRAIN)
+    big = pool.empty((10 * pool.GRAIN,), np.uint8)
+    big_block = weakref.ref(big.base)                    # not a reference: it would be busy
+    del big
+    busy = pool.empty((pool.GRAIN,), np.uint8)          # a new block: none fits
+    small = pool.empty((pool.GRAIN,), np.uint8)          # misses: its like is busy
+    again = pool.empty((10 * pool.GRAIN,), np.uint8)
+    assert again.base is big_block()                     # kept through the miss
+    del again, small, busy
+    for _ in range(pool.STALE_REQUESTS + 1):             # only the one-grain blocks serve
+        pool.empty((pool.GRAIN,), np.uint8)
+    pool.empty((3 * pool.GRAIN,), np.uint8)              # a miss: the big block is stale
+    assert big_block() is None
+    assert sorted(b.size for b in pool._blocks) == [3 * pool.GRAIN]   # smaller ones freed
 
 
 def test_pool_cap_and_switch_off(monkeypatch):

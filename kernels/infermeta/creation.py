@@ -128,13 +128,25 @@ def arange_length(start, end, step, op="arange"):
     return 0 if length <= 0 else math.ceil(length)
 
 
+def _arange_kind(v):
+    """The dtype numpy's arange promotes argument ``v`` as: a bool or an integer as int64
+    (uint64, and a Python int past int64, as float64), a float as float64 and a complex
+    as complex128 whatever their precision, longer ones as they are (numpy 2 gives
+    float64 for three float32 scalars, and int64 for three int32)."""
+    dt = np.asarray(v).dtype
+    if dt.kind in "biu":
+        return np.dtype(np.float64 if dt == np.uint64 else np.int64)
+    if dt.kind in "fc":
+        return np.result_type(dt, np.float64)
+    return dt
+
+
 def arange_infer_meta(start, end=None, step=1, dtype=None):
-    """[start, end) by step (end None: [0, start)); int64 for ints, numpy's dtype otherwise."""
+    """[start, end) by step (end None: [0, start)) in numpy's dtype (:func:`_arange_kind`)."""
     if end is None:
         start, end = 0, start
     n = arange_length(start, end, step)
-    dt = np.result_type(np.asarray(start), np.asarray(end), np.asarray(step)) \
-        if dtype is None else dtype
+    dt = np.result_type(*map(_arange_kind, (start, end, step))) if dtype is None else dtype
     dt = canonical_dtype(dt, "arange")
     if dt.kind == "b":        # numpy refuses it past length 2; Paddle has no bool arange
         raise TypeError(f"arange: dtype {dt.name} is not supported; expected an integer, "
