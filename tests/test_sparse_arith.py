@@ -911,3 +911,40 @@ def test_sum_over_dense_dims_in_another_dtype_has_positional_gradients(dtype):
     out.to_dense().backward(dense.to_tensor(seed))
     np.testing.assert_array_equal(x.grad.values().numpy(),
                                   np.repeat([[40.0], [20.0], [60.0], [20.0]], 4, axis=1))
+
+
+# ---------------------------------------------------------------- the sign of a stored zero
+def _signs(a):
+    return np.signbit(np.asarray(a, dtype=float)).tolist()
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_to_dense_keeps_a_stored_negative_zero_whatever_the_coalesced_flag(layout):
+    """A coordinate's value is the IEEE sum of its entries: -0.0 alone (or -0.0 + -0.0)
+    is -0.0, -0.0 + 0.0 is +0.0; implicit zeros are +0.0.  add.at into zeros made the
+    first +0.0 for an uncoalesced COO and for every CSR (a randomized multi-rank round's
+    find); a coalesced COO, which assigns, kept it."""
+    idx = np.array([[0, 0, 1, 1, 2], [0, 0, 1, 1, 2]])
+    vals = np.array([-0.0, -0.0, -0.0, 0.0, -0.0])
+    x = sparse.sparse_coo_tensor(idx, vals, [3, 4])
+    x = x if layout == "coo" else x.to_sparse_csr()
+    got = x.to_dense().numpy()
+    assert _signs(got[[0, 1, 2, 0], [0, 1, 2, 3]]) == [True, False, True, False]
+    assert np.array_equal(got, np.zeros((3, 4)))
+    hybrid = sparse.sparse_coo_tensor(np.array([[1, 0]]), np.array([[-0.0, 1.0], [-0.0, -0.0]]),
+                                      [2, 2])                    # one sparse dim, one dense
+    assert _signs(hybrid.to_dense().numpy()) == [[True, True], [True, False]]
+
+
+def test_coalesce_by_buckets_keeps_a_lone_negative_zero():
+    """Unsorted unique coordinates are coalesced by counting into buckets (bincount adds
+    from +0.0): a key whose entries are all -0.0 stays -0.0, and so does its product
+    (multiply of an unsorted operand gave +0.0 where the coalesced operand gave -0.0)."""
+    x = sparse.sparse_coo_tensor(np.array([[0, 0, 0], [1, 0, 2]]), np.array([1.0, -0.0, -0.0]),
+                                 [1, 3])
+    y = sparse.sparse_coo_tensor(np.array([[0], [0]]), np.array([2.5]), [1, 3])
+    assert _signs(x.coalesce().values().numpy()) == [True, False, True]
+    assert _signs(sparse.multiply(x, y).values().numpy()) == [True]
+    mixed = sparse.sparse_coo_tensor(np.array([[0, 0, 0], [1, 0, 1]]),
+                                     np.array([-0.0, 3.0, 0.0]), [1, 3])
+    assert _signs(mixed.coalesce().values().numpy()) == [False, False]

@@ -288,10 +288,10 @@ def _from_rows(like, mg, values, shape, idt):
 
 
 def same_shape(op, mg, x, y):
-    """x op y from their merge, block by block on threads."""
-    out_shape, dtype = _meta(op, x, y)
-    values = mg.values
+    """x op y from their merge, block by block on threads (x and y have one shape)."""
+    values, out_shape = mg.values, tuple(x.shape)
     if values is None:
+        dtype = _meta(op, x, y)[1]
         values = np.empty(mg.cols.shape + x.values.shape[1:], dtype)
 
         def fill(p):

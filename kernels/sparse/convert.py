@@ -43,7 +43,24 @@ def scatter_dense(indices, values, shape, unique, op):
         view[flat] = values
     else:
         add_at(view, flat, values)
+        _negative_zeros(view, flat, values)
     return out
+
+
+def _negative_zeros(view, flat, values):
+    """-0.0 at each position of ``view`` where every entry added was -0.0 (their IEEE sum,
+    which ``add.at`` into zeros gives as +0.0), as a coalesced tensor's assignment keeps a
+    stored -0.0; real floats only.  One pass over the values when none is -0.0."""
+    xp = xp_of(values)
+    if values.dtype.kind != "f":
+        return
+    negative = (values == 0) & xp.signbit(values)
+    if not bool(negative.any()):
+        return
+    counts = [xp.zeros(view.shape, xp.int64) for _ in range(2)]
+    for count, which in zip(counts, (negative, ~negative)):
+        add_at(count, flat, which.astype(xp.int64))
+    view[(counts[0] > 0) & (counts[1] == 0)] = -0.0
 
 
 def gather_dense(g, indices, op):

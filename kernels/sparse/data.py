@@ -343,5 +343,9 @@ def _bucket_sum(keys, values, size, xp):
     present = xp.bincount(keys, minlength=size) > 0
     ukeys = xp.flatnonzero(present)
     sums = xp.bincount(keys, weights=values, minlength=size)[ukeys].astype(values.dtype)
+    negative = (values == 0) & xp.signbit(values)
+    if bool(negative.any()):            # bincount adds from +0.0: -0.0 alone would flip
+        others = xp.bincount(keys[~negative], minlength=size)[ukeys]
+        sums[others == 0] = -0.0        # every entry of the key is -0.0: so is their sum
     rank = xp.cumsum(present) - 1
     return ukeys, sums, rank[keys]
