@@ -934,6 +934,11 @@ def test_to_dense_keeps_a_stored_negative_zero_whatever_the_coalesced_flag(layou
     hybrid = sparse.sparse_coo_tensor(np.array([[1, 0]]), np.array([[-0.0, 1.0], [-0.0, -0.0]]),
                                       [2, 2])                    # one sparse dim, one dense
     assert _signs(hybrid.to_dense().numpy()) == [[True, True], [True, False]]
+    parts = [complex(-0.0, -0.0), complex(-0.0, 0.0), complex(1.0, -0.0)]  # each part alone
+    c = sparse.sparse_coo_tensor(np.array([[0, 0, 1]]), np.array(parts), [3])
+    dense_c = c.to_dense().numpy()
+    assert _signs(dense_c.real) == [True, False, False]
+    assert _signs(dense_c.imag) == [False, True, False]
 
 
 def test_coalesce_by_buckets_keeps_a_lone_negative_zero():

@@ -50,8 +50,13 @@ def scatter_dense(indices, values, shape, unique, op):
 def _negative_zeros(view, flat, values):
     """-0.0 at each position of ``view`` where every entry added was -0.0 (their IEEE sum,
     which ``add.at`` into zeros gives as +0.0), as a coalesced tensor's assignment keeps a
-    stored -0.0; real floats only.  One pass over the values when none is -0.0."""
+    stored -0.0; a complex tensor's real and imaginary parts each.  One pass over the
+    values when none is -0.0."""
     xp = xp_of(values)
+    if values.dtype.kind == "c":
+        for part in ("real", "imag"):
+            _negative_zeros(getattr(view, part), flat, getattr(values, part))
+        return
     if values.dtype.kind != "f":
         return
     negative = (values == 0) & xp.signbit(values)
