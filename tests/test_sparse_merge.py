@@ -277,9 +277,10 @@ def test_same_sign_sums_walk_on_the_values_and_keep_the_union(layout, sign):
     assert not merge.sums_nonzero(x.values().numpy(), mixed.values().numpy())
 
 
-def test_a_stored_zero_makes_only_its_own_block_tag_its_sums(monkeypatch):
-    """Positive values with one stored zero: that block walks tagged values and keeps the
-    zero (scipy's walk would drop it), the others walk the plain values."""
+def test_a_stored_zero_makes_only_its_own_block_mark_its_sums(monkeypatch):
+    """Positive values with one stored zero: that block walks its values with the zero
+    marked (NaN) and keeps it (scipy's walk would drop it), the others walk the plain
+    values, and no block is tagged."""
     rng = np.random.default_rng(6)
     x, y = pair(rng, "csr", (400, 300), 2, nnz=(20000, 15000))
     vx, vy = np.abs(x.values().numpy()) + 0.25, np.abs(y.values().numpy()) + 0.25
@@ -289,12 +290,15 @@ def test_a_stored_zero_makes_only_its_own_block_tag_its_sums(monkeypatch):
     monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
     monkeypatch.setattr(threads, "_num_threads", 4)
     assert len(merge._cuts(x._d.crows, y._d.crows)) > 3
-    tagged = []
-    real = merge._tagged
+    tagged, marked = [], []
+    real, real_marked = merge._tagged, merge._marked
     monkeypatch.setattr(merge, "_tagged", lambda av, bv: (lambda *a: tagged.append(a)
                                                           or real(av, bv)(*a)))
+    monkeypatch.setattr(merge, "_marked", lambda a, b, z: marked.append(z)
+                        or real_marked(a, b, z))
     out = x + y
-    assert len(tagged) == 1 and tagged[0][0] <= 123 < tagged[0][1]
+    assert not tagged and len(marked) == 1
+    assert [z.shape[0] for z in marked[0]] == [1, 0]
     stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
     assert out.nnz() == np.count_nonzero(stored[0] | stored[1])        # the zero is kept
     np.testing.assert_array_equal(out.to_dense().numpy(),
@@ -366,3 +370,49 @@ def test_one_block_tagged_sum_keeps_its_zero_and_holds_no_complex_buffer(dtype, 
         assert owner.nbytes <= cols.nbytes * 1.5, (owner.nbytes, cols.nbytes)
     assert merge.signs(x._d.values) == (False, False)      # the zero: neither sign
     assert merge.signs(y._d.values) == (True, False)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("blocks", [1, 4])
+def test_a_sum_of_one_signed_values_with_a_few_zeros_keeps_every_entry(layout, sign, blocks,
+                                                                         monkeypatch):
+    """One-signed values with a few stored zeros (±0.0) walk with the zeros marked NaN
+    instead of tagging the whole block: every union entry stays stored, the sums are
+    numpy's, and a zero's sum is its IEEE sum with the other operand's value (or +0.0
+    alone, as the tagged walk gives); past FEW_ZEROS, or with a NaN, the tags serve."""
+    if blocks > 1:
+        monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
+        monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
+        monkeypatch.setattr(threads, "_num_threads", blocks)
+    marked = []
+    monkeypatch.setattr(merge, "_marked", lambda *a, real=merge._marked: marked.append(1)
+                        or real(*a))
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        shape, n = (30, 40), 300
+        keys = [np.sort(rng.choice(1200, n, replace=False)) for _ in range(2)]
+        vals = [sign * rng.random(n) for _ in range(2)]
+        for v in vals:                                   # zeros, some negative
+            at = rng.choice(n, int(rng.integers(1, 6)), replace=False)
+            v[at] = rng.choice([0.0, -0.0], at.shape[0])
+        if trial % 5 == 4:
+            vals[0][: merge.FEW_ZEROS + 1] = 0.0          # too many: tagged
+        ops = [sparse.sparse_coo_tensor(np.stack([k // 40, k % 40]), v, list(shape)).coalesce()
+               for k, v in zip(keys, vals)]
+        if layout == "csr":
+            ops = [o.to_sparse_csr() for o in ops]
+        out = ops[0] + ops[1]
+        at = [np.full(1200, np.nan) for _ in range(2)]
+        for a, k, v in zip(at, keys, vals):
+            a[k] = v
+        has = [~np.isnan(a) for a in at]                # IEEE: a + b, or one value + 0.0
+        want = np.where(has[0] & has[1], at[0] + at[1],
+                        np.where(has[0], at[0], at[1]) + 0.0)
+        want[~(has[0] | has[1])] = 0.0
+        union = np.union1d(*keys)
+        assert out.nnz() == union.shape[0]
+        got = out.to_dense().numpy().ravel()
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got[union]), np.signbit(want[union]))
+    assert marked                                       # the few-zeros walk ran
