@@ -202,27 +202,15 @@ FEW_ZEROS = 64
 
 def _few_zeros(a, b):
     """Where ``a``'s and ``b``'s zeros are, when those are the only values whose sums
-    may vanish (every other value of both has one sign, none is NaN or infinite) and
-    there are at most :data:`FEW_ZEROS` of them; else None."""
-    if a.ndim != 1 or not (finite(a) and finite(b)):
+    may vanish (every other value of both has one sign: no NaN, and infinities of one
+    sign add to no NaN) and there are at most :data:`FEW_ZEROS` of them; else None."""
+    if a.ndim != 1:
         return None
-    (a_pos, a_neg, za), (b_pos, b_neg, zb) = _zeros(a), _zeros(b)
-    if not (a_pos and b_pos or a_neg and b_neg) or za is None or zb is None \
+    (*_, a_up, a_down, za), (*_, b_up, b_down, zb) = _sign_facts(a), _sign_facts(b)
+    if not (a_up and b_up or a_down and b_down) or za is None or zb is None \
             or za.shape[0] + zb.shape[0] > FEW_ZEROS:
         return None
     return za, zb
-
-
-def _zeros(v):
-    """(no value of 1-D ``v`` is negative, none is positive, where its zeros are or None
-    past :data:`FEW_ZEROS`), remembered for a locked v (a tensor's values)."""
-    known = recall((v,), "zeros")
-    if known is None:
-        low, high = (float(np.min(v)), float(np.max(v))) if v.shape[0] else (0.0, 0.0)
-        where = np.flatnonzero(v == 0) if low <= 0 <= high else np.zeros(0, np.int64)
-        known = remember((v,), "zeros", (low >= 0, high <= 0,
-                                         where if where.shape[0] <= FEW_ZEROS else None))
-    return known
 
 
 def _marked(a, b, zeros):
@@ -281,17 +269,31 @@ def sums_nonzero(av, bv):
 def signs(v):
     """(every value of 1-D float ``v`` is positive, every one is negative): both True for
     an empty v, both False with a NaN; remembered for a locked v (a tensor's values)."""
+    return _sign_facts(v)[:2]
+
+
+def _sign_facts(v):
+    """:func:`signs`, then (no value is negative, none is positive, where the zeros are:
+    None unless those two say one sign but for zeros, and past :data:`FEW_ZEROS`),
+    remembered for a locked v: one pass where the values are positive, two or three
+    otherwise (the third only finds the zeros of one-signed values)."""
     known = recall((v,), "signs")
     return known if known is not None else remember((v,), "signs", _scan_signs(v))
 
 
 def _scan_signs(v):
-    """:func:`signs`'s scan: one pass where the values are positive, two otherwise."""
+    """:func:`_sign_facts`'s scan."""
     if v.shape[0] == 0:
-        return True, True
-    if np.min(v) > 0:
-        return True, False
-    return False, bool(np.max(v) < 0)
+        return True, True, True, True, np.zeros(0, np.int64)
+    low = np.min(v)
+    if low > 0:
+        return True, False, True, False, np.zeros(0, np.int64)
+    high = np.max(v)
+    if not (low == 0 or high == 0):         # mixed signs, all negative, or a NaN
+        return False, bool(high < 0), False, bool(high < 0), None
+    where = np.flatnonzero(v == 0)
+    return (False, False, bool(low >= 0), bool(high <= 0),
+            where if where.shape[0] <= FEW_ZEROS else None)
 
 
 def products_nonzero(av, bv, least=None):
