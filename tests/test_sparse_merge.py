@@ -416,3 +416,22 @@ def test_a_sum_of_one_signed_values_with_a_few_zeros_keeps_every_entry(layout, s
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(np.signbit(got[union]), np.signbit(want[union]))
     assert marked                                       # the few-zeros walk ran
+
+
+def test_the_few_zeros_walk_with_infinities_and_negative_zeros(monkeypatch):
+    """One-signed values may hold infinities of their sign (inf + x is never NaN): the
+    zeros are marked all the same; -0.0 + -0.0 stays -0.0 and -0.0 alone becomes +0.0,
+    as the tagged walk gives (-0.0 + 0.0)."""
+    marked = []
+    monkeypatch.setattr(merge, "_marked", lambda *a, real=merge._marked: marked.append(1)
+                        or real(*a))
+    x = sparse.sparse_coo_tensor(np.array([[0, 0, 1, 1], [0, 2, 1, 2]]),
+                                 np.array([-0.0, -np.inf, -0.0, -0.0]), [2, 3])
+    y = sparse.sparse_coo_tensor(np.array([[0, 1, 1], [2, 1, 2]]), np.array([-5.0, -2.0, -0.0]),
+                                 [2, 3])
+    z = x + y
+    got = z.to_dense().numpy()
+    want = np.array([[0.0, 0.0, -np.inf], [0.0, -2.0, -0.0]])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    assert z.nnz() == 4 and marked
