@@ -540,7 +540,6 @@ def _rebuild(cls, data_cls, fields, place, stop_gradient):
     return cls._own(data_cls(*fields), stop_gradient)
 
 
-
 def _scipy_values(values):
     """A host copy of ``values`` in a dtype scipy.sparse supports (float16 -> float32)."""
     out = to_numpy(values)

@@ -18,7 +18,7 @@ from ..funcs.shape import INT64_LIMIT, prod
 from ..gpu import csr_coo as cuda
 from ..gpu.backend import device
 from .data import (CooData, CsrData, coo_to_csr_parts, csr_coords, csr_indices_cuda, flat_keys,
-                   fold_dense, row_keys, row_order)
+                   fold_dense, keep_negative_zeros, row_keys, row_order)
 
 COO, CSR, DENSE = "sparse_coo", "sparse_csr", "dense"
 
@@ -43,29 +43,9 @@ def scatter_dense(indices, values, shape, unique, op):
         view[flat] = values
     else:
         add_at(view, flat, values)
-        _negative_zeros(view, flat, values)
+        keep_negative_zeros(view, flat, values)
     return out
 
-
-def _negative_zeros(view, flat, values):
-    """-0.0 at each position of ``view`` where every entry added was -0.0 (their IEEE sum,
-    which ``add.at`` into zeros gives as +0.0), as a coalesced tensor's assignment keeps a
-    stored -0.0; a complex tensor's real and imaginary parts each.  One pass over the
-    values when none is -0.0."""
-    xp = xp_of(values)
-    if values.dtype.kind == "c":
-        for part in ("real", "imag"):
-            _negative_zeros(getattr(view, part), flat, getattr(values, part))
-        return
-    if values.dtype.kind != "f":
-        return
-    negative = (values == 0) & xp.signbit(values)
-    if not bool(negative.any()):
-        return
-    counts = [xp.zeros(view.shape, xp.int64) for _ in range(2)]
-    for count, which in zip(counts, (negative, ~negative)):
-        add_at(count, flat, which.astype(xp.int64))
-    view[(counts[0] > 0) & (counts[1] == 0)] = -0.0
 
 
 def gather_dense(g, indices, op):

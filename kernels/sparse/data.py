@@ -20,7 +20,7 @@ import numpy as np
 from scipy.sparse import _sparsetools
 
 from ..core.owned import readable
-from ..core.xp import place_of, xp_of
+from ..core.xp import add_at, place_of, xp_of
 from ..funcs import pool
 from ..funcs.restride import index_dtype, restride
 from ..funcs.shape import INT64_LIMIT, prod
@@ -342,10 +342,30 @@ def _bucket_sum(keys, values, size, xp):
     keys, values = readable(keys), readable(values)
     present = xp.bincount(keys, minlength=size) > 0
     ukeys = xp.flatnonzero(present)
-    sums = xp.bincount(keys, weights=values, minlength=size)[ukeys].astype(values.dtype)
-    negative = (values == 0) & xp.signbit(values)
-    if bool(negative.any()):            # bincount adds from +0.0: -0.0 alone would flip
-        others = xp.bincount(keys[~negative], minlength=size)[ukeys]
-        sums[others == 0] = -0.0        # every entry of the key is -0.0: so is their sum
+    sums = xp.bincount(keys, weights=values, minlength=size)
+    keep_negative_zeros(sums, keys, values)
+    sums = sums[ukeys].astype(values.dtype)
     rank = xp.cumsum(present) - 1
     return ukeys, sums, rank[keys]
+
+
+def keep_negative_zeros(view, flat, values):
+    """-0.0 at each position of ``view`` (along its first axis, ``flat`` per entry of
+    ``values``) where every entry added was -0.0: their IEEE sum, which ``add.at`` or
+    ``bincount`` into zeros gives as +0.0 (a coalesced tensor's assignment keeps a stored
+    -0.0); a complex tensor's real and imaginary parts each.  One pass over the
+    values when none is -0.0."""
+    xp = xp_of(values)
+    if values.dtype.kind == "c":
+        for part in ("real", "imag"):
+            keep_negative_zeros(getattr(view, part), flat, getattr(values, part))
+        return
+    if values.dtype.kind != "f":
+        return
+    negative = (values == 0) & xp.signbit(values)
+    if not bool(negative.any()):
+        return
+    counts = [xp.zeros(view.shape, xp.int64) for _ in range(2)]
+    for count, which in zip(counts, (negative, ~negative)):
+        add_at(count, flat, which.astype(xp.int64))
+    view[(counts[0] > 0) & (counts[1] == 0)] = -0.0

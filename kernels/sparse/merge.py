@@ -187,9 +187,10 @@ def _payload(op, av, bv):
 
     def data(a0, a1, b0, b1):
         a, b = _part(av, a0, a1), _part(bv, b0, b1)
-        if sums_nonzero(a, b):
+        facts = _sign_facts(a), _sign_facts(b)     # one scan of a block's slices
+        if facts[0][0] and facts[1][0] or facts[0][1] and facts[1][1]:   # sums_nonzero
             return a, b
-        zeros = _few_zeros(a, b)
+        zeros = _few_zeros(*facts)
         if zeros is not None:
             return (*_marked(a, b, zeros), _restorer(a, b))
         return _tagged(av, bv)(a0, a1, b0, b1)
@@ -200,13 +201,12 @@ def _payload(op, av, bv):
 FEW_ZEROS = 64
 
 
-def _few_zeros(a, b):
-    """Where ``a``'s and ``b``'s zeros are, when those are the only values whose sums
-    may vanish (every other value of both has one sign: no NaN, and infinities of one
-    sign add to no NaN) and there are at most :data:`FEW_ZEROS` of them; else None."""
-    if a.ndim != 1:
-        return None
-    (*_, a_up, a_down, za), (*_, b_up, b_down, zb) = _sign_facts(a), _sign_facts(b)
+def _few_zeros(a_facts, b_facts):
+    """Where two operands' zeros are, from their :func:`_sign_facts`, when those are the
+    only values whose sums may vanish (every other value of both has one sign: no NaN,
+    and infinities of one sign add to no NaN) and there are at most :data:`FEW_ZEROS`
+    of them; else None."""
+    (*_, a_up, a_down, za), (*_, b_up, b_down, zb) = a_facts, b_facts
     if not (a_up and b_up or a_down and b_down) or za is None or zb is None \
             or za.shape[0] + zb.shape[0] > FEW_ZEROS:
         return None
