@@ -609,20 +609,43 @@ def test_bit_identical_on_one_and_two_threads(layout, monkeypatch):
         assert p.tobytes() == q.tobytes() == r.tobytes()
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
-def test_sddmm_over_several_blocks_and_a_partial_one_matches_numpy(dtype):
-    """The CPU SDDMM gathers and reduces in blocks of ``sddmm_block`` entries: an entry
-    count of 2.5 blocks (any thread count) gives numpy's row-wise products."""
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.int8, np.float16, np.bool_])
+def test_sddmm_matches_numpy_on_the_compiled_loop_and_the_gathered_path(dtype):
+    """The CPU SDDMM: the compiled loop (float32, complex64, int8, whose products wrap as
+    numpy's do) and the gathered blocks (float16, bool), over 2.5 gather blocks, give
+    numpy's row-wise products."""
     from kernels.sparse import blas
     rng = np.random.default_rng(21)
     k = 16
     n = 5 * blas.sddmm_block(k, dtype) // 2
-    x, yt = rand((300, k), rng, dtype), rand((200, k), rng, dtype)
+    x = (rng.integers(-128, 128, (300, k)) if dtype == np.int8 else rand((300, k), rng, dtype))
+    yt = (rng.integers(-128, 128, (200, k)) if dtype == np.int8 else rand((200, k), rng, dtype))
+    x, yt = x.astype(dtype), yt.astype(dtype)
     rows, cols = np.sort(rng.integers(0, 300, n)), rng.integers(0, 200, n)
-    want = np.einsum("ij,ij->i", x[rows].astype(np.complex128), yt[cols].astype(np.complex128))
     got = blas.sddmm(rows, cols, x, yt)
     assert got.dtype == dtype and got.shape == (n,)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    wide = np.complex128 if dtype == np.complex64 else np.int64 if dtype == np.int8 else np.float64
+    want = np.einsum("ij,ij->i", x[rows].astype(wide), yt[cols].astype(wide))
+    if dtype == np.int8:
+        np.testing.assert_array_equal(got, want.astype(np.int8))     # two's complement wrap
+    elif dtype == np.bool_:
+        np.testing.assert_array_equal(got, want > 0)
+    else:
+        tol = 2e-2 if dtype == np.float16 else 1e-5
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_gpu_sddmm_hands_the_kernel_row_ids_for_row_pointers(monkeypatch):
+    """The GPU backend's SDDMM takes a CSR pattern's row pointers as the CPU's does and
+    gives ``sddmm.cu`` each entry's row (the kernel replaced by a recorder)."""
+    from kernels.sparse import blas_gpu
+    seen = []
+    monkeypatch.setattr(blas_gpu.sddmm_cu, "sddmm", lambda dev, *args: seen.append(args))
+    monkeypatch.setattr(blas_gpu, "device", lambda: None)
+    x, yt = np.ones((3, 2), np.float32), np.ones((4, 2), np.float32)
+    blas_gpu.sddmm(None, np.array([1, 3, 0]), x, yt, crows=np.array([0, 2, 2, 3]))
+    np.testing.assert_array_equal(seen[0][0], [0, 0, 2])
+    np.testing.assert_array_equal(seen[0][1], [1, 3, 0])
 
 
 def test_readme_sparse_linear_layer_example():

@@ -33,7 +33,7 @@ import functools
 
 import numpy as np
 
-from ..core.xp import place_of, to_place
+from ..core.xp import place_of, to_place, xp_of
 from ..gpu import sddmm as sddmm_cu
 from ..gpu import spmm as spmm_cu
 from ..gpu.backend import device
@@ -102,8 +102,12 @@ def transpose(a):
     return _csr(_matrix(a, a.values.dtype).T.tocsr())
 
 
-def sddmm(rows, cols, x, yt):
-    """The entries of ``x @ yt.T`` at (rows, cols): ``sddmm.cu`` on the GPU backend."""
+def sddmm(rows, cols, x, yt, crows=None):
+    """The entries of ``x @ yt.T`` at (rows, cols): ``sddmm.cu`` on the GPU backend
+    (rows None: the row ids of a 2-D CSR pattern's row pointers ``crows``)."""
+    if rows is None:
+        xp = xp_of(cols)
+        rows = xp.repeat(xp.arange(crows.shape[0] - 1, dtype=crows.dtype), xp.diff(crows))
     if np.result_type(x.dtype, yt.dtype) not in _VALUE_DTYPES:
         return _host(blas.sddmm, rows, cols, x, yt)
     return sddmm_cu.sddmm(device(), rows, cols, x, yt)
