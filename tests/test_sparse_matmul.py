@@ -635,6 +635,33 @@ def test_sddmm_matches_numpy_on_the_compiled_loop_and_the_gathered_path(dtype):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, np.int32])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_spmm_loop_gives_scipys_bits(dtype, threads, monkeypatch):
+    """The compiled SpMM adds the rows of y in each row's entry order, as scipy's
+    ``csr_matvecs`` does: bit for bit scipy's product, with duplicates and empty rows,
+    on any number of threads."""
+    import scipy.sparse as sps
+    from kernels.funcs.threads import set_num_threads
+    from kernels.sparse import blas
+    from kernels.sparse.data import CsrData
+    rng = np.random.default_rng(4)
+    m, k, n = 3000, 500, 7
+    counts = rng.integers(0, 40, m)
+    counts[100:200] = 0
+    crows = np.concatenate([[0], np.cumsum(counts)])
+    cols = rng.integers(0, k, int(crows[-1]))                  # duplicates likely
+    vals, y = rand(cols.shape[0], rng, dtype), rand((k, n), rng, dtype)
+    old = set_num_threads(threads)
+    try:
+        got = blas.spmm(CsrData(crows, cols, vals, (m, k)), y)
+    finally:
+        set_num_threads(old)
+    want = sps.csr_array((vals, cols, crows), shape=(m, k)) @ y
+    assert got.dtype == want.dtype
+    assert got.tobytes() == np.ascontiguousarray(want).tobytes()
+
+
 def test_gpu_sddmm_hands_the_kernel_row_ids_for_row_pointers(monkeypatch):
     """The GPU backend's SDDMM takes a CSR pattern's row pointers as the CPU's does and
     gives ``sddmm.cu`` each entry's row (the kernel replaced by a recorder)."""

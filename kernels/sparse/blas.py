@@ -4,9 +4,13 @@ The matmul family (:mod:`kernels.sparse.matmul`) hands every operand over as
 a 2-D :class:`~kernels.sparse.data.CsrData`: a batched one as its
 block-diagonal matrix, so nothing here knows about batches.
 
-SpMM, SpGEMM and transpose run scipy's compiled sparsetools
-(``csr_matvecs``, ``csr_matmat_maxnnz``/``csr_matmat``, ``csr_tocsc``),
-which release the GIL.  SpMM and SpGEMM cut the rows into blocks of about
+SpMV, SpGEMM and transpose run scipy's compiled sparsetools
+(``csr_matvec``, ``csr_matmat_maxnnz``/``csr_matmat``, ``csr_tocsc``),
+which release the GIL; SpMM with more than one column runs a compiled loop
+(:mod:`kernels.funcs.jit`) that adds whole rows of the dense operand, where
+``csr_matvecs`` runs a scalar loop over them (the same sums in the same
+order: the same bits, 0.7x the time), and keeps ``csr_matvecs`` for the
+dtypes the loop is not compiled for.  SpMM and SpGEMM cut the rows into blocks of about
 equal work, one per thread (:mod:`kernels.funcs.threads`).  Each output row is
 computed by one call, in the order of its stored entries, so a result is
 bit-identical whatever the number of threads.
@@ -86,20 +90,46 @@ def spmm(a, y):
     """
     (m, k), n = a.shape, y.shape[1]
     dtype = np.result_type(a.values.dtype, y.dtype)
-    out = np.zeros((m, n), dtype)
     if n == 0 or a.nnz == 0:
-        return out
+        return np.zeros((m, n), dtype)
     indptr, indices = index_arrays(a.crows, a.cols)
     data = np.ascontiguousarray(a.values, dtype=dtype)
-    dense = np.ascontiguousarray(y, dtype=dtype).reshape(-1)
+    dense = np.ascontiguousarray(y, dtype=dtype)
+    if n > 1 and compiles(dtype):
+        out = pool.empty((m, n), dtype)          # the loop writes every row
+        _run_blocks(lambda i, block: _spmm_loop(indptr, indices, data, dense, out, *block,
+                                                dtype.type(0)), row_blocks(indptr))
+        return out
+    out = np.zeros((m, n), dtype)
 
     def rows(i, block):
         r0, r1 = block
         head = (r1 - r0, k) if n == 1 else (r1 - r0, k, n)   # csr_matvec is faster for one
         kernel = _sparsetools.csr_matvec if n == 1 else _sparsetools.csr_matvecs
-        kernel(*head, indptr[r0:r1 + 1], indices, data, dense, out[r0:r1].reshape(-1))
+        kernel(*head, indptr[r0:r1 + 1], indices, data, dense.reshape(-1),
+               out[r0:r1].reshape(-1))
     _run_blocks(rows, row_blocks(indptr))
     return out
+
+
+@loop
+def _spmm_loop(indptr, indices, data, y, out, r0, r1, zero):
+    """Rows [r0, r1) of :func:`spmm`: each row of y an entry names, scaled by its value,
+    added into a row buffer in the entries' order (scipy's ``csr_matvecs`` order, so the
+    sums are its bits), the adds over y's columns vectorized.  At 20000^2 with nnz 1e6
+    @ [20000, 64] float32 on one thread (AMD EPYC VM, 2026-11-28): 10.0 ms against
+    csr_matvecs' 13.1; at nnz 1e7, 89.9 against 126.9."""
+    n = y.shape[1]
+    acc = np.empty(n, out.dtype)
+    for i in range(r0, r1):
+        for t in range(n):
+            acc[t] = zero
+        for e in range(indptr[i], indptr[i + 1]):
+            v, c = data[e], indices[e]
+            for t in range(n):
+                acc[t] += v * y[c, t]
+        for t in range(n):
+            out[i, t] = acc[t]
 
 
 def check_product_size(a, b, dtype, op):
