@@ -92,18 +92,23 @@ def test_sddmm_clips_indices_out_of_range_as_numpy_take_does():
     np.testing.assert_allclose(blas.sddmm(rows, cols, x, yt), want, rtol=1e-12)
 
 
-def test_without_numba_sddmm_takes_the_gathered_path(monkeypatch):
-    """An install without numba (``pip install --no-deps``) still computes SDDMM: the
-    numpy gather, the same values."""
+def test_without_numba_sddmm_and_spmm_take_numpy_and_scipy(monkeypatch):
+    """An install without numba (``pip install --no-deps``) still computes SDDMM (the
+    numpy gather) and SpMM (scipy's csr_matvecs): the same values, SpMM's bits."""
+    from kernels.sparse.data import CsrData
     rng = np.random.default_rng(3)
     x, yt = rng.standard_normal((30, 9)), rng.standard_normal((20, 9))
     rows, cols = rng.integers(0, 30, 500), rng.integers(0, 20, 500)
-    compiled = blas.sddmm(rows, cols, x, yt)
+    crows = np.searchsorted(np.sort(rows), np.arange(31))
+    a = CsrData(crows, cols, rng.standard_normal(500), (30, 20))
+    compiled = blas.sddmm(rows, cols, x, yt), blas.spmm(a, yt)
     monkeypatch.setattr(jit, "_FOUND", [False])
     monkeypatch.setattr(blas, "_sddmm_loop", None)                # never called
+    monkeypatch.setattr(blas, "_spmm_loop", None)
     gathered = blas.sddmm(rows, cols, x, yt)
-    np.testing.assert_allclose(gathered, compiled, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gathered, compiled[0], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(gathered, np.einsum("ij,ij->i", x[rows], yt[cols]), rtol=1e-12)
+    assert blas.spmm(a, yt).tobytes() == compiled[1].tobytes()
 
 
 def test_docstring_examples_run():
