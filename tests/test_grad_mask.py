@@ -230,9 +230,9 @@ def test_sparse_linear_layer_backward_runs_only_the_needed_product(layout, train
     out = sparse.matmul(W, x)
     counts = {"sddmm": 0, "spmm": 0}
     for name in counts:
-        def counting(*args, _name=name, _real=getattr(blas, name)):
+        def counting(*args, _name=name, _real=getattr(blas, name), **kwargs):
             counts[_name] += 1
-            return _real(*args)
+            return _real(*args, **kwargs)
         monkeypatch.setattr(blas, name, counting)
     out.backward()
     assert counts == want
