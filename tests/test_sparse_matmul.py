@@ -387,7 +387,8 @@ def test_matmul_family_on_zero_size_operands(layout, batch, m, k, n, index_dtype
 def test_a_1d_operand_error_names_its_layout():
     x, _ = make("csr", (3, 4), 5, RNG)
     with pytest.raises(ValueError, match="matmul: y has shape \\[4\\]; a 1-D dense tensor is "
-                                         "not a matrix"):
+                                         "not a matrix; sparse.mv multiplies a sparse matrix "
+                                         "by a vector"):
         sparse.matmul(x, dense_t(np.ones(4)))
     with pytest.raises(ValueError, match="matmul: x has shape \\[3\\]; a 1-D dense tensor"):
         sparse.matmul(dense_t(np.ones(3)), x)

@@ -24,6 +24,8 @@ def _check_matrix(op, name, t):
     if t.ndim not in (2, 3):
         kind = "dense" if t.layout == DENSE else "sparse"
         what = f"a 1-D {kind} tensor is not a matrix; " if t.ndim == 1 else ""
+        if t.ndim == 1 and kind == "dense":
+            what += "sparse.mv multiplies a sparse matrix by a vector; "
         raise ValueError(f"{op}: {name} has shape {list(t.shape)}; {what}expected a 2-D "
                          "matrix [rows, cols] or a batch of them [batch, rows, cols]")
 

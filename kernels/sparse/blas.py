@@ -21,9 +21,10 @@ row of each factor, read where they lie, one range of entries per thread.
 No numpy formulation came near it: gathering both rows with ``numpy.take``
 and reducing them with ``einsum`` wrote and read every gathered row once
 more, and took 16.1 ms at nnz 1e6 and k = 64 on 2 cores where the loop
-takes about 5.  Dtypes the loop is not compiled for (bool, float16) keep
-that gather, in blocks of :func:`sddmm_block` entries.  Either way each
-entry is summed by the same instructions whatever the number of threads.
+takes about 5.  Dtypes the loop is not compiled for (bool and float16, which
+the ops refuse, and every dtype where numba is not installed) keep that
+gather, in blocks of :func:`sddmm_block` entries.  Either way each entry is
+summed by the same instructions whatever the number of threads.
 """
 import numpy as np
 from scipy.sparse import _sparsetools
