@@ -1067,3 +1067,18 @@ def test_masked_matmul_orders_a_batched_mask_by_its_own_offsets():
     out = sparse.masked_matmul(x, y, mask)
     assert out.indices().numpy().tolist() == [[0, 3], [0, n - 1], [5, n - 1]]
     assert out.values().numpy().tolist() == [0.0, 0.0] and out.is_coalesced()
+
+
+def test_masked_matmul_keeps_a_narrow_coo_masks_index_dtype():
+    """An int8 COO mask (``sparse.cast``) of more entries than int8 counts keeps int8
+    indices: only a CSR's row pointers must hold nnz."""
+    rng = np.random.default_rng(13)
+    keys = np.sort(rng.choice(100 * 120, 300, replace=False))
+    mask = sparse.cast(sparse.sparse_coo_tensor(np.stack([keys // 120 % 100, keys % 120])
+                                                .astype(np.int64), np.ones(300), [100, 120]),
+                       index_dtype="int8")
+    x, y = rng.standard_normal((100, 4)), rng.standard_normal((4, 120))
+    z = sparse.masked_matmul(dense_t(x), dense_t(y), mask)
+    assert z.indices().dtype == np.int8
+    rows, cols = z.indices().numpy().astype(np.int64)
+    np.testing.assert_allclose(z.values().numpy(), (x @ y)[rows, cols], rtol=1e-12, atol=1e-12)

@@ -513,7 +513,8 @@ def masked_matmul(ops, x, y, mask):
         return from_flat(flat, out_shape, _layout(mask), dtype, coalesced=True)
     rows, cols = _tile(flat_coords(mask), b if len(mask.shape) == 2 else 1, m, n)
     wide = index_dtype(shape, rows.dtype, extent=rows.shape[0], xp=xp)   # block-diagonal
-    dtype = index_dtype(out_shape, _index(mask).dtype, extent=rows.shape[0], xp=xp)
+    csr_rows = rows.shape[0] if isinstance(mask, CsrData) else 0     # crows hold nnz
+    dtype = index_dtype(out_shape, _index(mask).dtype, extent=csr_rows, xp=xp)
     if rows.shape[0] > 1 and not unique:       # ordered by the mask's own C-order offset
         batch_start = rows // max(m, 1) * n
         local = cols - batch_start
