@@ -111,6 +111,15 @@ def test_without_numba_sddmm_and_spmm_take_numpy_and_scipy(monkeypatch):
     assert blas.spmm(a, yt).tobytes() == compiled[1].tobytes()
 
 
+def test_a_numba_that_fails_to_import_leaves_the_numpy_paths(monkeypatch):
+    """numba present but refusing to import (a version that rejects this numpy raises
+    ImportError) counts as absent: nothing compiles, nothing raises."""
+    import sys
+    monkeypatch.setitem(sys.modules, "numba", None)           # import numba -> ImportError
+    monkeypatch.setattr(jit, "_FOUND", [])
+    assert not jit.available() and not jit.compiles(np.float64)
+
+
 def test_docstring_examples_run():
     import doctest
     res = doctest.testmod(jit)

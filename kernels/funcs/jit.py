@@ -17,15 +17,15 @@ results are bit-identical on any number of threads.
 :data:`DTYPES` are the value dtypes the loops are compiled for; a kernel
 keeps its numpy path for the others (bool, float16, longdouble, object), and
 for every dtype where numba cannot be imported (an install with
-``--no-deps``): :func:`compiles` says which.  Where no cache directory is
-writable, the loops are compiled in each process instead.
+``--no-deps``, or a numba too old for this numpy): :func:`compiles` says
+which.  Where no cache directory is writable, the loops are compiled in each
+process instead.
 
 :func:`prefetch_row` asks the memory system for a row a loop will read a few
 iterations later (LLVM's ``llvm.prefetch``); in plain Python it does nothing.
 A loop calls it by the name it was imported under (``from kernels.funcs.jit
 import prefetch_row``): compiling swaps the module's global for the intrinsic.
 """
-import importlib.util
 import threading
 import types
 
@@ -132,9 +132,14 @@ def compiles(*dtypes):
 
 
 def available():
-    """Whether numba can be imported (found once)."""
+    """Whether numba imports (tried once, at the first loop's first call): an install
+    without it, or one whose numba refuses this numpy, keeps the numpy paths."""
     if not _FOUND:
-        _FOUND.append(importlib.util.find_spec("numba") is not None)
+        try:
+            import numba  # noqa: F401, PLC0415
+            _FOUND.append(True)
+        except Exception:                         # noqa: BLE001 (ImportError, version checks)
+            _FOUND.append(False)
     return _FOUND[0]
 
 
