@@ -47,7 +47,6 @@ def scatter_dense(indices, values, shape, unique, op):
     return out
 
 
-
 def gather_dense(g, indices, op):
     """The entries of dense ``g`` at the sparse coordinates ``indices``: [nnz, *dense]."""
     sd = indices.shape[0]

@@ -188,7 +188,7 @@ def _payload(op, av, bv):
     def data(a0, a1, b0, b1):
         a, b = _part(av, a0, a1), _part(bv, b0, b1)
         facts = _sign_facts(a), _sign_facts(b)     # one scan of a block's slices
-        if facts[0][0] and facts[1][0] or facts[0][1] and facts[1][1]:   # sums_nonzero
+        if _one_signed(*facts):
             return a, b
         zeros = _few_zeros(*facts)
         if zeros is not None:
@@ -262,7 +262,12 @@ def sums_nonzero(av, bv):
     >>> sums_nonzero(np.float32([1, 2]), np.float32([-1]))
     False
     """
-    (a_pos, a_neg), (b_pos, b_neg) = signs(av), signs(bv)
+    return _one_signed(_sign_facts(av), _sign_facts(bv))
+
+
+def _one_signed(a_facts, b_facts):
+    """:func:`sums_nonzero` from the operands' :func:`_sign_facts`."""
+    (a_pos, a_neg, *_), (b_pos, b_neg, *_) = a_facts, b_facts
     return a_pos and b_pos or a_neg and b_neg
 
 
