@@ -1,4 +1,4 @@
-"""Same-shape sparse arithmetic through scipy's compiled merge (kernels/sparse/merge.py).
+"""Same-shape sparse arithmetic through the compiled merge (kernels/sparse/merge.py).
 
 Each case runs twice, once through the merge and once with it turned off
 (the sort-based merge of kernels/sparse/binary.py), and both are compared
@@ -10,7 +10,7 @@ import pytest
 import dense
 import sparse
 from kernels.core import owned
-from kernels.funcs import threads
+from kernels.funcs import jit, threads
 from kernels.sparse import binary, merge
 
 OPS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
@@ -205,136 +205,140 @@ def test_gradients_by_finite_differences(op, layout):
         np.testing.assert_allclose(leaf.grad.numpy(), fd, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+VALUE_DTYPES = [np.float32, np.float64, np.complex64, np.int8, np.int32, np.uint8]
+
+
+def _values_of(rng, dtype, n):
+    """n values of ``dtype``, some zero; integers wide enough to wrap when summed or
+    multiplied (numpy wraps them, and so must the walk)."""
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        v = rng.integers(info.min, int(info.max) + 1, n, dtype=np.int64).astype(dtype)
+    else:
+        v = (rng.standard_normal(n) * 1e3 / 7).astype(dtype)
+        if np.dtype(dtype).kind == "c":
+            v = v + 1j * rng.standard_normal(n).astype(dtype)
+    v[rng.random(n) < 0.2] = 0
+    return v
+
+
+@pytest.mark.parametrize("dtype", VALUE_DTYPES)
 @pytest.mark.parametrize("layout", ["coo", "csr"])
-def test_values_computed_in_the_walk_are_numpys_in_the_values_dtype(dtype, layout):
+def test_values_computed_in_the_walk_are_numpys_in_the_values_dtype(dtype, layout,
+                                                                    monkeypatch):
     rng = np.random.default_rng(7)
     x, y = pair(rng, layout, (30, 40), 2, nnz=(300, 250))
-    x, y = (_rebuild(t, t.values().numpy().astype(dtype) * 1e3 / 7) for t in (x, y))
+    x, y = (_rebuild(t, _values_of(rng, dtype, t.nnz())) for t in (x, y))
+    assert merge.computes("add", x._d.values, y._d.values)
     both = x - x                                    # every sum cancels: all stay stored
     assert both.nnz() == x.nnz() and not both.values().numpy().any()
-    y = _rebuild(y, np.where(y.values().numpy() == 0, dtype(3), y.values().numpy()))
-    x = _rebuild(x, np.where(x.values().numpy() == 0, dtype(-2), x.values().numpy()))
-    assert merge.products_nonzero(x.values().numpy(), y.values().numpy())
+    walks = []
+    real = merge._computed
+    monkeypatch.setattr(merge, "_computed", lambda *a: walks.append(1) or real(*a))
     for op in ("add", "subtract", "multiply"):
         out = getattr(sparse, op)(x, y)
         assert out.values().numpy().dtype == dtype
+        with np.errstate(over="ignore"):
+            want = OPS[op](x.to_dense().numpy(), y.to_dense().numpy())
+        np.testing.assert_array_equal(out.to_dense().numpy(), want)
+        stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
+        keep = stored[0] & stored[1] if op == "multiply" else stored[0] | stored[1]
+        assert out.nnz() == np.count_nonzero(keep)      # zero results stay stored
+    assert len(walks) == (2 if np.dtype(dtype).kind == "c" else 3)    # see merge.computes
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.bool_])
+def test_dtypes_the_walk_does_not_compile_combine_from_its_positions(dtype):
+    """float16 and bool values: the walk says where each operand's entries land and
+    numpy combines them (merge.at), with numpy's result."""
+    rng = np.random.default_rng(9)
+    x, y = pair(rng, "csr", (20, 30), 2, nnz=(120, 100))
+    x, y = (_rebuild(t, (t.values().numpy() * 4).astype(dtype)) for t in (x, y))
+    assert not merge.computes("add", x._d.values, y._d.values)
+    assert binary.provenance("add", x._d, y._d) is not None
+    for op in ("add", "multiply"):
+        out = getattr(sparse, op)(x, y)
         want = OPS[op](x.to_dense().numpy(), y.to_dense().numpy())
+        assert out.values().numpy().dtype == want.dtype
         np.testing.assert_array_equal(out.to_dense().numpy(), want)
 
 
-def test_products_that_could_vanish_take_the_flag_walk():
+@pytest.mark.parametrize("blocks", [1, 4])
+@pytest.mark.parametrize("op", ["add", "subtract"])
+def test_the_signs_of_zero_sums_are_numpys(op, blocks, monkeypatch):
+    """Every sum is IEEE's, as numpy adds the dense forms: an entry of one operand meets
+    the other's implicit +0.0 (-0.0 + 0.0 is +0.0, -0.0 - 0.0 is -0.0, 0.0 - 0.0 is +0.0),
+    and -0.0 + -0.0 stays -0.0; infinities and NaNs too."""
+    if blocks > 1:
+        monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
+        monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
+        monkeypatch.setattr(threads, "_num_threads", blocks)
+    rng = np.random.default_rng(13)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -1.5])
+    for _ in range(10):
+        keys = [np.sort(rng.choice(1200, 300, replace=False)) for _ in range(2)]
+        vals = [rng.choice(special, 300) for _ in range(2)]
+        ops = [sparse.sparse_coo_tensor(np.stack([k // 40, k % 40]), v, [30, 40]).coalesce()
+               for k, v in zip(keys, vals)]
+        out = getattr(sparse, op)(ops[0].to_sparse_csr(), ops[1].to_sparse_csr())
+        with np.errstate(invalid="ignore"):
+            want = OPS[op](*(o.to_dense().numpy() for o in ops)).ravel()
+        union = np.union1d(*keys)
+        assert out.nnz() == union.shape[0]
+        got = out.to_dense().numpy().ravel()
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got[union]), np.signbit(want[union]))
+
+
+def test_products_that_underflow_stay_stored():
     x = sparse.sparse_coo_tensor([[0, 1], [0, 1]], np.float32([1e-30, 2.0]), [2, 2])
     y = sparse.sparse_coo_tensor([[0, 1], [0, 1]], np.float32([1e-30, 0.0]), [2, 2])
-    assert not merge.products_nonzero(x.values().numpy(), y.values().numpy())
     out = x * y                           # 1e-30 * 1e-30 underflows to 0 in float32: stored
     assert out.indices().numpy().tolist() == [[0, 1], [0, 1]]
     assert out.values().numpy().tolist() == [0.0, 0.0]
 
 
-@pytest.mark.parametrize("layout", ["coo", "csr"])
-@pytest.mark.parametrize("inside", [False, True])
-def test_a_product_walk_that_may_lose_a_zero_is_counted(layout, inside, monkeypatch):
-    """Stored zeros fail products_nonzero; the product walk still serves unless a zero
-    lies in the intersection (then the walk on int8 ones counts more entries, and the
-    flags walk runs)."""
-    rng = np.random.default_rng(12)
-    x, y = pair(rng, layout, (30, 40), 2, nnz=(300, 250))
-    stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
-    vx = np.where(x.values().numpy() == 0, 1.5, x.values().numpy())
-    vy = np.where(y.values().numpy() == 0, -0.5, y.values().numpy())
-    both = stored[0] & stored[1]
-    coo_x = x.to_sparse_coo(2) if layout == "csr" else x
-    at_x = [tuple(c) for c in coo_x.indices().numpy().T]
-    ins = [i for i, c in enumerate(at_x) if both[c]]
-    outs = [i for i, c in enumerate(at_x) if not both[c]]
-    vx[(ins if inside else outs)[0]] = 0.0
-    x, y = _rebuild(x, vx), _rebuild(y, vy)
-    assert not merge.products_nonzero(x.values().numpy(), y.values().numpy())
-    flag_walks = []
-    real = merge._flags
-    monkeypatch.setattr(merge, "_flags", lambda *a: flag_walks.append(a) or real(*a))
-    monkeypatch.setattr(threads, "_num_threads", 4)
-    out = x * y
-    assert bool(flag_walks) == inside
-    dx, dy = x.to_dense().numpy(), y.to_dense().numpy()
-    np.testing.assert_array_equal(out.to_dense().numpy(), dx * dy)
-    assert out.nnz() == np.count_nonzero(both)              # the zero product stays stored
-
-
-@pytest.mark.parametrize("layout", ["coo", "csr"])
-@pytest.mark.parametrize("sign", [1.0, -1.0])
-def test_same_sign_sums_walk_on_the_values_and_keep_the_union(layout, sign):
-    rng = np.random.default_rng(11)
-    x, y = pair(rng, layout, (30, 40), 2, nnz=(300, 250))
-    x, y = (_rebuild(t, sign * (np.abs(t.values().numpy()) + 0.5)) for t in (x, y))
-    assert merge.sums_nonzero(x.values().numpy(), y.values().numpy())
-    out = x + y
-    dx, dy = x.to_dense().numpy(), y.to_dense().numpy()
-    np.testing.assert_array_equal(out.to_dense().numpy(), dx + dy)
-    assert out.nnz() == np.count_nonzero((dx != 0) | (dy != 0))     # the whole union
-    mixed = _rebuild(y, -y.values().numpy())
-    assert not merge.sums_nonzero(x.values().numpy(), mixed.values().numpy())
-
-
-def test_a_stored_zero_makes_only_its_own_block_mark_its_sums(monkeypatch):
-    """Positive values with one stored zero: that block walks its values with the zero
-    marked (NaN) and keeps it (scipy's walk would drop it), the others walk the plain
-    values, and no block is tagged."""
-    rng = np.random.default_rng(6)
-    x, y = pair(rng, "csr", (400, 300), 2, nnz=(20000, 15000))
-    vx, vy = np.abs(x.values().numpy()) + 0.25, np.abs(y.values().numpy()) + 0.25
-    vx[123] = 0.0
-    x, y = _rebuild(x, vx), _rebuild(y, vy)
+@pytest.mark.parametrize("bad_block", ["first", "last"])
+def test_an_unsorted_row_in_any_block_refuses_the_walk(bad_block, monkeypatch):
+    """A CSR operand with one unsorted row (in the first block or the last) is not
+    merged by the walk (provenance None, nothing remembered); the sort path answers."""
     monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
     monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
     monkeypatch.setattr(threads, "_num_threads", 4)
-    assert len(merge._cuts(x._d.crows, y._d.crows)) > 3
-    tagged, marked = [], []
-    real, real_marked = merge._tagged, merge._marked
-    monkeypatch.setattr(merge, "_tagged", lambda av, bv: (lambda *a: tagged.append(a)
-                                                          or real(av, bv)(*a)))
-    monkeypatch.setattr(merge, "_marked", lambda a, b, z: marked.append(z)
-                        or real_marked(a, b, z))
-    out = x + y
-    assert not tagged and len(marked) == 1
-    assert [z.shape[0] for z in marked[0]] == [1, 0]
-    stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
-    assert out.nnz() == np.count_nonzero(stored[0] | stored[1])        # the zero is kept
-    np.testing.assert_array_equal(out.to_dense().numpy(),
-                                  x.to_dense().numpy() + y.to_dense().numpy())
-
-
-def test_on_one_thread_a_product_that_may_vanish_is_counted_only_in_its_own_block(
-        monkeypatch):
-    """One thread walks one block, unless a product may be zero: then FINE_BLOCKS blocks,
-    and only the block holding the stored zero takes the counting walk."""
-    rng = np.random.default_rng(8)
+    rng = np.random.default_rng(14)
     x, y = pair(rng, "csr", (400, 300), 2, nnz=(20000, 15000))
-    vx, vy = np.abs(x.values().numpy()) + 0.25, np.abs(y.values().numpy()) + 0.25
-    monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
-    monkeypatch.setattr(threads, "_num_threads", 1)
-    assert len(merge._cuts(x._d.crows, y._d.crows)) == 2
-    assert len(merge._cuts(x._d.crows, y._d.crows, fine=True)) == merge.FINE_BLOCKS + 1
-    vx[123] = 0.0
-    x, y = _rebuild(x, vx), _rebuild(y, vy)
-    counted = []
-    real = merge._dropped
-    monkeypatch.setattr(merge, "_dropped", lambda *a: counted.append(a[5:7]) or real(*a))
-    out = x * y
-    assert len(counted) == 1 and x._d.crows[counted[0][0]] <= 123 < x._d.crows[counted[0][1]]
-    dx, dy = x.to_dense().numpy(), y.to_dense().numpy()
-    np.testing.assert_array_equal(out.to_dense().numpy(), dx * dy)
-    stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
-    assert out.nnz() == np.count_nonzero(stored[0] & stored[1])
+    cuts = merge._cuts(x._d.crows, y._d.crows)
+    assert len(cuts) > 3
+    crows, cols = x.crows().numpy(), x.cols().numpy().copy()
+    lo, hi = cuts[:2] if bad_block == "first" else cuts[-2:]
+    row = next(r for r in range(lo, hi)
+               if crows[r + 1] - crows[r] > 1)
+    cols[crows[row]], cols[crows[row] + 1] = cols[crows[row] + 1], cols[crows[row]]
+    u = sparse.sparse_csr_tensor(crows, cols, x.values().numpy(), x.shape)
+    assert binary.provenance("add", u._d, y._d) is None
+    assert not merge.known_canonical(u._d.crows, u._d.cols)
+    np.testing.assert_array_equal((u + y).to_dense().numpy(),
+                                  u.to_dense().numpy() + y.to_dense().numpy())
+
+
+def test_without_numba_the_sort_path_serves(monkeypatch):
+    """An install where numba does not import: the merge is not usable, and the
+    sort-based path gives the same result."""
+    rng = np.random.default_rng(15)
+    x, y = pair(rng, "csr", (30, 40), 2, nnz=(300, 250))
+    with_walk = [(x + y).to_dense().numpy(), (x * y).to_dense().numpy()]
+    monkeypatch.setattr(jit, "_FOUND", [False])
+    assert not merge.usable(x.nnz(), y.nnz(), 30)
+    assert binary.provenance("add", x._d, y._d) is None
+    for got, want in zip(((x + y).to_dense().numpy(), (x * y).to_dense().numpy()), with_walk):
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("layout", ["coo", "csr"])
 @pytest.mark.parametrize("y_cols", [[], [2], [1, 2]])
 def test_an_infinite_value_outside_the_intersection_is_not_stored(layout, y_cols):
-    """scipy's walk pairs an entry of one operand only with 0 and keeps inf * 0 = NaN;
-    a non-finite value takes the flags walk, so the product is the intersection's, as
-    the sort-based merge gives (the NaN of x at column 0 stays out too)."""
+    """A product is the intersection's: an entry of one operand only is never paired
+    with 0 (scipy's walk would keep inf * 0 = NaN there), as in the sort-based merge."""
     x = sparse.sparse_coo_tensor([[0, 0, 0], [0, 1, 2]], [np.nan, np.inf, 1.0], [2, 3])
     y = sparse.sparse_coo_tensor([[0] * len(y_cols), y_cols], np.ones(len(y_cols)), [2, 3])
     x, y = x.coalesce(), y.coalesce()
@@ -344,94 +348,3 @@ def test_an_infinite_value_outside_the_intersection_is_not_stored(layout, y_cols
         want = [[0.0, np.inf if 1 in y_cols else 0.0, 1.0 if 2 in y_cols else 0.0], [0, 0, 0]]
         np.testing.assert_array_equal(out.to_dense().numpy(), want)
         assert out.nnz() == len(y_cols)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_one_block_tagged_sum_keeps_its_zero_and_holds_no_complex_buffer(dtype, monkeypatch):
-    """On one thread the whole sum is one block: a stored zero tags it, the result keeps
-    the zero, its values are real, and its columns own a buffer of their own (they had
-    shared one with the complex walk values, twice a float64 result's size).  The
-    operands' signs are remembered per tensor, and a second call gives the same."""
-    rng = np.random.default_rng(8)
-    x, y = pair(rng, "csr", (60, 50), 2, nnz=(900, 700))
-    vx, vy = np.abs(x.values().numpy()) + 0.25, np.abs(y.values().numpy()) + 0.25
-    vx[17] = 0.0
-    x, y = _rebuild(x, vx.astype(dtype)), _rebuild(y, vy.astype(dtype))
-    monkeypatch.setattr(threads, "_num_threads", 1)
-    want = x.to_dense().numpy() + y.to_dense().numpy()
-    stored = [_rebuild(t, np.ones(t.nnz())).to_dense().numpy() != 0 for t in (x, y)]
-    for _ in range(2):
-        out = x + y
-        np.testing.assert_array_equal(out.to_dense().numpy(), want)
-        assert out.nnz() == np.count_nonzero(stored[0] | stored[1])
-        assert out.values().dtype == dtype
-        cols = out._d.cols
-        owner = cols.base if cols.base is not None else cols
-        assert owner.nbytes <= cols.nbytes * 1.5, (owner.nbytes, cols.nbytes)
-    assert merge.signs(x._d.values) == (False, False)      # the zero: neither sign
-    assert merge.signs(y._d.values) == (True, False)
-
-
-@pytest.mark.parametrize("layout", ["coo", "csr"])
-@pytest.mark.parametrize("sign", [1.0, -1.0])
-@pytest.mark.parametrize("blocks", [1, 4])
-def test_a_sum_of_one_signed_values_with_a_few_zeros_keeps_every_entry(layout, sign, blocks,
-                                                                         monkeypatch):
-    """One-signed values with a few stored zeros (±0.0) walk with the zeros marked NaN
-    instead of tagging the whole block: every union entry stays stored, the sums are
-    numpy's, and a zero's sum is its IEEE sum with the other operand's value (or +0.0
-    alone, as the tagged walk gives); past FEW_ZEROS, or with a NaN, the tags serve."""
-    if blocks > 1:
-        monkeypatch.setattr(threads, "MIN_BYTES_PER_THREAD", 1)
-        monkeypatch.setattr(threads, "MIN_BYTES_PER_PIECE", 1)
-        monkeypatch.setattr(threads, "_num_threads", blocks)
-    marked = []
-    monkeypatch.setattr(merge, "_marked", lambda *a, real=merge._marked: marked.append(1)
-                        or real(*a))
-    rng = np.random.default_rng(7)
-    for trial in range(20):
-        shape, n = (30, 40), 300
-        keys = [np.sort(rng.choice(1200, n, replace=False)) for _ in range(2)]
-        vals = [sign * rng.random(n) for _ in range(2)]
-        for v in vals:                                   # zeros, some negative
-            at = rng.choice(n, int(rng.integers(1, 6)), replace=False)
-            v[at] = rng.choice([0.0, -0.0], at.shape[0])
-        if trial % 5 == 4:
-            vals[0][: merge.FEW_ZEROS + 1] = 0.0          # too many: tagged
-        ops = [sparse.sparse_coo_tensor(np.stack([k // 40, k % 40]), v, list(shape)).coalesce()
-               for k, v in zip(keys, vals)]
-        if layout == "csr":
-            ops = [o.to_sparse_csr() for o in ops]
-        out = ops[0] + ops[1]
-        at = [np.full(1200, np.nan) for _ in range(2)]
-        for a, k, v in zip(at, keys, vals):
-            a[k] = v
-        has = [~np.isnan(a) for a in at]                # IEEE: a + b, or one value + 0.0
-        want = np.where(has[0] & has[1], at[0] + at[1],
-                        np.where(has[0], at[0], at[1]) + 0.0)
-        want[~(has[0] | has[1])] = 0.0
-        union = np.union1d(*keys)
-        assert out.nnz() == union.shape[0]
-        got = out.to_dense().numpy().ravel()
-        np.testing.assert_array_equal(got, want)
-        np.testing.assert_array_equal(np.signbit(got[union]), np.signbit(want[union]))
-    assert marked                                       # the few-zeros walk ran
-
-
-def test_the_few_zeros_walk_with_infinities_and_negative_zeros(monkeypatch):
-    """One-signed values may hold infinities of their sign (inf + x is never NaN): the
-    zeros are marked all the same; -0.0 + -0.0 stays -0.0 and -0.0 alone becomes +0.0,
-    as the tagged walk gives (-0.0 + 0.0)."""
-    marked = []
-    monkeypatch.setattr(merge, "_marked", lambda *a, real=merge._marked: marked.append(1)
-                        or real(*a))
-    x = sparse.sparse_coo_tensor(np.array([[0, 0, 1, 1], [0, 2, 1, 2]]),
-                                 np.array([-0.0, -np.inf, -0.0, -0.0]), [2, 3])
-    y = sparse.sparse_coo_tensor(np.array([[0, 1, 1], [2, 1, 2]]), np.array([-5.0, -2.0, -0.0]),
-                                 [2, 3])
-    z = x + y
-    got = z.to_dense().numpy()
-    want = np.array([[0.0, 0.0, -np.inf], [0.0, -2.0, -0.0]])
-    np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
-    assert z.nnz() == 4 and marked

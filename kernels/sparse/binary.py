@@ -5,7 +5,7 @@ Sparse with sparse (one layout) works on the logical values: each operand is
 unique flat keys.  add, subtract and divide merge the keys (union; divide
 gives numpy's value at each coordinate, so ``x/0`` is ±inf and ``0/y`` is 0),
 multiply intersects them.  The result is coalesced.  On the CPU, operands of
-one shape and sparse structure whose rows are sorted and unique take scipy's
+one shape and sparse structure whose rows are sorted and unique take the
 compiled merge instead (:mod:`kernels.sparse.merge`), forward and backward.
 
 Sparse times (or divided by) dense keeps the sparse operand's entries, one
@@ -231,8 +231,8 @@ def _eligible(x, y):
 
 def provenance(op, x, y, forward=False):
     """x and y merged by :func:`kernels.sparse.merge.merge` (multiply: the intersection), or
-    None (other operands take :func:`pair`).  A forward add, subtract or multiply of float
-    values of one dtype may have the walk compute the values too."""
+    None (other operands take :func:`pair`).  A forward add, subtract or multiply of values
+    of one dtype may have the walk compute the values too (:func:`merge.computes`)."""
     if not _eligible(x, y):
         return None
     rx, ry = _as_rows(x), _as_rows(y)
@@ -240,11 +240,11 @@ def provenance(op, x, y, forward=False):
         return None
     (ap, aj), (bp, bj) = rx, ry
     known = (_known_canonical(x), _known_canonical(y))
-    if aj.dtype != bj.dtype or aj.dtype not in (np.int32, np.int64):    # scipy's two
+    if {ap.dtype, bp.dtype, bj.dtype} != {aj.dtype} or aj.dtype not in (np.int32, np.int64):
         ap, aj, bp, bj = (a.astype(np.int64) for a in (ap, aj, bp, bj))
-    values = (op, x.values, y.values) if forward and _computable(op, x, y) else None
-    mg = merge.merge(ap, aj, bp, bj, x.shape[_sparse_dim(x) - 1], union=op != "multiply",
-                     values=values, known=known)
+    computed = forward and merge.computes(op, x.values, y.values)
+    mg = merge.merge(ap, aj, bp, bj, union=op != "multiply",
+                     values=(op, x.values, y.values) if computed else None, known=known)
     if mg is not None:
         for s, was_known in zip((x, y), known):
             if isinstance(s, CsrData) and not was_known:
@@ -258,14 +258,6 @@ def _known_canonical(s):
     if isinstance(s, CooData):
         return bool(s.coalesced)
     return merge.known_canonical(s.crows, s.cols)
-
-
-def _computable(op, x, y):
-    """True if the walk can compute ``op``'s values (see :func:`kernels.sparse.merge.merge`)."""
-    v, w = x.values, y.values
-    if v.ndim != 1 or v.dtype != w.dtype or v.dtype not in (np.float32, np.float64):
-        return False
-    return op in ("add", "subtract", "multiply")
 
 
 def _from_rows(like, mg, values, shape, idt):
