@@ -188,14 +188,17 @@ def test_stored_zeros_keep_the_structural_pattern_in_every_row():
 
 
 def test_many_row_blocks_restore_only_their_own_cancellations(monkeypatch):
-    """SpGEMM cuts its rows into blocks (SPGEMM_BLOCKS_PER_THREAD per thread) so that a
-    cancellation is repaired within its block: the result is bit for bit the one-block one."""
+    """scipy's SpGEMM (complex values: the compiled loop takes real ones) cuts its rows
+    into blocks (SPGEMM_BLOCKS_PER_THREAD per thread) so that a cancellation is repaired
+    within its block: the result is bit for bit the one-block one."""
     from kernels.sparse import blas
     rng = np.random.default_rng(16)
     indices, values = random_coo((90, 40), 500, rng)
+    values = values * (1 + 1j)
     values[rng.random(500) < 0.05] = 0.0
     x = sparse.sparse_coo_tensor(indices, values, [90, 40]).to_sparse_csr()
     yi, yv = random_coo((40, 30), 300, rng)
+    yv = yv.astype(np.complex128)
     y = sparse.sparse_coo_tensor(yi, yv, [40, 30]).to_sparse_csr()
     one = sparse.matmul(x, y)
     monkeypatch.setattr(blas, "MIN_WORK_PER_THREAD", 8)
@@ -207,6 +210,82 @@ def test_many_row_blocks_restore_only_their_own_cancellations(monkeypatch):
     structure = (dense_of(indices, np.ones(500), (90, 40)) @ dense_of(yi, np.ones(300),
                                                                      (40, 30))) > 0
     assert many.nnz() == structure.sum() > (x.to_scipy() @ y.to_scipy()).nnz
+
+
+def _spgemm_case(rng, dtype, m=400, k=300, n=350, per_row=12):
+    """Two CSR matrices with empty rows and duplicate columns, values that never cancel
+    (scipy's product then drops nothing), and scipy's ``a @ b`` of them."""
+    import scipy.sparse as sps
+    from kernels.sparse.data import CsrData
+    mats = []
+    for rows, cols in ((m, k), (k, n)):
+        counts = rng.integers(0, per_row, rows)
+        counts[rows // 4:rows // 3] = 0
+        crows = np.concatenate([[0], np.cumsum(counts)])
+        idx = rng.integers(0, cols, int(crows[-1]))
+        vals = (rng.integers(1, 9, idx.shape[0]) if np.dtype(dtype).kind == "i"
+                else rng.random(idx.shape[0]) + 0.5).astype(dtype)
+        mats.append(CsrData(crows, idx, vals, (rows, cols)))
+    want = sps.csr_array((mats[0].values, mats[0].cols, mats[0].crows), shape=(m, k)) @ \
+        sps.csr_array((mats[1].values, mats[1].cols, mats[1].crows), shape=(k, n))
+    return mats, want
+
+
+def _same_csr(got, want):
+    assert got.crows.tolist() == want.indptr.tolist()
+    assert got.cols.tolist() == want.indices.tolist()             # csr_matmat's order
+    assert got.values.dtype == want.data.dtype
+    assert got.values.tobytes() == want.data.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+def test_spgemm_loop_gives_scipys_bits(dtype, threads, monkeypatch):
+    """The compiled SpGEMM: scipy's entries, in its order, with its sums' bits, on any
+    number of threads: one block, one pair of blocks meeting in the middle (two
+    threads), or several pairs copied together (three and four)."""
+    from kernels.funcs import threads as pool_threads
+    from kernels.sparse import blas
+    monkeypatch.setattr(pool_threads, "MIN_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(pool_threads, "MIN_BYTES_PER_PIECE", 1)
+    monkeypatch.setattr(pool_threads, "_num_threads", threads)
+    (a, b), want = _spgemm_case(np.random.default_rng(31), dtype)
+    blocks = []
+    real = blas._spgemm_block
+    monkeypatch.setattr(blas, "_spgemm_block", lambda *args: blocks.append(args[10])
+                        or real(*args))
+    _same_csr(blas.spgemm(a, b), want)
+    assert len(blocks) == (1 if threads == 1 else threads + threads % 2)
+    assert sum(blocks) == len(blocks) // 2                     # the first of each pair
+
+
+def test_spgemm_sizes_blocks_exactly_where_the_bound_is_too_large(monkeypatch):
+    """Where the products' bound passes a quarter of the memory limit, scipy's count
+    sizes the blocks, with the same result."""
+    from kernels.funcs import threads as pool_threads
+    from kernels.sparse import blas
+    monkeypatch.setattr(pool_threads, "MIN_BYTES_PER_THREAD", 1)
+    monkeypatch.setattr(pool_threads, "_num_threads", 2)
+    (a, b), want = _spgemm_case(np.random.default_rng(32), np.float64, per_row=30)
+    counted = []
+    real = blas._counted
+    monkeypatch.setattr(blas, "_counted", lambda *args: counted.append(1) or real(*args))
+    monkeypatch.setattr(blas, "memory_limit", lambda: 1 << 16)
+    _same_csr(blas.spgemm(a, b), want)
+    assert counted
+    assert blas.spgemm(a, b).cols.shape[0] == want.nnz             # no room left over
+
+
+def test_spgemm_widens_its_indices_when_the_bound_needs_it(monkeypatch):
+    from kernels.sparse import blas
+    (a, b), want = _spgemm_case(np.random.default_rng(33), np.float32)
+    a = a._replace(crows=a.crows.astype(np.int32), cols=a.cols.astype(np.int32))
+    b = b._replace(crows=b.crows.astype(np.int32), cols=b.cols.astype(np.int32))
+    assert blas.spgemm(a, b).cols.dtype == np.int32
+    monkeypatch.setattr(blas, "INT32_MAX", 1000)             # the bound is about 6000
+    got = blas.spgemm(a, b)
+    assert got.cols.dtype == got.crows.dtype == np.int64
+    _same_csr(got, want)
 
 
 @pytest.mark.parametrize("lx", LAYOUTS)

@@ -44,9 +44,6 @@ except (ImportError, AttributeError):       # a scipy without it: is_canonical s
 #: Bytes the walk touches per operand entry (column and value read, column and value written).
 _BYTES_PER_ENTRY = 24
 
-#: Each signed index dtype's unsigned twin, through which the loops read indices.
-_UNSIGNED = {np.dtype(np.int32): np.dtype(np.uint32), np.dtype(np.int64): np.dtype(np.uint64)}
-
 
 class Part(NamedTuple):
     """A block of rows: result entries ``[s, e)`` from a's ``[a0, a1)`` and b's ``[b0, b1)``.
@@ -139,7 +136,7 @@ def merge(ap, aj, bp, bj, union=True, values=None, known=(False, False)):
     array([ 1.,  0., -2.])
     """
     signed = ap.dtype
-    a, b = _unsigned(ap, aj), _unsigned(bp, bj)
+    a, b = jit.unsigned(ap, aj), jit.unsigned(bp, bj)
     cuts = _cuts(ap, bp)
     blocks = [None] * (len(cuts) - 1)
 
@@ -152,24 +149,18 @@ def merge(ap, aj, bp, bj, union=True, values=None, known=(False, False)):
     return _assemble(blocks, cuts, signed, union, values is not None)
 
 
-def _unsigned(p, j):
-    """Row pointers and columns viewed as their unsigned twins (:data:`_UNSIGNED`)."""
-    twin = _UNSIGNED[np.dtype(p.dtype)]
-    return p.view(twin), j.view(twin)
-
-
 def _walk(a, b, lo, hi, union, values, known):
     """Rows [lo, hi) merged: (local row pointers, columns, the values or a :class:`Part`,
     the operands' entry ranges), indices signed again; None if a row is not canonical."""
     (ap, aj), (bp, bj) = a, b
-    if not ((known[0] or _rising(ap, aj, lo, hi, _ONE[ap.dtype]))
-            and (known[1] or _rising(bp, bj, lo, hi, _ONE[bp.dtype]))):
+    if not ((known[0] or _rising(ap, aj, lo, hi, jit.one(ap)))
+            and (known[1] or _rising(bp, bj, lo, hi, jit.one(bp)))):
         return None
     span = (int(ap[lo]), int(ap[hi]), int(bp[lo]), int(bp[hi]))
     cp = np.empty(hi - lo + 1, ap.dtype)
     walk = _located if values is None else _computed
     cj, extra = walk(a, b, lo, hi, cp, union, values, span)
-    signed = _SIGNED[ap.dtype]
+    signed = jit.SIGNED[ap.dtype]
     return cp.view(signed), cj.view(signed), extra, span
 
 
@@ -182,7 +173,7 @@ def _size(union, span):
 def _computed(a, b, lo, hi, cp, union, values, span):
     """The block's columns and values ``av op bv`` (see :func:`merge`)."""
     (ap, aj), (bp, bj), (op, av, bv) = a, b, values
-    size, one = _size(union, span), _ONE[ap.dtype]
+    size, one = _size(union, span), jit.one(ap)
     cj, cv = _outputs(size, aj.dtype, av.dtype)
     if union:
         _UNION_VALUES[op](ap, aj, av, bp, bj, bv, lo, hi, cp, cj, cv, av.dtype.type(0), one)
@@ -197,7 +188,7 @@ def _computed(a, b, lo, hi, cp, union, values, span):
 def _located(a, b, lo, hi, cp, union, values, span):
     """The block's columns and a :class:`Part` saying where each operand's entries are."""
     (ap, aj), (bp, bj) = a, b
-    size, one, (a0, a1, b0, b1) = _size(union, span), _ONE[ap.dtype], span
+    size, one, (a0, a1, b0, b1) = _size(union, span), jit.one(ap), span
     cj = pool.empty((size,), aj.dtype)
     if union:
         ia, ib = np.empty(a1 - a0, ap.dtype), np.empty(b1 - b0, ap.dtype)
@@ -205,7 +196,7 @@ def _located(a, b, lo, hi, cp, union, values, span):
     else:
         ia, ib = np.empty(size, ap.dtype), np.empty(size, ap.dtype)
         _meet_positions(ap, aj, bp, bj, lo, hi, cp, cj, ia, ib, one)
-    n, signed = int(cp[-1]), _SIGNED[ap.dtype]
+    n, signed = int(cp[-1]), jit.SIGNED[ap.dtype]
     if not union:
         ia, ib = ia[:n], ib[:n]
     return cj[:n], Part(0, n, *span, ia.view(signed), ib.view(signed))
@@ -334,11 +325,6 @@ def _meet_positions(ap, aj, bp, bj, lo, hi, cp, cj, ia, ib, one):
             p += one if ca <= cb else one - one
             q += one if cb <= ca else one - one
         cp[i - lo + 1] = n
-
-
-#: Each unsigned index dtype's one, and its signed twin.
-_ONE = {t: t.type(1) for t in _UNSIGNED.values()}
-_SIGNED = {u: s for s, u in _UNSIGNED.items()}
 
 
 def _assemble(blocks, cuts, dtype, union, computed):
