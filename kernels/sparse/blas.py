@@ -38,7 +38,7 @@ from .data import CsrData, row_ids
 from ..funcs import pool
 from ..funcs import jit
 from ..funcs.jit import compiles, loop, prefetch_row
-from ..funcs.threads import block_count, num_threads, run_parallel, split_index
+from ..funcs.threads import PIECES_PER_THREAD, block_count, num_threads, run_parallel, split_index
 
 #: Below this much work (stored entries plus rows) per thread, one call does it all.
 MIN_WORK_PER_THREAD = 1 << 15
@@ -50,8 +50,8 @@ SPGEMM_BLOCKS_PER_THREAD = 16
 #: threads: at k = 64 float32 and nnz 1e6 (2 cores, AMD EPYC VM, 2026-11-28), blocks
 #: of 256 KiB took 25.8 ms, 1 MiB 16.0 and 2-4 MiB 15.8.
 SDDMM_BLOCK_BYTES = 1 << 20
-#: How many entries ahead the SDDMM loop prefetches the row of yt it will read.
-SDDMM_AHEAD = 16
+#: How many entries ahead the SDDMM and SpMM loops prefetch the dense row they will read.
+AHEAD = 16
 INT32_MAX = 2 ** 31 - 1
 
 
@@ -100,10 +100,11 @@ def spmm(a, y):
     indptr, indices = index_arrays(a.crows, a.cols)
     data = np.ascontiguousarray(a.values, dtype=dtype)
     dense = np.ascontiguousarray(y, dtype=dtype)
+    blocks = row_blocks(indptr, PIECES_PER_THREAD)   # a late thread leaves its share
     if n > 1 and compiles(dtype):
         out = pool.empty((m, n), dtype)          # the loop writes every row
         _run_blocks(lambda i, block: _spmm_loop(indptr, indices, data, dense, out, *block,
-                                                dtype.type(0)), row_blocks(indptr))
+                                                dtype.type(0)), blocks)
         return out
     out = np.zeros((m, n), dtype)
 
@@ -113,7 +114,7 @@ def spmm(a, y):
         kernel = _sparsetools.csr_matvec if n == 1 else _sparsetools.csr_matvecs
         kernel(*head, indptr[r0:r1 + 1], indices, data, dense.reshape(-1),
                out[r0:r1].reshape(-1))
-    _run_blocks(rows, row_blocks(indptr))
+    _run_blocks(rows, blocks)
     return out
 
 
@@ -123,14 +124,19 @@ def _spmm_loop(indptr, indices, data, y, out, r0, r1, zero):
     added into a row buffer in the entries' order (scipy's ``csr_matvecs`` order, so the
     sums are its bits), the adds over y's columns vectorized.  At 20000^2 with nnz 1e6
     @ [20000, 64] float32 on one thread (AMD EPYC VM, 2026-11-28): 10.0 ms against
-    csr_matvecs' 13.1; at nnz 1e7, 89.9 against 126.9.  A column index out of range
-    (only a corrupted pattern could carry one) reads the nearest row of y."""
-    n, last = y.shape[1], y.shape[0] - 1
+    csr_matvecs' 13.1; at nnz 1e7, 89.9 against 126.9.  The row of y that entry
+    ``e + AHEAD`` reads is prefetched (on the Intel Xeon VM, one thread,
+    2026-11-28: 16.1 -> 15.3 ms, the minimum of 15 calls 13.4 -> 11.4 in another
+    run).  A column index out of range (only a corrupted pattern could carry one)
+    reads the nearest row of y."""
+    n, last, stop = y.shape[1], y.shape[0] - 1, indices.shape[0] - AHEAD
     acc = np.empty(n, out.dtype)
     for i in range(r0, r1):
         for t in range(n):
             acc[t] = zero
         for e in range(indptr[i], indptr[i + 1]):
+            if e < stop:
+                prefetch_row(y, indices[e + AHEAD])
             v, c = data[e], min(max(indices[e], 0), last)     # clipped: never outside y
             for t in range(n):
                 acc[t] += v * y[c, t]
@@ -469,7 +475,7 @@ def _sddmm_loop(lead, cols, x, yt, out, lo, hi, zero, pointers):
     dtype's +0, as einsum starts; a sum over all k, not k - 1 after a first product,
     keeps the vectorized loop free of a scalar tail: 9.7 against 14.8 ms at k = 64).
 
-    The row of yt that entry ``e + SDDMM_AHEAD`` reads is prefetched (7.7 -> 6.5 ms
+    The row of yt that entry ``e + AHEAD`` reads is prefetched (7.7 -> 6.5 ms
     at nnz 1e6 and k = 64 on one thread; 8-16 entries ahead did best).
 
     ``lead`` is each entry's row, or with ``pointers`` a CSR pattern's row pointers:
@@ -482,8 +488,8 @@ def _sddmm_loop(lead, cols, x, yt, out, lo, hi, zero, pointers):
     last = min(lead.shape[0] - 1, m) - 1
     r = min(max(np.searchsorted(lead, lo, side="right") - 1, 0), last) if pointers else 0
     for e in range(lo, hi):
-        if e + SDDMM_AHEAD < hi:
-            prefetch_row(yt, cols[e + SDDMM_AHEAD])
+        if e + AHEAD < hi:
+            prefetch_row(yt, cols[e + AHEAD])
         if pointers:
             while r < last and lead[r + 1] <= e:
                 r += 1
