@@ -178,7 +178,7 @@ def _computed(a, b, lo, hi, cp, union, values, span):
     if union:
         _UNION_VALUES[op](ap, aj, av, bp, bj, bv, lo, hi, cp, cj, cv, av.dtype.type(0), one)
     else:
-        _meet_values(ap, aj, av, bp, bj, bv, lo, hi, cp, cj, cv, one)
+        _MEET_VALUES(ap, aj, av, bp, bj, bv, lo, hi, cp, cj, cv, _NONE, _NONE, one)
     n = int(cp[-1])
     if 2 * n < size:                      # an intersection far smaller than its buffers
         return cj[:n].copy(), cv[:n].copy()
@@ -195,7 +195,7 @@ def _located(a, b, lo, hi, cp, union, values, span):
         _union_positions(ap, aj, bp, bj, lo, hi, cp, cj, ia, ib, one)
     else:
         ia, ib = np.empty(size, ap.dtype), np.empty(size, ap.dtype)
-        _meet_positions(ap, aj, bp, bj, lo, hi, cp, cj, ia, ib, one)
+        _MEET_POSITIONS(ap, aj, _NONE, bp, bj, _NONE, lo, hi, cp, cj, _NONE, ia, ib, one)
     n, signed = int(cp[-1]), jit.SIGNED[ap.dtype]
     if not union:
         ia, ib = ia[:n], ib[:n]
@@ -292,39 +292,34 @@ def _union_positions(ap, aj, bp, bj, lo, hi, cp, cj, ia, ib, one):
         cp[i - lo + 1] = n
 
 
-@loop
-def _meet_values(ap, aj, av, bp, bj, bv, lo, hi, cp, cj, cv, one):
-    """Rows [lo, hi) of the intersection and its products ``a * b``."""
-    n = one - one
-    cp[0] = n
-    for i in range(lo, hi):
-        p, pe, q, qe = ap[i], ap[i + 1], bp[i], bp[i + 1]
-        while p < pe and q < qe:
-            ca, cb = aj[p], bj[q]
-            if ca == cb:
-                cj[n], cv[n] = ca, av[p] * bv[q]
-                n += one
-            p += one if ca <= cb else one - one
-            q += one if cb <= ca else one - one
-        cp[i - lo + 1] = n
+def _meet_loop(positions):
+    """The loop of the intersection: with ``positions`` (a constant of the compiled
+    loop) where in a's (``ia``) and b's (``ib``) share of the block each entry is, else
+    its products ``a * b`` (``cv``); the arrays of the other kind are not touched."""
+    def _meet(ap, aj, av, bp, bj, bv, lo, hi, cp, cj, cv, ia, ib, one):
+        """Rows [lo, hi) of the intersection."""
+        n, a0, b0 = one - one, ap[lo], bp[lo]
+        cp[0] = n
+        for i in range(lo, hi):
+            p, pe, q, qe = ap[i], ap[i + 1], bp[i], bp[i + 1]
+            while p < pe and q < qe:
+                ca, cb = aj[p], bj[q]
+                if ca == cb:
+                    cj[n] = ca
+                    if positions:
+                        ia[n], ib[n] = p - a0, q - b0
+                    else:
+                        cv[n] = av[p] * bv[q]
+                    n += one
+                p += one if ca <= cb else one - one
+                q += one if cb <= ca else one - one
+            cp[i - lo + 1] = n
+    return loop(_meet)
 
 
-@loop
-def _meet_positions(ap, aj, bp, bj, lo, hi, cp, cj, ia, ib, one):
-    """Rows [lo, hi) of the intersection, and where in a's (``ia``) and b's (``ib``)
-    share of the block each of its entries is."""
-    n, a0, b0 = one - one, ap[lo], bp[lo]
-    cp[0] = n
-    for i in range(lo, hi):
-        p, pe, q, qe = ap[i], ap[i + 1], bp[i], bp[i + 1]
-        while p < pe and q < qe:
-            ca, cb = aj[p], bj[q]
-            if ca == cb:
-                cj[n], ia[n], ib[n] = ca, p - a0, q - b0
-                n += one
-            p += one if ca <= cb else one - one
-            q += one if cb <= ca else one - one
-        cp[i - lo + 1] = n
+_MEET_VALUES, _MEET_POSITIONS = _meet_loop(False), _meet_loop(True)
+#: The arrays a loop is handed but does not touch (the other kind's outputs).
+_NONE = np.zeros(0, np.int8)
 
 
 def _assemble(blocks, cuts, dtype, union, computed):
