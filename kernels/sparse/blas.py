@@ -269,7 +269,9 @@ def _spgemm_compiled(ap, aj, ax, bp, bj, bx, shape):
 
 def _paired_cuts(cap, nbytes):
     """Row boundaries of blocks of about equal products (``cap``: the rows' bounds,
-    cumulated): one block, or an even number, one per thread."""
+    cumulated): one block, or an even number, one per thread.  Unlike
+    :func:`~kernels.funcs.threads.balanced_cuts`, a repeated cut is kept (an empty
+    block), so that the blocks still come in pairs."""
     parts = min(block_count(nbytes), num_threads())
     if parts < 2 or cap.shape[0] < 3:
         return [0, cap.shape[0] - 1]
